@@ -1,0 +1,78 @@
+"""Run a pybatsim decision process against the embedded engine, in one process, without ZeroMQ.
+
+pybatsim's :class:`batsim.batsim.Batsim` talks to Batsim through a network handler with ``bind``,
+``recv`` and ``send``. :class:`EngineConnection` offers the same three calls on top of a
+:class:`~batreplay.engine.simulator.BatsimEngine`: ``recv`` returns the engine's next request and ``send``
+hands the reply back. Any ``BatsimScheduler`` subclass (ours or a user's) therefore runs unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from unittest import mock
+
+import batsim.batsim as pybatsim
+
+from batreplay.engine.simulator import BatsimEngine
+
+
+class EngineConnection:
+    """A stand-in for pybatsim's ``NetworkHandler`` that exchanges messages with an engine in memory.
+
+    Args:
+        engine: the engine to drive.
+        on_request: optional callback called with each request (for progress reporting).
+    """
+
+    def __init__(self, engine: BatsimEngine, on_request: Callable[[dict], None] | None = None) -> None:
+        self.engine = engine
+        self.on_request = on_request
+        self.messages = 0
+        self.scheduler_seconds = 0.0
+        self._sent_at = None
+
+    def bind(self) -> None:  # pybatsim binds its socket at start-up; nothing to do here
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def recv(self, blocking: bool = False) -> dict | None:
+        request = self.engine.next_request()
+        if request is not None:
+            self.messages += 1
+            if self.on_request is not None:
+                self.on_request(request)
+        self._sent_at = time.perf_counter()
+        return request
+
+    def send(self, message: dict) -> None:
+        if self._sent_at is not None:
+            self.scheduler_seconds += time.perf_counter() - self._sent_at
+        self.engine.apply_reply(message)
+
+
+@contextmanager
+def _in_memory_network(connection: EngineConnection):
+    with mock.patch.object(pybatsim, "NetworkHandler", lambda *args, **kwargs: connection):
+        yield
+
+
+def run_scheduler(engine: BatsimEngine, scheduler: pybatsim.BatsimScheduler,
+                  on_request: Callable[[dict], None] | None = None) -> EngineConnection:
+    """Simulate until the end: ``scheduler`` decides, ``engine`` plays Batsim.
+
+    Returns the connection, whose ``messages`` and ``scheduler_seconds`` (wall-clock time spent in the
+    decision process) describe the run.
+
+    Raises:
+        EngineError: the scheduler asked for something Batsim would refuse (double allocation, unknown job,
+            unsupported event) or left jobs pending forever.
+    """
+    connection = EngineConnection(engine, on_request)
+    with _in_memory_network(connection):
+        bs = pybatsim.Batsim(scheduler, network_endpoint="inprocess://engine", timeout=0)
+    bs.start()
+    return connection

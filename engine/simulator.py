@@ -1,0 +1,710 @@
+"""The embedded engine: Batsim's side of the protocol for rigid, compute-only jobs, in-process.
+
+The engine answers the question "what would Batsim 4.2.1 send to the decision process next?" without
+SimGrid. It is driven by two calls, mirroring one ZeroMQ request/reply round:
+
+>>> engine = BatsimEngine(hosts, {"w0": workload})      # doctest: +SKIP
+>>> request = engine.next_request()                       # a Batsim message: {"now": ..., "events": [...]}
+>>> engine.apply_reply({"now": request["now"], "events": [...]})
+... repeat until next_request() returns None (after SIMULATION_ENDS was answered).
+
+How events are grouped into messages
+------------------------------------
+Batsim's server is one SimGrid actor that receives inter-actor messages one at a time from a mailbox and
+collects protocol events in a buffer. It sends the buffer to the decision process only when (a) no request
+is outstanding, (b) its mailbox is empty and (c) the buffer is not empty. Every inter-actor message is a
+1-byte transfer over the platform's links, so it takes a tiny but non-zero simulated time; the actors that
+produce messages (static job submitters, job executors, waiters behind CALL_ME_LATER, killers, and the
+request-reply actor that injects the scheduler's decisions one by one, then SCHED_READY) therefore reach
+the server in a definite order even at one instant. This module reproduces that order with *ticks*: a time
+is a pair ``(seconds, ticks)`` compared lexicographically, where one tick stands for the duration of one
+inter-actor transfer (about 8 ns on the 125 MB/s links of the usual platforms, far below the 1e-6 s that
+Batsim prints). Rules, checked against every recording in ``../shared/batsim-golden/``:
+
+- each message costs one tick of transfer; the server receives in first-come order, one at a time;
+- a sender blocks until its message is received (Batsim's ``send_message`` is synchronous);
+- a transfer that completes at the same instant as another actor sends is handled first;
+- a job executor ends at ``start + duration`` (same tick count as its start) and then sends JOB_COMPLETED;
+- a waiter wakes at ``(target, 0)``; a static submitter wakes at ``(subtime, d)`` where ``d`` is the
+  duration of its previous send (it measures the clock before sending and sleeps for the difference).
+
+Times reported to the scheduler and written to the output files are the seconds part: Batsim's own values
+can differ from them by a fraction of a microsecond accumulated over long chains of events (it prints six
+decimals), which is what the conformance tests tolerate (1e-6 s).
+
+Scope: ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_total`` and ``parallel`` profiles
+without communication; walltime kills; EXECUTE_JOB, REJECT_JOB, CALL_ME_LATER, KILL_JOB,
+REGISTER_PROFILE / REGISTER_JOB (with or without acknowledgement), SET_JOB_METADATA and NOTIFY
+``registration_finished`` / ``continue_registration``. Anything else raises :class:`EngineError` naming
+real Batsim as the way to run it.
+"""
+
+from __future__ import annotations
+
+import copy
+import heapq
+import itertools
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from procset import ProcSet
+
+from batreplay.engine.profiles import execution_time, validate_profile
+
+BATSIM_VERSION = "4.2.1"
+
+
+class EngineError(RuntimeError):
+    """The decision process asked for something Batsim would refuse, or the engine does not support."""
+
+
+# Inter-actor message kinds (what reaches the server's mailbox).
+_HELLO, _SUBMIT, _BYE, _COMPLETED, _WAITING_DONE, _READY, _DECISION, _KILLING_DONE = range(8)
+# Heap priorities at one instant: a finished transfer is handled before new sends of that instant.
+_PRIO_DELIVERY, _PRIO_SEND = 0, 1
+
+
+@dataclass
+class EngineOptions:
+    """Batsim command-line options that change the protocol (see Batsim's ``docs/cli.rst``).
+
+    Attributes:
+        dynamic_jobs: ``--enable-dynamic-jobs``: REGISTER_JOB allowed; the simulation never ends before
+            NOTIFY ``registration_finished``.
+        acknowledge_dynamic_jobs: ``--acknowledge-dynamic-jobs``: each REGISTER_JOB is echoed as a
+            JOB_SUBMITTED in the next message.
+        profile_reuse: ``--enable-profile-reuse``: registered profiles stay usable after their jobs end.
+    """
+
+    dynamic_jobs: bool = False
+    acknowledge_dynamic_jobs: bool = False
+    profile_reuse: bool = False
+
+
+@dataclass
+class Job:
+    """One job as the engine tracks it (times in seconds, ``res`` in nodes)."""
+
+    workload: str
+    name: str
+    description: dict
+    profile_name: str
+    subtime: float
+    walltime: float
+    res: int
+    order: int
+    state: str = "SUBMITTED"
+    start: float | None = None
+    runtime: float | None = None
+    allocation: ProcSet | None = None
+    kill_requested: bool = False
+    metadata: str = ""
+    completion_token: int | None = None
+
+    @property
+    def full_id(self) -> str:
+        return f"{self.workload}!{self.name}"
+
+
+@dataclass
+class JobRecord:
+    """One row of ``out_jobs.csv``, in the order Batsim writes them (rejection or termination time)."""
+
+    job_id: str
+    workload_name: str
+    profile: str
+    submission_time: float
+    requested_number_of_resources: int
+    requested_time: float
+    success: int
+    final_state: str
+    starting_time: float | None
+    execution_time: float | None
+    finish_time: float | None
+    allocated_resources: str
+    metadata: str
+
+
+@dataclass(order=True)
+class _Time:
+    seconds: float
+    ticks: int
+
+
+@dataclass
+class _Message:
+    kind: int
+    payload: Any = None
+    on_received: Callable[[tuple[float, int]], None] | None = None
+
+
+@dataclass
+class _Server:
+    ready: bool = False
+    busy: bool = False
+    mailbox: deque = field(default_factory=deque)
+    buffer: list = field(default_factory=list)
+    end_sent: bool = False
+    end_acknowledged: bool = False
+
+
+def _allocation_string(alloc: ProcSet) -> str:
+    """Batsim's textual interval set: ``"0-3 7"``."""
+    return str(alloc)
+
+
+class BatsimEngine:
+    """In-process stand-in for Batsim 4.2.1 (compute-only rigid jobs).
+
+    Args:
+        hosts: compute hosts as ``(name, speed)`` pairs in Batsim's resource-id order (lexicographic host
+            name order; speed in flop/s).
+        workloads: static workloads by name (``w0``, ``w1``, ... in ``-w`` order), each a Batsim workload
+            JSON document (``{"jobs": [...], "profiles": {...}}``).
+        workload_files: the file name Batsim would report for each workload in SIMULATION_BEGINS.
+        options: protocol options (dynamic jobs, acknowledgement, profile reuse).
+
+    Raises:
+        InvalidProfileError / UnsupportedProfileError: a profile Batsim refuses or the engine cannot run.
+        EngineError: malformed workload (duplicate job id, unknown profile, ...).
+    """
+
+    def __init__(
+        self,
+        hosts: Sequence[tuple[str, float]],
+        workloads: Mapping[str, Mapping],
+        workload_files: Mapping[str, str] | None = None,
+        options: EngineOptions | None = None,
+    ) -> None:
+        self.options = options or EngineOptions()
+        self.host_names = [name for name, _ in hosts]
+        self.host_speeds = [float(speed) for _, speed in hosts]
+        self.nb_hosts = len(hosts)
+        self.busy_hosts: set[int] = set()
+        self.jobs: dict[str, Job] = {}
+        self.profiles: dict[str, dict[str, dict]] = {}
+        self.records: list[JobRecord] = []
+        self._heap: list = []
+        self._seq = itertools.count()
+        self._server = _Server()
+        self._now = (0.0, 0)
+        self._pending_request: dict | None = None
+        self._awaiting_reply = False
+        self._job_order = itertools.count()
+        self.nb_submitted = 0
+        self.nb_completed = 0
+        self.nb_running = 0
+        self.nb_waiters = 0
+        self.nb_killers = 0
+        self.registration_finished = False
+        self._static_workloads = dict(workloads)
+        self._submitters_expected = len(workloads)
+        self._submitters_done = 0
+        self.machine_busy_seconds = 0.0
+
+        files = dict(workload_files or {})
+        static_jobs: dict[str, list[Job]] = {}
+        for wname, document in workloads.items():
+            profiles = document.get("profiles", {})
+            for pname, profile in profiles.items():
+                validate_profile(pname, profile)
+            self.profiles[wname] = {name: dict(p) for name, p in profiles.items()}
+            static_jobs[wname] = [self._job_from_json(wname, j, origin="workload") for j in document["jobs"]]
+            files.setdefault(wname, f"{wname}.json")
+        self._workload_files = files
+
+        # Batsim sends SIMULATION_BEGINS before anything else happens.
+        self._server.buffer.append(self._simulation_begins_event())
+        for wname, jobs in static_jobs.items():
+            jobs.sort(key=lambda j: (j.subtime, j.order))
+            self._start_submitter(wname, jobs)
+        self._flush()
+
+    # ------------------------------------------------------------------ workload helpers
+    def _job_from_json(self, wname: str, description: Mapping, origin: str) -> Job:
+        try:
+            raw_id = str(description["id"])
+            name = raw_id.split("!", 1)[1] if "!" in raw_id else raw_id
+            profile_name = str(description["profile"])
+            res = int(description["res"])
+            subtime = float(description["subtime"])
+        except KeyError as missing:
+            raise EngineError(f"{origin}: job {description.get('id', '?')!r} lacks the field {missing}") from None
+        walltime = float(description.get("walltime", -1))
+        if profile_name not in self.profiles.get(wname, {}):
+            raise EngineError(f"{origin}: job '{wname}!{name}' uses the unknown profile '{profile_name}'")
+        if res <= 0:
+            raise EngineError(f"{origin}: job '{wname}!{name}' requests {res} resources (must be > 0)")
+        full_id = f"{wname}!{name}"
+        if full_id in self.jobs:
+            raise EngineError(f"{origin}: job id '{full_id}' is not unique")
+        job_json = dict(description)
+        job_json["id"] = full_id
+        job = Job(wname, name, job_json, profile_name, subtime, walltime, res, next(self._job_order))
+        job.state = "NOT_SUBMITTED"
+        self.jobs[full_id] = job
+        return job
+
+    def _simulation_begins_event(self) -> dict:
+        config = {
+            "redis-enabled": False,
+            "redis-hostname": "127.0.0.1",
+            "redis-port": 6379,
+            "redis-prefix": "default",
+            "profiles-forwarded-on-submission": False,
+            "dynamic-jobs-enabled": self.options.dynamic_jobs,
+            "dynamic-jobs-acknowledged": self.options.acknowledge_dynamic_jobs,
+            "profile-reuse-enabled": self.options.profile_reuse,
+            "sched-config": "",
+            "forward-unknown-events": False,
+        }
+        resources = [
+            {"id": i, "name": name, "state": "idle", "properties": {"role": ""}, "zone_properties": {}}
+            for i, name in enumerate(self.host_names)
+        ]
+        return {
+            "timestamp": 0.0,
+            "type": "SIMULATION_BEGINS",
+            "data": {
+                "nb_resources": self.nb_hosts,
+                "nb_compute_resources": self.nb_hosts,
+                "nb_storage_resources": 0,
+                "allow_compute_sharing": False,
+                "allow_storage_sharing": True,
+                "config": config,
+                "compute_resources": resources,
+                "storage_resources": [],
+                "workloads": dict(self._workload_files),
+                "profiles": copy.deepcopy(self.profiles),
+            },
+        }
+
+    # ------------------------------------------------------------------ discrete-event core
+    def _schedule(self, when: tuple[float, int], prio: int, action: Callable[[], None]) -> None:
+        heapq.heappush(self._heap, (when[0], when[1], prio, next(self._seq), action))
+
+    def _send(self, when: tuple[float, int], message: _Message) -> None:
+        """An actor sends ``message`` to the server at ``when`` (blocking until received)."""
+
+        def arrive() -> None:
+            self._server.mailbox.append(message)
+            if not self._server.busy:
+                self._start_transfer()
+
+        self._schedule(when, _PRIO_SEND, arrive)
+
+    def _start_transfer(self) -> None:
+        server = self._server
+        message = server.mailbox.popleft()
+        server.busy = True
+        seconds, ticks = self._now
+        self._schedule((seconds, ticks + 1), _PRIO_DELIVERY, lambda: self._deliver(message))
+
+    def _deliver(self, message: _Message) -> None:
+        server = self._server
+        server.busy = False
+        self._handle(message)
+        if message.on_received is not None:
+            message.on_received(self._now)
+        self._maybe_flush()
+        if server.mailbox and not server.busy:
+            self._start_transfer()
+
+    def _maybe_flush(self) -> None:
+        server = self._server
+        if not server.ready or server.mailbox or server.end_acknowledged:
+            return
+        if server.buffer:
+            self._flush()
+        elif self._simulation_finished() and not server.end_sent:
+            server.buffer.append({"timestamp": self._now[0], "type": "SIMULATION_ENDS", "data": {}})
+            self._flush()
+            server.end_sent = True
+
+    def _flush(self) -> None:
+        server = self._server
+        self._pending_request = {"now": self._now[0], "events": server.buffer}
+        server.buffer = []
+        server.ready = False
+
+    def _simulation_finished(self) -> bool:
+        return (
+            self._submitters_done == self._submitters_expected
+            and (not self.options.dynamic_jobs or self.registration_finished)
+            and self.nb_completed == self.nb_submitted
+            and self.nb_running == 0
+            and self.nb_waiters == 0
+            and self.nb_killers == 0
+        )
+
+    def _run(self) -> None:
+        while self._pending_request is None and self._heap:
+            seconds, ticks, _prio, _seq, action = heapq.heappop(self._heap)
+            self._now = (seconds, ticks)
+            action()
+
+    # ------------------------------------------------------------------ public driving API
+    @property
+    def now(self) -> float:
+        """Current simulated time in seconds."""
+        return self._now[0]
+
+    def next_request(self) -> dict | None:
+        """Run the simulation until Batsim would send a message; return it (``None`` once finished).
+
+        Raises:
+            EngineError: called twice without :meth:`apply_reply`, or the simulation is stuck (nothing left
+                to happen while jobs are still pending: a decision process that never starts a job).
+        """
+        if self._awaiting_reply:
+            raise EngineError("next_request() called before the previous request was answered")
+        if self._server.end_acknowledged:
+            return None
+        self._run()
+        if self._pending_request is None:
+            pending = [j.full_id for j in self.jobs.values() if j.state in ("SUBMITTED", "RUNNING")][:5]
+            raise EngineError(
+                "deadlock: nothing more can happen but the simulation is not finished "
+                f"(jobs still pending, e.g. {pending}; registration finished: {self.registration_finished})"
+            )
+        self._awaiting_reply = True
+        return self._pending_request
+
+    def apply_reply(self, reply: Mapping) -> None:
+        """Inject the decision process's reply to the last request.
+
+        The decisions reach Batsim's server one by one, each as one inter-actor message, then SCHED_READY.
+
+        Raises:
+            EngineError: no request outstanding, or an event the engine does not support.
+        """
+        if not self._awaiting_reply:
+            raise EngineError("apply_reply() without an outstanding request")
+        self._awaiting_reply = False
+        request = self._pending_request
+        self._pending_request = None
+        if request["events"] and request["events"][-1]["type"] == "SIMULATION_ENDS":
+            self._server.end_acknowledged = True
+            self._server.ready = True
+            return
+        events = list(reply.get("events", []))
+        previous = -float("inf")
+        for event in events:
+            stamp = float(event.get("timestamp", self._now[0]))
+            if stamp < previous:
+                raise EngineError(f"reply events are not sorted by timestamp ({stamp} after {previous})")
+            previous = stamp
+            if event.get("type") not in _DECISION_TYPES:
+                raise EngineError(
+                    f"event type {event.get('type')!r} is not supported by the embedded engine "
+                    "(supported: " + ", ".join(sorted(_DECISION_TYPES)) + "); run with a real Batsim: "
+                    "batreplay run --engine batsim"
+                )
+        self._inject_decisions(events, self._now)
+
+    def _inject_decisions(self, events: list[dict], when: tuple[float, int]) -> None:
+        """The request-reply actor: one blocking send per decision, then SCHED_READY."""
+        if not events:
+            self._send(when, _Message(_READY))
+            return
+        event, rest = events[0], events[1:]
+        stamp = float(event.get("timestamp", when[0]))
+        if stamp > when[0]:
+            when = (stamp, 0)
+        self._send(when, _Message(_DECISION, event, lambda t: self._inject_decisions(rest, t)))
+
+    # ------------------------------------------------------------------ actors
+    def _start_submitter(self, wname: str, jobs: list[Job]) -> None:
+        """Static job submitter: HELLO, then one JOB_SUBMITTED per distinct submission time, then BYE.
+
+        Like Batsim's, it reads the clock after each wake-up, sends the jobs due, then sleeps for
+        ``next subtime - clock read``: it wakes up late by the duration of that send.
+        """
+        state = {"index": 0}
+
+        def submit_due(current: tuple[float, int]) -> None:
+            index = state["index"]
+            batch = []
+            while index < len(jobs) and not jobs[index].subtime > current[0]:
+                batch.append(jobs[index])
+                index += 1
+            state["index"] = index
+            if not batch:
+                if index < len(jobs):
+                    submit_due((jobs[index].subtime, 0))
+                else:
+                    self._send(current, _Message(_BYE, wname))
+                return
+
+            def sent(received_at: tuple[float, int]) -> None:
+                if state["index"] >= len(jobs):
+                    self._send(received_at, _Message(_BYE, wname))
+                    return
+                drift = received_at[1] - current[1] if received_at[0] == current[0] else 0
+                submit_due((jobs[state["index"]].subtime, drift))
+
+            self._send(current, _Message(_SUBMIT, batch, sent))
+
+        self._send((0.0, 0), _Message(_HELLO, wname, submit_due))
+
+    def _start_job(self, job: Job, alloc: ProcSet) -> None:
+        profile = self._profile_of(job)
+        speeds = [self.host_speeds[i] for i in alloc]
+        duration = execution_time(profile, speeds)
+        start_seconds, ticks = self._now
+        job.state = "RUNNING"
+        job.start = start_seconds
+        job.allocation = alloc
+        self.busy_hosts.update(alloc)
+        self.nb_running += 1
+        if job.walltime >= 0 and not duration < job.walltime:
+            duration, final = job.walltime, "COMPLETED_WALLTIME_REACHED"
+        else:
+            final = "COMPLETED_SUCCESSFULLY"
+        token = next(self._seq)
+        job.completion_token = token
+
+        def finish() -> None:
+            if job.completion_token != token:  # killed meanwhile
+                return
+            job.state = final
+            job.runtime = duration
+            self._release(job)
+            self._send(self._now, _Message(_COMPLETED, job))
+
+        self._schedule((start_seconds + duration, ticks), _PRIO_SEND, finish)
+
+    def _release(self, job: Job) -> None:
+        self.busy_hosts.difference_update(job.allocation)
+        self.machine_busy_seconds += job.runtime * len(job.allocation)
+
+    def _profile_of(self, job: Job) -> dict:
+        try:
+            return self.profiles[job.workload][job.profile_name]
+        except KeyError:
+            raise EngineError(f"job '{job.full_id}' uses the unknown profile '{job.profile_name}'") from None
+
+    # ------------------------------------------------------------------ server handlers
+    def _append(self, kind: str, data: dict) -> None:
+        self._server.buffer.append({"timestamp": self._now[0], "type": kind, "data": data})
+
+    def _handle(self, message: _Message) -> None:
+        kind = message.kind
+        if kind == _DECISION:
+            self._handle_decision(message.payload)
+        elif kind == _SUBMIT:
+            for job in message.payload:
+                job.state = "SUBMITTED"
+                self.nb_submitted += 1
+                self._append("JOB_SUBMITTED", {"job_id": job.full_id, "job": job.description})
+        elif kind == _COMPLETED:
+            job = message.payload
+            self.nb_running -= 1
+            self.nb_completed += 1
+            self._append(
+                "JOB_COMPLETED",
+                {
+                    "job_id": job.full_id,
+                    "job_state": job.state,
+                    "return_code": 0 if job.state == "COMPLETED_SUCCESSFULLY" else -1,
+                    "alloc": _allocation_string(job.allocation),
+                },
+            )
+            self._record(job)
+        elif kind == _WAITING_DONE:
+            self.nb_waiters -= 1
+            self._append("REQUESTED_CALL", {})
+        elif kind == _READY:
+            self._server.ready = True
+        elif kind == _BYE:
+            self._submitters_done += 1
+            if self._submitters_done == self._submitters_expected:
+                self._append("NOTIFY", {"type": "no_more_static_job_to_submit"})
+        elif kind == _KILLING_DONE:
+            self._handle_killing_done(message.payload)
+        # _HELLO: nothing to do
+
+    def _handle_decision(self, event: Mapping) -> None:
+        kind = event["type"]
+        data = event.get("data", {})
+        if kind == "EXECUTE_JOB":
+            self._on_execute(data)
+        elif kind == "REJECT_JOB":
+            job = self._job(data.get("job_id"), kind)
+            if job.state != "SUBMITTED":
+                raise EngineError(f"REJECT_JOB: job '{job.full_id}' is {job.state}, only a submitted job can be rejected")
+            job.state = "REJECTED"
+            self.nb_completed += 1
+            self._record(job)
+        elif kind == "CALL_ME_LATER":
+            target = float(data["timestamp"])
+            if not target > self._now[0]:
+                raise EngineError(
+                    f"CALL_ME_LATER at {target} is not strictly later than the current time {self._now[0]} "
+                    "(Batsim aborts the simulation on this)"
+                )
+            self.nb_waiters += 1
+            self._send((target, 0), _Message(_WAITING_DONE))
+        elif kind == "KILL_JOB":
+            self._on_kill(data)
+        elif kind == "REGISTER_PROFILE":
+            self._on_register_profile(data)
+        elif kind == "REGISTER_JOB":
+            self._on_register_job(data)
+        elif kind == "SET_JOB_METADATA":
+            self._job(data.get("job_id"), kind).metadata = str(data.get("metadata", ""))
+        elif kind == "NOTIFY":
+            what = data.get("type")
+            if what == "registration_finished":
+                self.registration_finished = True
+            elif what == "continue_registration":
+                self.registration_finished = False
+            else:
+                raise EngineError(f"NOTIFY of type {what!r} is not supported by the embedded engine")
+
+    def _job(self, job_id: Any, context: str) -> Job:
+        job = self.jobs.get(str(job_id))
+        if job is None or job.state == "NOT_SUBMITTED":
+            raise EngineError(f"{context}: unknown or not yet submitted job {job_id!r}")
+        return job
+
+    def _on_execute(self, data: Mapping) -> None:
+        job = self._job(data.get("job_id"), "EXECUTE_JOB")
+        if job.state != "SUBMITTED":
+            raise EngineError(f"EXECUTE_JOB: job '{job.full_id}' is {job.state}, not SUBMITTED")
+        try:
+            alloc = ProcSet.from_str(str(data["alloc"]))
+        except (KeyError, ValueError) as err:
+            raise EngineError(f"EXECUTE_JOB '{job.full_id}': bad allocation {data.get('alloc')!r} ({err})") from None
+        if "mapping" in data or "additional_io_job" in data or "storage_mapping" in data:
+            raise EngineError(
+                f"EXECUTE_JOB '{job.full_id}': custom mappings and I/O jobs need a real Batsim "
+                "(batreplay run --engine batsim)"
+            )
+        if len(alloc) == 0 or alloc.max >= self.nb_hosts or alloc.min < 0:
+            raise EngineError(f"EXECUTE_JOB '{job.full_id}': allocation {alloc} outside resources 0-{self.nb_hosts - 1}")
+        profile = self._profile_of(job)
+        if profile["type"] != "parallel_homogeneous_total" and len(alloc) != job.res:
+            raise EngineError(
+                f"EXECUTE_JOB '{job.full_id}': the job requests {job.res} resources but {len(alloc)} were "
+                f"allocated ({alloc})"
+            )
+        clash = self.busy_hosts.intersection(alloc)
+        if clash:
+            raise EngineError(
+                f"EXECUTE_JOB '{job.full_id}': resources {ProcSet(*clash)} are already computing another job "
+                "(compute sharing is disabled)"
+            )
+        self._start_job(job, alloc)
+
+    def _on_kill(self, data: Mapping) -> None:
+        job_ids = [str(j) for j in data.get("job_ids", [])]
+        if not job_ids:
+            raise EngineError("KILL_JOB without job_ids")
+        to_kill = []
+        for job_id in job_ids:
+            job = self._job(job_id, "KILL_JOB")
+            if job.kill_requested:
+                continue
+            if job.state not in ("RUNNING",) and not job.state.startswith("COMPLETED"):
+                raise EngineError(f"KILL_JOB: job '{job_id}' is neither running nor completed ({job.state})")
+            job.kill_requested = True
+            to_kill.append(job)
+        if not to_kill:
+            return
+        progress = {}
+        killed = []
+        for job in to_kill:
+            if job.state == "RUNNING":
+                elapsed = self._now[0] - job.start
+                profile = self._profile_of(job)
+                total = execution_time(profile, [self.host_speeds[i] for i in job.allocation])
+                progress[job.full_id] = {"profile_name": job.profile_name, "progress": elapsed / total}
+                job.completion_token = None
+                job.state = "COMPLETED_KILLED"
+                job.runtime = elapsed
+                self._release(job)
+                killed.append(job)
+        self.nb_killers += 1
+        self._send(self._now, _Message(_KILLING_DONE, (to_kill, killed, progress)))
+
+    def _handle_killing_done(self, payload: tuple) -> None:
+        requested, killed, progress = payload
+        for job in killed:
+            self.nb_running -= 1
+            self.nb_completed += 1
+            self._append(
+                "JOB_COMPLETED",
+                {"job_id": job.full_id, "job_state": job.state, "return_code": -1,
+                 "alloc": _allocation_string(job.allocation)},
+            )
+            self._record(job)
+        self._append("JOB_KILLED", {"job_ids": [j.full_id for j in requested], "job_progress": progress})
+        self.nb_killers -= 1
+
+    def _on_register_profile(self, data: Mapping) -> None:
+        if not self.options.dynamic_jobs:
+            raise EngineError("REGISTER_PROFILE needs dynamic jobs (Batsim's --enable-dynamic-jobs)")
+        wname, pname, profile = str(data["workload_name"]), str(data["profile_name"]), dict(data["profile"])
+        validate_profile(pname, profile)
+        workload = self.profiles.setdefault(wname, {})
+        if pname in workload:
+            raise EngineError(f"REGISTER_PROFILE: profile '{pname}' of workload '{wname}' is already registered")
+        workload[pname] = profile
+
+    def _on_register_job(self, data: Mapping) -> None:
+        if not self.options.dynamic_jobs:
+            raise EngineError("REGISTER_JOB needs dynamic jobs (Batsim's --enable-dynamic-jobs)")
+        description = dict(data["job"])
+        job_id = str(data.get("job_id", description.get("id")))
+        if "!" not in job_id:
+            raise EngineError(f"REGISTER_JOB: job id {job_id!r} must be 'workload!name'")
+        wname = job_id.split("!", 1)[0]
+        if wname not in self.profiles:
+            raise EngineError(f"REGISTER_JOB '{job_id}': workload '{wname}' has no registered profile")
+        if "subtime" not in description:
+            raise EngineError(f"REGISTER_JOB '{job_id}': the job needs a 'subtime' field")
+        description["id"] = job_id
+        job = self._job_from_json(wname, description, origin="REGISTER_JOB")
+        job.description = dict(data["job"])
+        job.state = "SUBMITTED"
+        self.nb_submitted += 1
+        if self.options.acknowledge_dynamic_jobs:
+            self._append("JOB_SUBMITTED", {"job_id": job.full_id, "job": job.description})
+
+    # ------------------------------------------------------------------ outputs
+    def _record(self, job: Job) -> None:
+        ran = job.start is not None
+        self.records.append(
+            JobRecord(
+                job_id=job.name,
+                workload_name=job.workload,
+                profile=job.profile_name,
+                submission_time=job.subtime,
+                requested_number_of_resources=job.res,
+                requested_time=job.walltime,
+                success=1 if job.state == "COMPLETED_SUCCESSFULLY" else 0,
+                final_state=job.state,
+                starting_time=job.start if ran else None,
+                execution_time=job.runtime if ran else None,
+                finish_time=job.start + job.runtime if ran else None,
+                allocated_resources=_allocation_string(job.allocation) if ran else "",
+                metadata=job.metadata,
+            )
+        )
+
+
+_DECISION_TYPES = frozenset(
+    {
+        "EXECUTE_JOB",
+        "REJECT_JOB",
+        "CALL_ME_LATER",
+        "KILL_JOB",
+        "REGISTER_PROFILE",
+        "REGISTER_JOB",
+        "SET_JOB_METADATA",
+        "NOTIFY",
+    }
+)

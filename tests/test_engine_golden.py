@@ -1,0 +1,159 @@
+"""Conformance of the embedded engine with real Batsim 4.2.1 recordings (``../shared/batsim-golden/``).
+
+Two checks per case:
+1. Transcript replay: the engine, fed the recorded scheduler replies, must send exactly the recorded Batsim
+   messages (same events, same grouping and order, times equal to 1e-6 s).
+2. Outputs: the engine's out_jobs.csv values equal Batsim's for the same jobs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+from batsim.tools.launcher import instanciate_scheduler
+
+from batreplay.engine.inprocess import run_scheduler
+from batreplay.engine.outputs import jobs_frame
+from batreplay.engine.simulator import BatsimEngine, EngineError, EngineOptions
+from batreplay.platforms.model import read_platform
+from conftest import GOLDEN, golden_cases
+
+TOLERANCE = 1e-6 + 1e-9  # Batsim prints six decimals
+
+# kth2000: at t = 272065 two jobs started by one reply (same duration) finish together. Real Batsim groups
+# their completions in one message because of how SimGrid rounds the sub-microsecond transfer times of its
+# internal messages; the engine's exact tie rule sends them in two messages (as Batsim does in the cases
+# `simultaneous` and `dynamic` and at t = 1638111 in kth2000). Everything before that message matches.
+KNOWN_DIVERGENCE = {"kth2000": 894}
+
+
+def _close(got, expected, path="msg"):
+    """First difference between two JSON values (numbers compared to TOLERANCE), or None."""
+    if isinstance(expected, dict):
+        if not isinstance(got, dict) or set(got) != set(expected):
+            return f"{path}: keys {sorted(got) if isinstance(got, dict) else got!r} != {sorted(expected)}"
+        for key in expected:
+            found = _close(got[key], expected[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(expected, list):
+        if not isinstance(got, list) or len(got) != len(expected):
+            return f"{path}: {got!r} != {expected!r}"
+        for i, (a, b) in enumerate(zip(got, expected)):
+            found = _close(a, b, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+        ok = isinstance(got, (int, float)) and math.isclose(got, expected, rel_tol=0, abs_tol=TOLERANCE)
+        return None if ok else f"{path}: {got!r} != {expected!r}"
+    return None if got == expected else f"{path}: {got!r} != {expected!r}"
+
+
+def engine_for(case: str) -> BatsimEngine:
+    folder = GOLDEN / case
+    args = (folder / "batsim_args.txt").read_text().split()
+    options = EngineOptions(
+        dynamic_jobs="--enable-dynamic-jobs" in args,
+        acknowledge_dynamic_jobs="--acknowledge-dynamic-jobs" in args,
+        profile_reuse="--enable-profile-reuse" in args,
+    )
+    platform = read_platform(folder / "platform.xml")
+    hosts = [(h.name, h.speed) for h in platform.hosts]
+    workload = json.loads((folder / "workload.json").read_text())
+    return BatsimEngine(hosts, {"w0": workload}, {"w0": "workload.json"}, options)
+
+
+def transcript(case: str) -> list[dict]:
+    with open(GOLDEN / case / "transcript.jsonl") as stream:
+        return [json.loads(line) for line in stream]
+
+
+@pytest.mark.parametrize("case", golden_cases())
+def test_engine_replays_batsim_transcript(case):
+    lines = transcript(case)
+    engine = engine_for(case)
+    stop = KNOWN_DIVERGENCE.get(case)
+    for request, reply in zip(lines[0::2], lines[1::2]):
+        assert request["from"] == "batsim" and reply["from"] == "scheduler"
+        got = engine.next_request()
+        assert got is not None, f"{case}: the engine ended before message {request['seq']}"
+        difference = _close(got, request["msg"])
+        if stop is not None and request["seq"] == stop:
+            assert difference is not None, f"{case}: the known divergence at message {stop} disappeared"
+            return
+        assert difference is None, f"{case}, message {request['seq']}: {difference}"
+        engine.apply_reply(reply["msg"])
+    assert stop is None, f"{case}: expected a divergence at message {stop}"
+    assert engine.next_request() is None, f"{case}: the engine goes on after SIMULATION_ENDS"
+
+
+def _easy_backfill_cases() -> list[str]:
+    return [c for c in golden_cases() if (GOLDEN / c / "scheduler.txt").read_text().strip() == "easyBackfill"]
+
+
+@pytest.mark.parametrize("case", _easy_backfill_cases())
+def test_pybatsim_easy_backfill_on_engine_gives_batsim_out_jobs(case):
+    """pybatsim's own easyBackfill, run against the engine, produces Batsim's out_jobs.csv values."""
+    engine = engine_for(case)
+    run_scheduler(engine, instanciate_scheduler("easyBackfill", {}))
+    ours = jobs_frame(engine.records).astype({"job_id": str}).set_index("job_id")
+    theirs = pd.read_csv(GOLDEN / case / "out_jobs.csv", dtype={"job_id": str}).set_index("job_id")
+    assert sorted(ours.index) == sorted(theirs.index)
+    ours = ours.loc[theirs.index]
+    for column in ["submission_time", "requested_number_of_resources", "requested_time", "starting_time",
+                   "execution_time", "finish_time", "waiting_time", "turnaround_time"]:
+        gap = (ours[column].astype(float) - theirs[column].astype(float)).abs().max()
+        assert gap <= TOLERANCE, f"{case}: column {column} differs by {gap}"
+    assert (ours["final_state"] == theirs["final_state"]).all()
+    assert (ours["success"] == theirs["success"]).all()
+    assert (ours["allocated_resources"].astype(str) == theirs["allocated_resources"].astype(str)).all()
+    assert ((ours["stretch"] - theirs["stretch"]).abs() <= 1e-5 * theirs["stretch"]).all()
+
+
+def test_rows_follow_termination_order_on_dynamic_case():
+    """Rejected jobs are written when rejected, others when they terminate (case `dynamic`)."""
+    lines = transcript("dynamic")
+    engine = engine_for("dynamic")
+    for request, reply in zip(lines[0::2], lines[1::2]):
+        engine.next_request()
+        engine.apply_reply(reply["msg"])
+    theirs = pd.read_csv(GOLDEN / "dynamic" / "out_jobs.csv", dtype={"job_id": str})
+    ours = jobs_frame(engine.records)
+    assert list(ours["job_id"]) == list(theirs["job_id"])
+    assert list(ours["final_state"]) == list(theirs["final_state"])
+    assert ours["starting_time"].isna().tolist() == theirs["starting_time"].isna().tolist()
+
+
+def test_call_me_later_in_the_past_is_refused():
+    engine = engine_for("delays")
+    request = engine.next_request()
+    engine.apply_reply({"now": request["now"], "events": [
+        {"timestamp": 0.0, "type": "CALL_ME_LATER", "data": {"timestamp": 0.0}}]})
+    with pytest.raises(EngineError, match="strictly later"):
+        engine.next_request()
+
+
+def test_double_allocation_is_refused():
+    engine = engine_for("simultaneous")
+    engine.next_request()
+    engine.apply_reply({"now": 0.0, "events": []})
+    request = engine.next_request()
+    assert [e["type"] for e in request["events"]] == ["JOB_SUBMITTED"] * 4
+    engine.apply_reply({"now": 0.0, "events": [
+        {"timestamp": 0.0, "type": "EXECUTE_JOB", "data": {"job_id": "w0!0", "alloc": "0-1"}},
+        {"timestamp": 0.0, "type": "EXECUTE_JOB", "data": {"job_id": "w0!1", "alloc": "1-2"}}]})
+    with pytest.raises(EngineError, match="already computing"):
+        engine.next_request()
+
+
+def test_unsupported_event_names_real_batsim():
+    engine = engine_for("delays")
+    engine.next_request()
+    with pytest.raises(EngineError, match="--engine batsim"):
+        engine.apply_reply({"now": 0.0, "events": [
+            {"timestamp": 0.0, "type": "SET_RESOURCE_STATE", "data": {"resources": "0", "state": "1"}}]})
