@@ -1,0 +1,346 @@
+"""Write SimGrid XML platforms for Batsim: clusters of N hosts at given speeds, and their scaled variants.
+
+The generated form is the one of the golden Batsim 4.2.1 runs (``../shared/batsim-golden/*/platform.xml``): a
+``Full``-routing zone holding the compute ``<cluster>`` elements (links of 125 MBps and 0 latency), a master
+cluster of one host (``master_host0``, property ``role=master``), a backbone link of latency 0 and one
+``<zoneRoute>`` through the backbone for every pair of clusters, with the clusters' routers as gateways
+(SimGrid names a cluster's router ``prefix + id + "_router" + suffix``). Zero latency keeps every simulated
+time exact.
+
+Host numbering. Batsim numbers compute hosts in lexicographic order of their names, so hosts are named with
+one zero-padded numbering, ``node_000 .. node_127``, so that resource id = node number. SimGrid does not pad
+radicals, so the padding is put in the prefix: the hosts whose numbers have the same count of digits form one
+cluster (for 128 hosts: prefix ``node_00`` radical ``0-9``, prefix ``node_0`` radical ``10-99``, prefix
+``node_`` radical ``100-127``). Heterogeneous groups are numbered consecutively, group after group, and split
+the same way; a platform of at most 10 hosts of one speed is a single cluster ``compute`` exactly like the
+golden ones.
+
+Scaled variants follow the infrastructure changes of Madon, Da Costa, Pierson, "Replay with Feedback" (FGCS
+2024), Section 5.2: number of nodes x2 and /2 ("infra*2", "infra/2"), node speed x2 and /2 ("perf*2",
+"perf/2").
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import warnings
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from fractions import Fraction
+from pathlib import Path
+
+from batreplay.platforms.model import Platform
+from batreplay.platforms.reader import read_platform
+from batreplay.platforms.speed_units import format_speed, parse_speed
+
+__all__ = [
+    "DEFAULT_BANDWIDTH",
+    "DEFAULT_PREFIX",
+    "PlatformScalingWarning",
+    "SCALED_VARIANTS",
+    "cluster_platform",
+    "platform_command",
+    "scale_platform",
+    "write_platform",
+    "write_platform_text",
+]
+
+#: Header lines written before the ``<platform>`` element (as in the golden platforms).
+XML_HEADER = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+#: SimGrid XML format version written.
+PLATFORM_VERSION = "4.1"
+#: Host name prefix of compute nodes.
+DEFAULT_PREFIX = "node_"
+#: Bandwidth of every link (SimGrid units), as in the golden platforms.
+DEFAULT_BANDWIDTH = "125MBps"
+#: Latency of every link: zero, so that Batsim's times are exact.
+ZERO_LATENCY = "0us"
+#: Master cluster: one host, ``MASTER_PREFIX + "0"`` = ``master_host0``, with property ``role=master``.
+MASTER_CLUSTER_ID = "master"
+MASTER_PREFIX = "master_host"
+MASTER_SPEED = "1Gf"
+
+#: Scaled variants written by :func:`platform_command`: file-name suffix -> (nodes factor, speed factor).
+SCALED_VARIANTS: dict[str, tuple[float, float]] = {
+    "nodes-x2": (2.0, 1.0),
+    "nodes-div2": (0.5, 1.0),
+    "speed-x2": (1.0, 2.0),
+    "speed-div2": (1.0, 0.5),
+}
+
+
+class PlatformScalingWarning(UserWarning):
+    """A scaled platform differs from the exact request: a node count rounded, storage hosts left out."""
+
+
+def _check_groups(groups: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
+    checked = []
+    if len(groups) == 0:
+        raise ValueError("groups: at least one (count, speed) group is needed")
+    for index, group in enumerate(groups):
+        try:
+            count, speed = group
+        except (TypeError, ValueError):
+            raise ValueError(f"groups[{index}]: expected a (count, speed) pair, got {group!r}") from None
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"groups[{index}]: node count {count!r} must be an integer >= 1")
+        speed = float(speed)
+        if not (math.isfinite(speed) and speed > 0):
+            raise ValueError(f"groups[{index}]: speed {speed!r} must be a finite number of flop/s > 0")
+        checked.append((count, speed))
+    return checked
+
+
+def _digit_runs(first: int, last: int) -> list[tuple[int, int, int]]:
+    """Split ``first..last`` (inclusive) into runs of numbers with the same count of digits: (lo, hi, digits)."""
+    runs = []
+    lo = first
+    while lo <= last:
+        digits = len(str(lo))
+        hi = min(last, 10**digits - 1)
+        runs.append((lo, hi, digits))
+        lo = hi + 1
+    return runs
+
+
+def _sub(parent: ET.Element, tag: str, **attrs: str) -> ET.Element:
+    return ET.SubElement(parent, tag, attrs)
+
+
+def cluster_platform(
+    nodes: int | None = None,
+    speed: float | None = None,
+    *,
+    groups: Sequence[tuple[int, float]] | None = None,
+    prefix: str = DEFAULT_PREFIX,
+    bandwidth: str = DEFAULT_BANDWIDTH,
+) -> str:
+    """Build the XML text of a cluster platform: compute hosts plus Batsim's master host.
+
+    Either ``nodes`` hosts at ``speed`` (homogeneous), or ``groups``: a list of ``(count, speed)`` pairs, hosts
+    numbered consecutively across the groups (group 0 gets node numbers 0..count0-1, and so on).
+
+    Args:
+        nodes: number of compute hosts (>= 1); with ``groups``, optional and then must equal the total count.
+        speed: speed of every host in flop/s (> 0); must be None with ``groups``.
+        groups: heterogeneous ``(count, speed)`` groups, counts >= 1, speeds in flop/s > 0.
+        prefix: host name prefix; hosts are ``prefix`` + node number zero-padded to the width of the largest
+            number, so that Batsim's resource id equals the node number.
+        bandwidth: bandwidth of the links, SimGrid units (``"125MBps"``); latencies are always 0.
+
+    Returns:
+        The platform file's text (SimGrid XML 4.1 with the SimGrid DOCTYPE line). Speeds are written so that
+        SimGrid reads back exactly the given floats.
+
+    Raises:
+        ValueError: missing, inconsistent or invalid counts/speeds, or a prefix that is empty, contains
+            whitespace, or starts with ``master_host``.
+    """
+    if groups is None:
+        if nodes is None or speed is None:
+            raise ValueError("give nodes and speed, or groups")
+        checked = _check_groups([(nodes, speed)])
+    else:
+        if speed is not None:
+            raise ValueError("give either speed or groups, not both")
+        checked = _check_groups(groups)
+        total = sum(count for count, _ in checked)
+        if nodes is not None and nodes != total:
+            raise ValueError(f"nodes={nodes!r} differs from the total count of the groups ({total})")
+    if not prefix or any(ch.isspace() for ch in prefix):
+        raise ValueError(f"prefix {prefix!r}: must be non-empty and without whitespace")
+    if prefix.startswith(MASTER_PREFIX):
+        raise ValueError(f"prefix {prefix!r}: compute host names would look like the master host {MASTER_PREFIX}0")
+
+    total = sum(count for count, _ in checked)
+    width = len(str(total - 1))
+    clusters: list[tuple[str, str, int, int, float]] = []  # (id, padded prefix, lo, hi, speed)
+    first = 0
+    for count, group_speed in checked:
+        for lo, hi, digits in _digit_runs(first, first + count - 1):
+            clusters.append(("", prefix + "0" * (width - digits), lo, hi, group_speed))
+        first += count
+    if len(clusters) == 1:
+        named = [("compute", *clusters[0][1:])]
+    else:
+        named = [(f"compute_{lo:0{width}d}_{hi:0{width}d}", pre, lo, hi, sp) for _, pre, lo, hi, sp in clusters]
+
+    root = ET.Element("platform", version=PLATFORM_VERSION)
+    zone = _sub(root, "zone", id="AS0", routing="Full")
+    routers: list[tuple[str, str]] = []  # (cluster id, router name)
+    for cluster_id, cluster_prefix, lo, hi, cluster_speed in named:
+        _sub(
+            zone, "cluster", id=cluster_id, prefix=cluster_prefix, suffix="", radical=f"{lo}-{hi}",
+            speed=format_speed(cluster_speed), bw=bandwidth, lat=ZERO_LATENCY,
+        )
+        routers.append((cluster_id, f"{cluster_prefix}{cluster_id}_router"))
+    master = _sub(
+        zone, "cluster", id=MASTER_CLUSTER_ID, prefix=MASTER_PREFIX, suffix="", radical="0-0",
+        speed=MASTER_SPEED, bw=bandwidth, lat=ZERO_LATENCY,
+    )
+    _sub(master, "prop", id="role", value="master")
+    _sub(zone, "link", id="backbone", bandwidth=bandwidth, latency=ZERO_LATENCY)
+    master_router = (MASTER_CLUSTER_ID, f"{MASTER_PREFIX}{MASTER_CLUSTER_ID}_router")
+    pairs = [(r, master_router) for r in routers]
+    pairs += [(routers[i], routers[j]) for i in range(len(routers)) for j in range(i + 1, len(routers))]
+    for (src, gw_src), (dst, gw_dst) in pairs:
+        route = _sub(zone, "zoneRoute", src=src, dst=dst, gw_src=gw_src, gw_dst=gw_dst)
+        _sub(route, "link_ctn", id="backbone")
+    ET.indent(root, space="  ")
+    return XML_HEADER + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _new_file_mode(path: Path) -> int:
+    """Permissions for ``path``: those of the file it replaces, else what ``open()`` would give (0666 - umask)."""
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def write_platform_text(path: str | os.PathLike[str], xml_text: str) -> Path:
+    """Write platform text to ``path`` atomically (temporary file in the same folder, then rename).
+
+    Parent folders are created. Returns the path written. Raises OSError on I/O failure (the previous file,
+    if any, is then left untouched and the temporary file removed).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(xml_text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(tmp_name, _new_file_mode(path))  # mkstemp creates the file private (0600)
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_platform(
+    path: str | os.PathLike[str],
+    nodes: int | None = None,
+    speed: float | None = None,
+    *,
+    groups: Sequence[tuple[int, float]] | None = None,
+    prefix: str = DEFAULT_PREFIX,
+    bandwidth: str = DEFAULT_BANDWIDTH,
+) -> Path:
+    """Generate a platform with :func:`cluster_platform` and write it atomically to ``path``.
+
+    Returns the path written. Raises what :func:`cluster_platform` and :func:`write_platform_text` raise.
+    """
+    text = cluster_platform(nodes, speed, groups=groups, prefix=prefix, bandwidth=bandwidth)
+    return write_platform_text(path, text)
+
+
+def _scaled_count(count: int, factor: Fraction, group: int, exact: bool) -> int:
+    target = count * factor
+    if target.denominator == 1 and target >= 1:
+        return int(target)
+    rounded = max(1, math.floor(target + Fraction(1, 2)))
+    message = (
+        f"group {group}: {count} nodes x {float(factor)} = {float(target)} is not a whole number >= 1; "
+        f"using {rounded}"
+    )
+    if exact:
+        raise ValueError(message.replace("; using", "; would round to"))
+    warnings.warn(message, PlatformScalingWarning, stacklevel=3)
+    return rounded
+
+
+def scale_platform(
+    platform_or_path: Platform | str | os.PathLike[str],
+    nodes_factor: float = 1.0,
+    speed_factor: float = 1.0,
+    *,
+    exact: bool = False,
+    prefix: str = DEFAULT_PREFIX,
+    bandwidth: str = DEFAULT_BANDWIDTH,
+) -> str:
+    """Build the XML text of a platform with more/fewer nodes and/or faster/slower nodes.
+
+    The platform's compute hosts, in id order, are taken as groups of consecutive hosts of equal speed
+    (:meth:`Platform.speed_groups`); each group's count is multiplied by ``nodes_factor`` and its speed by
+    ``speed_factor``, and the result is generated by :func:`cluster_platform` (so host names and network
+    are the generator's, not the original file's; storage hosts are not carried over, with a
+    :class:`PlatformScalingWarning`).
+
+    Rounding: a scaled count that is not a whole number (say 5 nodes / 2 = 2.5) is rounded to the nearest
+    integer, halves up (2.5 -> 3), and never below 1 node; each rounding emits a
+    :class:`PlatformScalingWarning`. With ``exact=True`` it raises ValueError instead. Scaling speeds by a
+    power of two (x2, /2) is exact in floating point.
+
+    Args:
+        platform_or_path: a :class:`Platform` or the path of a platform file (read with :func:`read_platform`).
+        nodes_factor: multiplier of node counts (> 0), e.g. 2.0 or 0.5.
+        speed_factor: multiplier of node speeds (> 0), e.g. 2.0 or 0.5.
+        exact: refuse to round node counts.
+        prefix, bandwidth: passed to :func:`cluster_platform`.
+
+    Returns:
+        The scaled platform's XML text.
+
+    Raises:
+        ValueError: a factor that is not a finite number > 0, or a rounding refused by ``exact``.
+        PlatformError: the file cannot be read.
+    """
+    for name, factor in (("nodes_factor", nodes_factor), ("speed_factor", speed_factor)):
+        if not (math.isfinite(factor) and factor > 0):
+            raise ValueError(f"{name}={factor!r}: must be a finite number > 0")
+    platform = platform_or_path if isinstance(platform_or_path, Platform) else read_platform(platform_or_path)
+    if platform.storage_hosts:
+        warnings.warn(
+            f"{len(platform.storage_hosts)} storage host(s) not carried over to the scaled platform: "
+            + ", ".join(platform.storage_hosts),
+            PlatformScalingWarning,
+            stacklevel=2,
+        )
+    node_fraction = Fraction(nodes_factor)
+    groups = [
+        (_scaled_count(count, node_fraction, index, exact), speed * speed_factor)
+        for index, (count, speed) in enumerate(platform.speed_groups())
+    ]
+    return cluster_platform(groups=groups, prefix=prefix, bandwidth=bandwidth)
+
+
+def variant_path(out: str | os.PathLike[str], variant: str) -> Path:
+    """File of a scaled variant next to ``out``: ``kth.xml`` + ``"nodes-x2"`` -> ``kth-nodes-x2.xml``."""
+    out = Path(out)
+    return out.with_name(f"{out.stem}-{variant}{out.suffix or '.xml'}")
+
+
+def platform_command(
+    nodes: int, speed: float | str, out: str | os.PathLike[str], variants: bool = False
+) -> list[Path]:
+    """Command-line action: write a homogeneous platform and, optionally, its four scaled variants.
+
+    Args:
+        nodes: number of compute hosts (>= 1).
+        speed: node speed in flop/s, as a number or a SimGrid speed string (``"1Gf"``).
+        out: platform file to write.
+        variants: also write ``<stem>-nodes-x2``, ``-nodes-div2``, ``-speed-x2``, ``-speed-div2`` next to
+            ``out`` (see :data:`SCALED_VARIANTS`; an odd node count halved is rounded up, with a warning).
+
+    Returns:
+        Paths written, ``out`` first, then the variants in the order of :data:`SCALED_VARIANTS`.
+
+    Raises:
+        ValueError: invalid nodes or speed (a malformed speed string is reported with its text).
+        OSError: a file cannot be written.
+    """
+    speed_value = parse_speed(speed) if isinstance(speed, str) else float(speed)
+    written = [write_platform(out, nodes, speed_value)]
+    if variants:
+        base = read_platform(written[0])
+        for variant, (nodes_factor, speed_factor) in SCALED_VARIANTS.items():
+            text = scale_platform(base, nodes_factor, speed_factor)
+            written.append(write_platform_text(variant_path(out, variant), text))
+    return written

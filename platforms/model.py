@@ -1,0 +1,108 @@
+"""The platform as Batsim sees it: its compute resources, numbered, with their speeds, and its master host.
+
+Batsim 4.2.1 gives ids 0..n-1 to the compute hosts in ascending (byte-wise, i.e. lexicographic) order of host
+name, and ids after them to storage hosts; the master host, which runs Batsim's server, gets no id
+(Batsim's ``src/machines.cpp``, observed on the golden run ``order``: ``node_0, node_1, node_10, node_11,
+node_2, ...``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Host", "Platform", "batsim_name_order"]
+
+
+def batsim_name_order(name: str) -> bytes:
+    """Sort key putting host names in the order Batsim numbers them (C++ ``std::string`` comparison: bytes)."""
+    return name.encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Host:
+    """One compute resource.
+
+    Attributes:
+        id: Batsim's resource id (0-based, the position in lexicographic host-name order).
+        name: SimGrid host name, e.g. ``"node_007"``.
+        speed: computing speed in flop/s (the initial power state's speed).
+    """
+
+    id: int
+    name: str
+    speed: float
+
+
+@dataclass(frozen=True)
+class Platform:
+    """Compute resources of a Batsim platform, in Batsim's numbering.
+
+    Attributes:
+        hosts: compute hosts, ``hosts[i].id == i``, names in ascending lexicographic order.
+        master_host: name of the host that runs Batsim's server (not a compute resource).
+        storage_hosts: names of hosts with role ``storage`` (not compute resources), sorted.
+        source: file the platform was read from, if any (not part of equality).
+
+    Raises:
+        ValueError: at construction, when ids are not 0..n-1 in order, names are not in Batsim's order or not
+            unique, a speed is not a finite number > 0, or there is no compute host.
+    """
+
+    hosts: tuple[Host, ...]
+    master_host: str
+    storage_hosts: tuple[str, ...] = ()
+    source: Path | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hosts", tuple(self.hosts))
+        object.__setattr__(self, "storage_hosts", tuple(self.storage_hosts))
+        where = f" ({self.source})" if self.source is not None else ""
+        if not self.hosts:
+            raise ValueError(f"platform{where} has no compute host")
+        for position, host in enumerate(self.hosts):
+            if host.id != position:
+                raise ValueError(f"platform{where}: host {host.name!r} has id {host.id}, expected {position}")
+            if not (np.isfinite(host.speed) and host.speed > 0):
+                raise ValueError(f"platform{where}: host {host.name!r} has speed {host.speed!r}, need > 0 flop/s")
+        keys = [batsim_name_order(h.name) for h in self.hosts]
+        if any(a >= b for a, b in zip(keys, keys[1:])):
+            raise ValueError(f"platform{where}: host names are not unique and in lexicographic order")
+
+    @property
+    def nb_compute(self) -> int:
+        """Number of compute resources."""
+        return len(self.hosts)
+
+    @property
+    def names(self) -> list[str]:
+        """Host names by resource id."""
+        return [h.name for h in self.hosts]
+
+    @property
+    def speeds(self) -> np.ndarray:
+        """Speeds in flop/s by resource id, shape ``(nb_compute,)``, float64 (a fresh array each call)."""
+        return np.array([h.speed for h in self.hosts], dtype=np.float64)
+
+    def id_of(self, name: str) -> int:
+        """Resource id of the compute host called ``name``.
+
+        Raises:
+            KeyError: no compute host has that name.
+        """
+        for host in self.hosts:
+            if host.name == name:
+                return host.id
+        raise KeyError(f"no compute host named {name!r}")
+
+    def speed_groups(self) -> list[tuple[int, float]]:
+        """Maximal runs of consecutive ids with equal speed, as ``(count, speed)`` pairs in id order."""
+        groups: list[tuple[int, float]] = []
+        for host in self.hosts:
+            if groups and groups[-1][1] == host.speed:
+                groups[-1] = (groups[-1][0] + 1, host.speed)
+            else:
+                groups.append((1, host.speed))
+        return groups

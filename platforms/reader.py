@@ -1,0 +1,305 @@
+"""Read a SimGrid XML platform (version 4.1, as Batsim 4.2.1 / SimGrid 3.32 read it) into a :class:`Platform`.
+
+What is understood (anything else that would create hosts or change their speed is refused with an error):
+
+- ``<zone>`` elements, nested to any depth; their routing and links do not matter here.
+- ``<cluster>`` with the default flat topology: hosts ``prefix + number + suffix`` for every number of the
+  ``radical`` (``"0-3"``, ``"0-1,4-7"``, ``"5"``), all with the cluster's ``speed`` and with the cluster's
+  ``<prop>`` children as host properties (SimGrid 3.32 ``sg_platf_new_cluster_flat`` gives them to each host).
+- ``<cabinet>`` (inside a zone with ``routing="Cluster"``): hosts ``prefix + number + suffix``, one speed.
+- ``<host id speed [pstate]>`` with ``<prop>`` children; ``<peer id speed>``.
+- Speeds with SimGrid units (see :mod:`batreplay.platforms.speed_units`); a comma-separated pstate list gives
+  one speed per power state, and the host's speed is the one of its initial pstate (attribute ``pstate``,
+  default 0, i.e. the first).
+
+Roles, as Batsim 4.2.1 assigns them (``src/machines.cpp``, ``src/permissions.cpp``): the host property
+``role`` is ``""`` or ``"compute_node"`` (compute resource), ``"master"`` or ``"storage"``; any other value is an
+error in Batsim and here. The host named like Batsim's ``--master-host`` option (default ``master_host``) is
+the master too. Exactly one master host must exist. Golden platforms name theirs ``master_host0`` (cluster with
+prefix ``master_host`` and radical ``0-0``) and mark it with the cluster property ``role=master``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from xml.parsers import expat
+
+from batreplay.platforms.model import Host, Platform, batsim_name_order
+from batreplay.platforms.speed_units import parse_pstate_speeds, parse_speed
+
+__all__ = ["DEFAULT_MASTER_HOST", "PlatformError", "read_platform", "expand_radical"]
+
+#: Default of Batsim's ``-m/--master-host`` option.
+DEFAULT_MASTER_HOST = "master_host"
+
+_COMPUTE_ROLES = ("", "compute_node")
+_KNOWN_ROLES = (*_COMPUTE_ROLES, "master", "storage")
+
+# Elements that neither create hosts nor change host speeds: network, routing, configuration, deployment.
+_NEUTRAL_TAGS = frozenset(
+    {
+        "link",
+        "link_ctn",
+        "route",
+        "zoneRoute",
+        "bypassRoute",
+        "bypassZoneRoute",
+        "router",
+        "backbone",
+        "host_link",
+        "config",
+        "prop",
+        "trace",
+        "disk",
+        "actor",
+        "argument",
+    }
+)
+# trace_connect kinds that would make a host's speed vary over time.
+_SPEED_TRACE_KINDS = frozenset({"SPEED", "HOST_AVAIL"})
+_SUPPORTED_VERSIONS = ("4", "4.0", "4.1")
+_RADICAL_ITEM_RE = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+class PlatformError(ValueError):
+    """A platform file that cannot be read, or uses something this reader does not support.
+
+    The message names the file, the line and the element (``path:line: <cluster id='compute'>: ...``).
+    Attributes ``path``, ``line`` (1-based, or None) and ``element`` (tag, or None) hold the same facts.
+    """
+
+    def __init__(self, path: Path | str, line: int | None, element: str | None, message: str) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.element = element
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        what = f" {element}:" if element else ""
+        super().__init__(f"{where}:{what} {message}")
+
+
+def expand_radical(radical: str) -> list[int]:
+    """Numbers listed by a SimGrid radical, in the written order: ``"0-1,4-7" -> [0, 1, 4, 5, 6, 7]``.
+
+    Raises:
+        ValueError: an item that is not ``N`` or ``N-M`` with integers ``0 <= N <= M``.
+    """
+    numbers: list[int] = []
+    for item in radical.split(","):
+        match = _RADICAL_ITEM_RE.fullmatch(item.strip())
+        if match is None:
+            raise ValueError(f"radical {radical!r}: item {item!r} is not 'N' or 'N-M'")
+        start = int(match[1])
+        end = int(match[2]) if match[2] is not None else start
+        if end < start:
+            raise ValueError(f"radical {radical!r}: range {item!r} ends before it starts")
+        numbers.extend(range(start, end + 1))
+    return numbers
+
+
+class _Reader:
+    """One pass over one parsed file, collecting hosts with their properties."""
+
+    def __init__(self, path: Path, lines: dict[ET.Element, int]) -> None:
+        self.path = path
+        self.lines = lines
+        # name -> (speed, properties, element) in document order
+        self.hosts: dict[str, tuple[float, dict[str, str], ET.Element]] = {}
+
+    # -- errors -----------------------------------------------------------------------------------------
+    def error(self, element: ET.Element, message: str) -> PlatformError:
+        label = f"<{element.tag}"
+        if "id" in element.attrib:
+            label += f" id={element.attrib['id']!r}"
+        return PlatformError(self.path, self.lines.get(element), label + ">", message)
+
+    def attr(self, element: ET.Element, name: str) -> str:
+        value = element.get(name)
+        if value is None:
+            raise self.error(element, f"missing attribute {name!r}")
+        return value
+
+    # -- values -----------------------------------------------------------------------------------------
+    def speeds(self, element: ET.Element, field: str = "speed") -> list[float]:
+        text = self.attr(element, field)
+        try:
+            return parse_pstate_speeds(text)
+        except ValueError as exc:
+            raise self.error(element, f"attribute {field!r}: {exc}") from None
+
+    def radical(self, element: ET.Element) -> list[int]:
+        try:
+            return expand_radical(self.attr(element, "radical"))
+        except ValueError as exc:
+            raise self.error(element, f"attribute 'radical': {exc}") from None
+
+    def properties(self, element: ET.Element, allowed_children: frozenset[str]) -> dict[str, str]:
+        props: dict[str, str] = {}
+        for child in element:
+            if child.tag == "prop":
+                key = self.attr(child, "id")
+                if key in props:
+                    raise self.error(child, f"property {key!r} given twice")
+                props[key] = self.attr(child, "value")
+            elif child.tag not in allowed_children:
+                raise self.error(child, f"unsupported element inside <{element.tag}>")
+        return props
+
+    def add_host(self, element: ET.Element, name: str, speed: float, props: dict[str, str]) -> None:
+        if name in self.hosts:
+            first = self.hosts[name][2]
+            raise self.error(
+                element, f"host {name!r} already defined at line {self.lines.get(first)} (<{first.tag}>)"
+            )
+        self.hosts[name] = (speed, props, element)
+
+    # -- elements ---------------------------------------------------------------------------------------
+    def walk(self, parent: ET.Element) -> None:
+        for child in parent:
+            tag = child.tag
+            if tag == "zone":
+                self.attr(child, "id")
+                self.walk(child)
+            elif tag == "cluster":
+                self.cluster(child)
+            elif tag == "cabinet":
+                self.cabinet(child)
+            elif tag == "host":
+                self.host(child)
+            elif tag == "peer":
+                self.peer(child)
+            elif tag == "trace_connect":
+                if child.get("kind", "HOST_AVAIL").upper() in _SPEED_TRACE_KINDS:
+                    raise self.error(child, "host speed/availability traces are not supported (constant speeds only)")
+            elif tag in _NEUTRAL_TAGS:
+                continue
+            else:
+                raise self.error(child, "unsupported element")
+
+    def cluster(self, element: ET.Element) -> None:
+        topology = element.get("topology", "FLAT")
+        if topology.upper() != "FLAT":
+            raise self.error(element, f"cluster topology {topology!r} is not supported (only FLAT)")
+        prefix = self.attr(element, "prefix")
+        suffix = self.attr(element, "suffix")
+        speed = self.speeds(element)[0]
+        props = self.properties(element, frozenset())
+        for number in self.radical(element):
+            self.add_host(element, f"{prefix}{number}{suffix}", speed, dict(props))
+
+    def cabinet(self, element: ET.Element) -> None:
+        prefix = self.attr(element, "prefix")
+        suffix = self.attr(element, "suffix")
+        try:
+            speed = parse_speed(self.attr(element, "speed"))
+        except ValueError as exc:
+            raise self.error(element, f"attribute 'speed': {exc}") from None
+        self.properties(element, frozenset())
+        for number in self.radical(element):
+            self.add_host(element, f"{prefix}{number}{suffix}", speed, {})
+
+    def host(self, element: ET.Element) -> None:
+        name = self.attr(element, "id")
+        for field in ("availability_file", "state_file"):
+            if element.get(field):
+                raise self.error(element, f"attribute {field!r}: traces are not supported (speeds must be constant)")
+        speeds = self.speeds(element)
+        pstate_text = element.get("pstate", "0")
+        try:
+            pstate = int(pstate_text)
+        except ValueError:
+            raise self.error(element, f"attribute 'pstate': {pstate_text!r} is not an integer") from None
+        if not 0 <= pstate < len(speeds):
+            raise self.error(element, f"attribute 'pstate': {pstate} is not among the {len(speeds)} pstates")
+        props = self.properties(element, frozenset({"disk"}))
+        self.add_host(element, name, speeds[pstate], props)
+
+    def peer(self, element: ET.Element) -> None:
+        name = self.attr(element, "id")
+        try:
+            speed = parse_speed(self.attr(element, "speed"))
+        except ValueError as exc:
+            raise self.error(element, f"attribute 'speed': {exc}") from None
+        self.add_host(element, name, speed, {})
+
+
+def _parse_with_lines(path: Path) -> tuple[ET.Element, dict[ET.Element, int]]:
+    """Parse with expat into an ElementTree, remembering each element's starting line."""
+    builder = ET.TreeBuilder()
+    parser = expat.ParserCreate()
+    lines: dict[ET.Element, int] = {}
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        lines[builder.start(tag, attrs)] = parser.CurrentLineNumber
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = builder.end
+    try:
+        with open(path, "rb") as stream:
+            parser.ParseFile(stream)
+    except expat.ExpatError as exc:
+        raise PlatformError(path, exc.lineno, None, f"not well-formed XML: {expat.errors.messages[exc.code]}") from None
+    return builder.close(), lines
+
+
+def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MASTER_HOST) -> Platform:
+    """Read the compute resources of a SimGrid XML platform as Batsim 4.2.1 numbers them.
+
+    Args:
+        path: platform file (SimGrid XML, ``<platform version="4.1">``).
+        master_host: value of Batsim's ``-m`` option; a host of that name is the master whatever its role.
+
+    Returns:
+        A :class:`Platform`: compute hosts with ids 0..n-1 in lexicographic host-name order and their speeds in
+        flop/s; the master host's name; the storage hosts' names.
+
+    Raises:
+        FileNotFoundError: no such file.
+        PlatformError: not well-formed XML, root not ``<platform>`` of version 4/4.1, a missing or malformed
+            attribute (speed, radical, pstate), an unknown role, duplicate host names, an unsupported element
+            (non-flat cluster topology, speed traces, unknown tags), no or several master hosts, no compute
+            host, or a compute host of speed 0. The message names file, line and element.
+    """
+    path = Path(path)
+    root, lines = _parse_with_lines(path)
+    reader = _Reader(path, lines)
+    if root.tag != "platform":
+        raise reader.error(root, "the root element must be <platform>")
+    version = root.get("version")
+    if version not in _SUPPORTED_VERSIONS:
+        raise reader.error(root, f"platform version {version!r} is not supported (SimGrid XML 4.1 expected)")
+    reader.walk(root)
+
+    compute: list[tuple[str, float]] = []
+    masters: list[str] = []
+    storage: list[str] = []
+    for name, (speed, props, element) in reader.hosts.items():
+        role = props.get("role", "")
+        if role not in _KNOWN_ROLES:
+            raise reader.error(element, f"host {name!r}: unknown role {role!r} (Batsim knows {_KNOWN_ROLES})")
+        if name == master_host or role == "master":
+            masters.append(name)
+        elif role == "storage":
+            storage.append(name)
+        else:
+            if speed <= 0:
+                raise reader.error(element, f"compute host {name!r} has speed {speed!r} flop/s, Batsim needs > 0")
+            compute.append((name, speed))
+    if len(masters) != 1:
+        found = ", ".join(masters) if masters else "none"
+        raise PlatformError(
+            path, None, None,
+            f"exactly one master host expected (role 'master' or named {master_host!r}), found: {found}",
+        )
+    if not compute:
+        raise PlatformError(path, None, None, "no compute host")
+    compute.sort(key=lambda pair: batsim_name_order(pair[0]))
+    hosts = tuple(Host(id=i, name=name, speed=speed) for i, (name, speed) in enumerate(compute))
+    return Platform(
+        hosts=hosts,
+        master_host=masters[0],
+        storage_hosts=tuple(sorted(storage, key=batsim_name_order)),
+        source=path,
+    )
