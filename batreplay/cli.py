@@ -1,0 +1,147 @@
+"""The ``batreplay`` command: one entry point, one subcommand per task.
+
+- ``batreplay run``: simulate a workload (SWF or Batsim JSON) on a platform with a scheduler;
+- ``batreplay platform``: write a SimGrid cluster platform (and its scaled variants);
+- ``batreplay fetch``: download a Parallel Workloads Archive log into the local cache.
+
+Errors caused by the inputs are printed as one line (``batreplay: error: ...``) with exit status 2;
+``--debug`` shows the full traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+SUMMARY_ROWS = [
+    ("nb_jobs", "jobs", "{:d}"),
+    ("nb_rejected", "rejected", "{:d}"),
+    ("nb_killed", "killed (walltime or kill)", "{:d}"),
+    ("makespan", "makespan (s)", "{:.1f}"),
+    ("mean_waiting_time", "mean waiting time (s)", "{:.1f}"),
+    ("max_waiting_time", "max waiting time (s)", "{:.1f}"),
+    ("mean_bounded_slowdown", "mean bounded slowdown (tau = 10 s)", "{:.3f}"),
+    ("utilisation", "utilisation", "{:.4f}"),
+]
+
+
+def _metrics_table(metrics: dict, title: str) -> Table:
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key, label, fmt in SUMMARY_ROWS:
+        value = metrics.get(key)
+        if value is None:
+            continue
+        table.add_row(label, fmt.format(int(value) if fmt == "{:d}" else float(value)))
+    return table
+
+
+def _cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from batreplay.runner import RunSpec, run
+
+    spec = RunSpec(
+        workload=Path(args.workload),
+        platform=args.platform,
+        scheduler=args.scheduler,
+        out_dir=Path(args.out),
+        profile=args.profile,
+        recorded_speed=args.recorded_speed,
+        max_jobs=args.max_jobs,
+        scheduler_options=json.loads(args.scheduler_options),
+        force=args.force,
+    )
+    columns = [TextColumn("[bold]simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
+               TextColumn("t = {task.fields[now]:.0f} s"), TimeElapsedColumn()]
+    with Progress(*columns, console=console, disable=args.quiet, transient=True) as bar:
+        task = bar.add_task("run", total=None, now=0.0)
+
+        def on_progress(now: float, done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, now=now)
+
+        result = run(spec, on_progress=on_progress)
+    for note in result.input_notes:
+        console.print(note, highlight=False)
+    console.print(_metrics_table(result.metrics, f"{spec.scheduler} on {Path(str(spec.platform)).stem}"))
+    console.print(f"Batsim outputs in {result.out_dir} ({result.messages} Batsim messages, "
+                  f"{result.wall_seconds:.1f} s)")
+    return 0
+
+
+def _cmd_platform(args: argparse.Namespace, console: Console) -> int:
+    from batreplay.platforms.generate import platform_command
+
+    for path in platform_command(args.nodes, args.speed, args.out, variants=args.variants):
+        console.print(f"wrote {path}")
+    return 0
+
+
+def _cmd_fetch(args: argparse.Namespace, console: Console) -> int:
+    from batreplay.replay.pwa import fetch_log
+
+    path = fetch_log(args.log, cache_dir=Path(args.cache) if args.cache else None, sha256=args.sha256)
+    console.print(str(path))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``batreplay`` command."""
+    parser = argparse.ArgumentParser(prog="batreplay", description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="simulate a workload with a scheduler on a platform (embedded engine)")
+    run.add_argument("--workload", required=True, help="SWF log (.swf, .swf.gz) or Batsim workload (.json)")
+    run.add_argument("--platform", required=True,
+                     help="SimGrid platform file, or a shipped platform name (kth-sp2, sdsc-sp2)")
+    run.add_argument("--scheduler", required=True, help="fcfs, easy, conservative, or a pybatsim scheduler file")
+    run.add_argument("--out", required=True, help="run directory to create")
+    run.add_argument("--profile", choices=["parallel_homogeneous", "delay"], default="parallel_homogeneous",
+                     help="how SWF run times become Batsim profiles (default: %(default)s, which follows node speed)")
+    run.add_argument("--recorded-speed", type=float, default=1e9,
+                     help="node speed of the recorded machine in flop/s (default: %(default)g)")
+    run.add_argument("--max-jobs", type=int, default=None, help="simulate only the first N jobs of the log")
+    run.add_argument("--scheduler-options", default="{}", help="JSON options passed to the scheduler")
+    run.add_argument("--force", action="store_true", help="replace an existing run directory")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(handler=_cmd_run)
+
+    plat = commands.add_parser("platform", help="write a SimGrid cluster platform that Batsim 4.2 accepts")
+    plat.add_argument("--nodes", type=int, required=True, help="number of compute nodes")
+    plat.add_argument("--speed", type=float, default=1e9, help="node speed in flop/s (default: %(default)g)")
+    plat.add_argument("--out", required=True, help="platform file to write (.xml)")
+    plat.add_argument("--variants", action="store_true",
+                      help="also write the node count x2, /2 and node speed x2, /2 variants")
+    plat.set_defaults(handler=_cmd_platform)
+
+    fetch = commands.add_parser("fetch", help="download a Parallel Workloads Archive log into the cache")
+    fetch.add_argument("log", help="catalogue name (e.g. KTH-SP2-1996-2.1-cln) or URL")
+    fetch.add_argument("--cache", default=None, help="cache directory (default: $BATREPLAY_CACHE or ~/.cache)")
+    fetch.add_argument("--sha256", default=None, help="expected checksum of the file")
+    fetch.set_defaults(handler=_cmd_fetch)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``batreplay`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    console = Console(stderr=False)
+    try:
+        return args.handler(args, console)
+    except (OSError, ValueError, RuntimeError, KeyError) as err:
+        if args.debug:
+            raise
+        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        parser.exit(2, f"batreplay: error: {message}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+"""One simulation run: workload + platform + decision process -> a run directory of Batsim outputs.
+
+The data path, end to end::
+
+    SWF log (or Batsim JSON) --replay.swf/replay.workload--> Batsim workload
+    platform XML --platforms.reader--> compute hosts
+    scheduler name or file --schedulers.registry--> pybatsim decision process
+    engine.simulator (embedded Batsim) <--engine.inprocess--> decision process
+    --> out_jobs.csv, out_schedule.csv --analysis.metrics--> metrics.json
+
+A run directory holds: ``out_jobs.csv`` and ``out_schedule.csv`` (Batsim's formats), ``workload.json`` (the
+Batsim workload simulated, so that a real Batsim can replay it), ``jobs.csv`` (per-job facts from the
+SWF log: user id, recorded submission and wait times), ``metrics.json`` (the summary printed at the end) and
+``run.json`` (parameters, input checksums, versions, wall time). It is written in a temporary sibling
+directory and renamed at the end: a failed run leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform as host_platform
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from batreplay.analysis.metrics import summarize
+from batreplay.analysis.out_jobs import validate_out_jobs
+from batreplay.engine.inprocess import run_scheduler
+from batreplay.engine.outputs import schedule_summary, write_out_jobs, write_out_schedule
+from batreplay.engine.simulator import BatsimEngine, EngineOptions
+from batreplay.platforms.reader import read_platform
+from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
+from batreplay.replay.swf import read_swf
+from batreplay.replay.workload import read_workload_json, swf_to_workload
+from batreplay.schedulers.registry import load_scheduler
+
+ProfileMode = Literal["delay", "parallel_homogeneous"]
+
+
+class RunError(RuntimeError):
+    """A run that cannot start or did not finish; the message says why."""
+
+
+@dataclass
+class RunSpec:
+    """What to simulate.
+
+    Attributes:
+        workload: an SWF log (``.swf`` or ``.swf.gz``) or a Batsim workload (``.json``).
+        platform: a SimGrid platform file, or the name of a shipped platform (``kth-sp2``, ``sdsc-sp2``).
+        scheduler: a registered scheduler name (``fcfs``, ``easy``, ...) or the path of a pybatsim
+            scheduler file.
+        out_dir: the run directory to create.
+        profile: SWF conversion: ``delay`` (run time in seconds, independent of node speed) or
+            ``parallel_homogeneous`` (``run time x recorded_speed`` flop per node, so faster nodes shorten
+            jobs by the speed ratio).
+        recorded_speed: node speed of the recorded machine, flop/s (only for ``parallel_homogeneous``).
+        max_jobs: simulate only the first jobs of the log (file order); None for all.
+        scheduler_options: options passed to the scheduler (pybatsim's ``-o`` JSON).
+        force: replace an existing run directory.
+    """
+
+    workload: Path
+    platform: Path | str
+    scheduler: str
+    out_dir: Path
+    profile: ProfileMode = "parallel_homogeneous"
+    recorded_speed: float = REFERENCE_NODE_SPEED
+    max_jobs: int | None = None
+    scheduler_options: dict[str, Any] = field(default_factory=dict)
+    force: bool = False
+
+
+@dataclass
+class RunResult:
+    """What a finished run produced: its directory, metrics and how long it took (wall seconds)."""
+
+    out_dir: Path
+    metrics: dict[str, Any]
+    wall_seconds: float
+    messages: int
+    input_notes: list[str]
+
+
+def resolve_platform(platform: Path | str) -> Path:
+    """A platform path, accepting the names of shipped platforms.
+
+    Raises:
+        RunError: neither an existing file nor a shipped platform name.
+    """
+    if str(platform) in SHIPPED_PLATFORMS:
+        return SHIPPED_PLATFORMS[str(platform)]
+    path = Path(platform)
+    if not path.is_file():
+        raise RunError(f"platform {platform}: no such file (shipped platforms: {', '.join(SHIPPED_PLATFORMS)})")
+    return path
+
+
+def sha256_of(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_workload(spec: RunSpec) -> tuple[dict, pd.DataFrame | None, list[str]]:
+    """The Batsim workload document to simulate, the per-job SWF table (None for JSON input) and notes.
+
+    Notes are human-readable lines about what the SWF reading and conversion counted (anomalies, dropped
+    jobs): nothing is dropped without a line saying so.
+
+    Raises:
+        RunError: missing file or unknown extension; SwfFormatError / WorkloadFormatError name file, line
+            and field for malformed input.
+    """
+    path = Path(spec.workload)
+    if not path.is_file():
+        raise RunError(f"workload {path}: no such file")
+    name = path.name.lower()
+    if name.endswith(".json"):
+        document = read_workload_json(path)
+        if spec.max_jobs is not None:
+            document = dict(document, jobs=document["jobs"][: spec.max_jobs])
+        return document, None, []
+    if not (name.endswith(".swf") or name.endswith(".swf.gz")):
+        raise RunError(f"workload {path}: expected a .swf, .swf.gz or .json file")
+    log = read_swf(path)
+    converted = swf_to_workload(
+        log,
+        profile=spec.profile,
+        node_speed=spec.recorded_speed if spec.profile == "parallel_homogeneous" else None,
+        max_jobs=spec.max_jobs,
+    )
+    notes = [log.anomalies.summary(), converted.report.summary()]
+    return converted.to_json_dict(), converted.job_table, notes
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": host_platform.python_version()}
+    for package in ("batreplay", "pybatsim", "pyzmq", "pandas", "numpy", "procset"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return versions
+
+
+def _json_ready(value: Any) -> Any:
+    if isinstance(value, float) and value != value:  # NaN -> null
+        return None
+    if hasattr(value, "item"):
+        return _json_ready(value.item())
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    return value
+
+
+def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = None) -> RunResult:
+    """Simulate ``spec`` with the embedded engine and write the run directory.
+
+    Args:
+        spec: what to simulate.
+        on_progress: called as ``on_progress(simulated_time, jobs_done, jobs_total)`` after each Batsim
+            message, for progress bars.
+
+    Raises:
+        RunError: bad inputs, an existing run directory without ``force``, or a failed simulation (the
+            engine's reason is kept); nothing is left in ``out_dir`` then.
+    """
+    started = time.perf_counter()
+    out_dir = Path(spec.out_dir)
+    if out_dir.exists() and not spec.force:
+        raise RunError(f"run directory {out_dir} already exists (use --force to replace it)")
+    platform_path = resolve_platform(spec.platform)
+    platform = read_platform(platform_path)
+    document, job_table, notes = load_workload(spec)
+    scheduler = load_scheduler(spec.scheduler, spec.scheduler_options)
+
+    hosts = [(h.name, h.speed) for h in platform.hosts]
+    engine = BatsimEngine(hosts, {"w0": document}, {"w0": "workload.json"}, EngineOptions())
+    total = len(document["jobs"])
+    done = 0
+
+    def progress(request: dict) -> None:
+        nonlocal done
+        done += sum(1 for e in request["events"] if e["type"] == "JOB_COMPLETED")
+        if on_progress is not None:
+            on_progress(request["now"], done, total)
+
+    try:
+        connection = run_scheduler(engine, scheduler, on_request=progress)
+    except Exception as err:  # the engine or the scheduler failed: say why, write nothing
+        raise RunError(f"simulation failed at t = {engine.now:.6f} s: {type(err).__name__}: {err}") from err
+    simulation_seconds = time.perf_counter() - started
+
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".tmp"))
+    try:
+        jobs = write_out_jobs(engine.records, staging / "out_jobs.csv")
+        write_out_schedule(
+            schedule_summary(jobs, platform.nb_compute, engine.machine_busy_seconds,
+                             connection.scheduler_seconds, simulation_seconds),
+            staging / "out_schedule.csv",
+        )
+        (staging / "workload.json").write_text(json.dumps(document))
+        if job_table is not None:
+            job_table.to_csv(staging / "jobs.csv", index=False)
+        metrics = summarize(validate_out_jobs(jobs, source=str(staging / "out_jobs.csv")),
+                            nb_resources=platform.nb_compute)
+        (staging / "metrics.json").write_text(json.dumps(_json_ready(metrics), indent=2))
+        manifest = {
+            "spec": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(spec).items()},
+            "engine": "embedded",
+            "platform_file": str(platform_path),
+            "inputs_sha256": {"workload": sha256_of(Path(spec.workload)), "platform": sha256_of(platform_path)},
+            "versions": _versions(),
+            "wall_seconds": time.perf_counter() - started,
+            "messages": connection.messages,
+            "input_notes": notes,
+        }
+        (staging / "run.json").write_text(json.dumps(manifest, indent=2))
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.replace(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return RunResult(out_dir, metrics, time.perf_counter() - started, connection.messages, notes)
