@@ -1,0 +1,471 @@
+"""Reading Standard Workload Format (SWF) logs into a pandas frame, with every anomaly counted.
+
+The format is the one defined by D. G. Feitelson for the Parallel Workloads Archive ("The Standard Workload
+Format", https://www.cs.huji.ac.il/labs/parallel/workload/swf.html; also Chapin et al., "Benchmarks and
+standards for the evaluation of parallel job schedulers", JSSPP 1999): one job per line, 18 whitespace
+separated numeric fields, ``-1`` for a value that is not known, and header comment lines starting with ``;``
+such as ``; MaxProcs: 100``. Files may be plain text or gzip-compressed; compression is detected from the
+magic bytes (``1f 8b``), not from the file name.
+
+What counts as an error and what counts as an anomaly:
+
+- *format errors* (the line cannot be read as a job): a number of fields other than 18, a field that is not
+  a finite number, a fraction in an integer field (processors, ids, status). They raise
+  :class:`SwfFormatError` (file, line, field) by default; with ``on_error="skip"`` the line is left out of the
+  frame and counted in the :class:`AnomalyReport` under ``wrong_field_count`` / ``non_numeric_field`` /
+  ``non_integral_value``, with the full error text in ``AnomalyReport.format_errors``.
+- *anomalies* (the line is a readable job but something is odd): the job stays in the frame unchanged, and
+  its line number is recorded under the kinds listed in :data:`ANOMALY_KINDS`.
+
+Units: times in seconds (``submit_time`` relative to the log's ``UnixStartTime``), processors as counted by
+the log, memory in kilobytes per processor (SWF definition).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import re
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+#: The 18 SWF fields, in file order (Feitelson's SWF definition, fields 1-18).
+SWF_COLUMNS: tuple[str, ...] = (
+    "job_id",
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_processors",
+    "average_cpu_time",
+    "used_memory",
+    "requested_processors",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "user_id",
+    "group_id",
+    "executable_id",
+    "queue_id",
+    "partition_id",
+    "preceding_job_id",
+    "think_time",
+)
+
+#: Fields stored as float64: times (which some logs give with fractions, e.g. average CPU time) and
+#: memory (an average per processor, which may be fractional). Every other field is an integer (int64).
+FLOAT_COLUMNS: frozenset[str] = frozenset(
+    {
+        "submit_time",
+        "wait_time",
+        "run_time",
+        "average_cpu_time",
+        "used_memory",
+        "requested_time",
+        "requested_memory",
+        "think_time",
+    }
+)
+
+#: Value meaning "not known" in every SWF field.
+MISSING = -1
+
+#: Anomaly kinds and what they mean. The first three are format errors (only reported with
+#: ``on_error="skip"``; the lines are then not in the frame); the others describe jobs kept in the frame.
+ANOMALY_KINDS: dict[str, str] = {
+    "wrong_field_count": "line skipped: not 18 fields",
+    "non_numeric_field": "line skipped: a field is not a finite number",
+    "non_integral_value": "line skipped: a fraction in an integer field",
+    "run_time_missing": "run time is -1",
+    "run_time_zero": "run time is 0",
+    "negative_time": "submit, wait, run or requested time negative (other than -1)",
+    "allocated_missing": "allocated processors is -1",
+    "requested_processors_missing": "requested processors is -1",
+    "nonpositive_processors": "allocated or requested processors is 0 or negative (other than -1)",
+    "requested_time_missing": "requested time is -1",
+    "more_processors_than_machine": "allocated or requested processors > MaxProcs of the header",
+    "submit_time_decreasing": "submit time smaller than that of the previous job line",
+    "duplicate_job_id": "job number already used by an earlier line",
+    "run_time_exceeds_requested": "run time > requested time (both known)",
+}
+
+_FORMAT_ERROR_KINDS = ("wrong_field_count", "non_numeric_field", "non_integral_value")
+_TIME_COLUMNS = ("submit_time", "wait_time", "run_time", "requested_time")
+_HEADER_KEY = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_]*):(?:\s+(.*))?$")
+_LEADING_INTEGER = re.compile(r"^\s*(-?\d+)")
+
+
+class SwfFormatError(ValueError):
+    """A line of an SWF file that cannot be read as a job.
+
+    Attributes:
+        path: the file.
+        line: 1-based line number in the (decompressed) file; ``None`` for a file-level problem.
+        field: the SWF field name concerned (see :data:`SWF_COLUMNS`), or a description such as
+            ``"field 19"`` for a surplus field; ``None`` for a file-level problem.
+        message: what is wrong.
+    """
+
+    def __init__(self, path: str | Path, line: int | None, field: str | None, message: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.field = field
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}, line {self.line}"
+        if self.field is not None:
+            where += f", field '{self.field}'"
+        return f"{where}: {self.message}"
+
+    def __reduce__(self):  # keep the error picklable (it has a custom __init__)
+        return (type(self), (self.path, self.line, self.field, self.message))
+
+
+@dataclass
+class AnomalyReport:
+    """Counted anomalies of one SWF file.
+
+    Every line number is kept (a numpy int64 array per kind, 1-based line numbers in the file), so nothing is
+    summarised away; :meth:`summary` prints only the first few per kind and :meth:`to_dict` can be limited.
+
+    Attributes:
+        path: the file.
+        n_jobs: number of job lines kept in the frame.
+        lines: kind (see :data:`ANOMALY_KINDS`) -> sorted line numbers. Every kind is present (maybe empty).
+        missing: SWF field -> number of jobs whose value is -1 ("not known"), for all 18 fields.
+        format_errors: the errors of the lines skipped with ``on_error="skip"``, in file order.
+    """
+
+    path: str
+    n_jobs: int
+    lines: dict[str, np.ndarray]
+    missing: dict[str, int]
+    format_errors: list[SwfFormatError] = field(default_factory=list)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Kind -> number of lines of that kind (all kinds, zeros included)."""
+        return {kind: len(numbers) for kind, numbers in self.lines.items()}
+
+    @property
+    def n_skipped(self) -> int:
+        """Number of lines left out of the frame because of a format error."""
+        return len(self.format_errors)
+
+    def count(self, kind: str) -> int:
+        """Number of lines of one anomaly kind. Raises KeyError for an unknown kind."""
+        return len(self.lines[kind])
+
+    def summary(self, max_lines: int = 5) -> str:
+        """Human-readable text: the file, the job count, then each non-zero kind with its first line numbers
+        and the non-zero missing-value counts per field."""
+        out = [f"SWF anomalies in {self.path}: {self.n_jobs} jobs read"]
+        if self.format_errors:
+            out.append(f"  {len(self.format_errors)} malformed lines skipped, first: {self.format_errors[0]}")
+        any_kind = False
+        for kind, numbers in self.lines.items():
+            if len(numbers) == 0:
+                continue
+            any_kind = True
+            shown = ", ".join(str(int(n)) for n in numbers[:max_lines])
+            more = f", ... (+{len(numbers) - max_lines})" if len(numbers) > max_lines else ""
+            out.append(f"  {kind}: {len(numbers)} ({ANOMALY_KINDS[kind]}); lines {shown}{more}")
+        if not any_kind:
+            out.append("  no anomalies")
+        missing = {k: v for k, v in self.missing.items() if v}
+        if missing:
+            out.append("  missing values (-1) per field: " + ", ".join(f"{k}={v}" for k, v in missing.items()))
+        return "\n".join(out)
+
+    def to_dict(self, max_lines: int | None = None) -> dict:
+        """Plain-Python form (JSON-serialisable): ``{"path", "n_jobs", "counts", "lines", "missing",
+        "format_errors"}``. ``max_lines`` limits the line numbers listed per kind (counts stay exact)."""
+        return {
+            "path": self.path,
+            "n_jobs": self.n_jobs,
+            "counts": self.counts,
+            "lines": {k: [int(n) for n in v[:max_lines]] for k, v in self.lines.items()},
+            "missing": dict(self.missing),
+            "format_errors": [{"line": e.line, "field": e.field, "message": e.message} for e in self.format_errors],
+        }
+
+
+@dataclass
+class SwfLog:
+    """A parsed SWF file.
+
+    Attributes:
+        path: the file read.
+        header: header key -> value, key as written (e.g. ``"MaxProcs"``), value stripped. A key that appears
+            several times (``Note``, ``Queue``, ``Partition``, ``Information`` ...) has its values joined with
+            ``"\\n"`` in file order; indented comment lines without a key continue the previous key's value
+            (also joined with ``"\\n"``). The exact sequence is in ``header_entries``.
+        jobs: one row per job line, in file order; the 18 :data:`SWF_COLUMNS` (int64, or float64 for the
+            fields in :data:`FLOAT_COLUMNS`), -1 kept as written, plus ``line`` (1-based line number, int64).
+        anomalies: the :class:`AnomalyReport` of the file.
+        header_entries: ``(key, value)`` pairs in file order; comment text that follows no key has key ``""``.
+    """
+
+    path: Path
+    header: dict[str, str]
+    jobs: pd.DataFrame
+    anomalies: AnomalyReport
+    header_entries: list[tuple[str, str]] = field(default_factory=list)
+
+    def _header_int(self, key: str) -> int | None:
+        value = self.header.get(key)
+        if value is None:
+            return None
+        match = _LEADING_INTEGER.match(value)
+        return int(match.group(1)) if match else None
+
+    @property
+    def max_nodes(self) -> int | None:
+        """``MaxNodes`` of the header (leading integer, e.g. 338 for ``"338 (batch partition; 512 total)"``),
+        or None when absent."""
+        return self._header_int("MaxNodes")
+
+    @property
+    def max_procs(self) -> int | None:
+        """``MaxProcs`` of the header (leading integer), or None when absent."""
+        return self._header_int("MaxProcs")
+
+    @property
+    def unix_start_time(self) -> int | None:
+        """``UnixStartTime`` of the header (seconds since the Unix epoch, the origin of ``submit_time``), or
+        None when absent."""
+        return self._header_int("UnixStartTime")
+
+    @property
+    def n_jobs(self) -> int:
+        """Number of jobs in the frame."""
+        return len(self.jobs)
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise SwfFormatError(path, None, None, f"cannot decompress gzip data: {exc}") from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        # Headers of old logs may hold Latin-1 names; job lines are ASCII either way.
+        return data.decode("latin-1")
+
+
+def _parse_header(comment_lines: list[str]) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    entries: list[list[str]] = []  # [key, value] pairs, value extended by continuation lines
+    current: list[str] | None = None
+    for text in comment_lines:
+        match = _HEADER_KEY.match(text)
+        if match:
+            current = [match.group(1), (match.group(2) or "").strip()]
+            entries.append(current)
+            continue
+        body = text[1:].strip()
+        if not body:  # a bare ";" ends a continued value
+            current = None
+            continue
+        if current is None:
+            current = ["", body]
+            entries.append(current)
+        else:
+            current[1] = f"{current[1]}\n{body}" if current[1] else body
+    header: dict[str, str] = {}
+    for key, value in entries:
+        if not key:
+            continue
+        header[key] = f"{header[key]}\n{value}" if key in header else value
+    return header, [(k, v) for k, v in entries]
+
+
+def _empty_frame() -> pd.DataFrame:
+    data = {c: pd.Series([], dtype="float64" if c in FLOAT_COLUMNS else "int64") for c in SWF_COLUMNS}
+    data["line"] = pd.Series([], dtype="int64")
+    return pd.DataFrame(data)
+
+
+def _parse_job_lines(
+    path: Path, texts: list[str], numbers: np.ndarray
+) -> tuple[pd.DataFrame, list[tuple[str, SwfFormatError]]]:
+    """Parse job lines; return the frame of the good lines and (kind, error) for the bad ones."""
+    errors: list[tuple[str, SwfFormatError]] = []
+    n_fields = np.fromiter((len(t.split()) for t in texts), dtype=np.int64, count=len(texts))
+    wrong = np.flatnonzero(n_fields != len(SWF_COLUMNS))
+    for i in wrong:
+        n = int(n_fields[i])
+        name = SWF_COLUMNS[n] if n < len(SWF_COLUMNS) else f"field {len(SWF_COLUMNS) + 1}"
+        errors.append(
+            (
+                "wrong_field_count",
+                SwfFormatError(path, int(numbers[i]), name, f"expected {len(SWF_COLUMNS)} fields, found {n}"),
+            )
+        )
+    if len(wrong):
+        keep = n_fields == len(SWF_COLUMNS)
+        texts = [t for t, k in zip(texts, keep) if k]
+        numbers = numbers[keep]
+    if not texts:
+        return _empty_frame(), errors
+
+    raw = pd.read_csv(
+        io.StringIO("\n".join(texts)),
+        sep=r"\s+",
+        header=None,
+        names=list(SWF_COLUMNS),
+        na_filter=False,
+        quoting=csv.QUOTE_NONE,  # split exactly like str.split: a stray quote must not join fields
+        engine="c",
+    )
+    bad = np.zeros(len(raw), dtype=bool)
+    columns: dict[str, np.ndarray] = {}
+    for name in SWF_COLUMNS:
+        column = raw[name]
+        if column.dtype.kind in "iu":
+            values = column.to_numpy(dtype=np.float64)
+            not_number = np.zeros(len(values), dtype=bool)
+        else:
+            values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+            not_number = ~np.isfinite(values)
+        for i in np.flatnonzero(not_number):
+            errors.append(
+                (
+                    "non_numeric_field",
+                    SwfFormatError(path, int(numbers[i]), name, f"not a finite number: {column.iat[i]!r}"),
+                )
+            )
+        bad |= not_number
+        if name not in FLOAT_COLUMNS:
+            if column.dtype.kind in "iu":
+                columns[name] = column.to_numpy(dtype=np.int64)
+                continue
+            fractional = ~not_number & (values != np.round(values))
+            for i in np.flatnonzero(fractional):
+                errors.append(
+                    (
+                        "non_integral_value",
+                        SwfFormatError(
+                            path, int(numbers[i]), name, f"integer field holds a fraction: {column.iat[i]!r}"
+                        ),
+                    )
+                )
+            bad |= fractional
+        columns[name] = values
+    keep = ~bad
+    frame = pd.DataFrame(
+        {
+            name: (
+                values[keep]
+                if name in FLOAT_COLUMNS
+                else np.where(np.isfinite(values[keep]), values[keep], 0).astype(np.int64)
+            )
+            for name, values in columns.items()
+        }
+    )
+    frame["line"] = numbers[keep].astype(np.int64)
+    return frame, errors
+
+
+def _find_anomalies(
+    path: Path, jobs: pd.DataFrame, max_procs: int | None, errors: list[tuple[str, SwfFormatError]]
+) -> AnomalyReport:
+    line = jobs["line"].to_numpy()
+
+    def col(name: str) -> np.ndarray:
+        return jobs[name].to_numpy()
+
+    run, req_time = col("run_time"), col("requested_time")
+    alloc, req_procs = col("allocated_processors"), col("requested_processors")
+    submit = col("submit_time")
+    masks: dict[str, np.ndarray] = {
+        "run_time_missing": run == MISSING,
+        "run_time_zero": run == 0,
+        "negative_time": np.logical_or.reduce([(col(c) < 0) & (col(c) != MISSING) for c in _TIME_COLUMNS])
+        if len(jobs)
+        else np.zeros(0, dtype=bool),
+        "allocated_missing": alloc == MISSING,
+        "requested_processors_missing": req_procs == MISSING,
+        "nonpositive_processors": ((alloc <= 0) & (alloc != MISSING)) | ((req_procs <= 0) & (req_procs != MISSING)),
+        "requested_time_missing": req_time == MISSING,
+        "more_processors_than_machine": (
+            (alloc > max_procs) | (req_procs > max_procs) if max_procs is not None else np.zeros(len(jobs), bool)
+        ),
+        "submit_time_decreasing": np.concatenate([[False], submit[1:] < submit[:-1]]) if len(jobs) else submit < 0,
+        "duplicate_job_id": jobs["job_id"].duplicated(keep="first").to_numpy(),
+        "run_time_exceeds_requested": (run >= 0) & (req_time >= 0) & (run > req_time),
+    }
+    lines: dict[str, np.ndarray] = {}
+    for kind in ANOMALY_KINDS:
+        if kind in _FORMAT_ERROR_KINDS:
+            found = sorted({e.line for k, e in errors if k == kind})
+            lines[kind] = np.asarray(found, dtype=np.int64)
+        else:
+            lines[kind] = line[masks[kind]].astype(np.int64)
+    missing = {name: int((col(name) == MISSING).sum()) for name in SWF_COLUMNS}
+    return AnomalyReport(
+        path=str(path),
+        n_jobs=len(jobs),
+        lines=lines,
+        missing=missing,
+        format_errors=[e for _, e in sorted(errors, key=lambda ke: (ke[1].line, _field_rank(ke[1].field)))],
+    )
+
+
+def _field_rank(name: str | None) -> int:
+    return SWF_COLUMNS.index(name) if name in SWF_COLUMNS else len(SWF_COLUMNS)
+
+
+def read_swf(path: str | Path, *, on_error: Literal["raise", "skip"] = "raise") -> SwfLog:
+    """Read an SWF log (plain or gzip) into an :class:`SwfLog`.
+
+    Args:
+        path: the file; gzip is detected from its first two bytes.
+        on_error: ``"raise"`` (default): the first malformed job line (in file order) raises
+            :class:`SwfFormatError`; ``"skip"``: malformed lines are left out of the frame, counted in the
+            anomaly report (kinds ``wrong_field_count``, ``non_numeric_field``, ``non_integral_value``) and
+            listed in ``anomalies.format_errors``.
+
+    Returns:
+        The log: header, job frame (see :class:`SwfLog`), anomaly report.
+
+    Raises:
+        SwfFormatError: a malformed job line (``on_error="raise"``), or gzip data that cannot be decompressed.
+        FileNotFoundError: no such file.
+        ValueError: ``on_error`` is neither ``"raise"`` nor ``"skip"``.
+    """
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
+    path = Path(path)
+    text = _read_text(path)
+
+    comments: list[str] = []
+    job_texts: list[str] = []
+    job_numbers: list[int] = []
+    for number, raw_line in enumerate(text.split("\n"), start=1):
+        stripped = raw_line.strip()
+        if not stripped:
+            continue
+        if stripped[0] == ";":
+            comments.append(stripped)
+        else:
+            job_texts.append(stripped)
+            job_numbers.append(number)
+    header, entries = _parse_header(comments)
+
+    jobs, errors = _parse_job_lines(path, job_texts, np.asarray(job_numbers, dtype=np.int64))
+    if errors and on_error == "raise":
+        first = min((e for _, e in errors), key=lambda e: (e.line, _field_rank(e.field)))
+        raise first
+    log = SwfLog(path=path, header=header, jobs=jobs, anomalies=None, header_entries=entries)  # type: ignore[arg-type]
+    log.anomalies = _find_anomalies(path, jobs, log.max_procs, errors)
+    return log

@@ -1,0 +1,627 @@
+"""SWF log -> Batsim JSON workload (rigid replay), with every dropped or changed job counted.
+
+Batsim's workload format (Batsim 4.2.1 docs, ``docs/input-workload.rst``): ``{"nb_res": N, "jobs": [...],
+"profiles": {...}}``; a job has ``id`` (string), ``subtime`` (seconds, absolute in the simulation), ``res``
+(number of resources, integer), ``profile`` (a profile name) and an optional ``walltime`` (seconds, -1 or
+> 0). Profiles used here: ``{"type": "delay", "delay": d}`` (the job lasts exactly d seconds) and
+``{"type": "parallel_homogeneous", "cpu": c, "com": 0}`` (every allocated host computes c flop, so the job
+lasts c / speed on hosts of that speed; see ``shared/docs/batsim-protocol-notes.md``).
+
+Mapping of one SWF job (fields of Feitelson's SWF definition, read by :mod:`batreplay.replay.swf`):
+
+- ``id`` = ``str(job_id)``;
+- ``subtime`` = ``submit_time - origin``, where origin is the earliest submit time among the converted jobs
+  (for a log in submission order, as SWF requires, that is the first converted job's submit time);
+- ``res`` = allocated processors, or requested processors when the allocated count is missing (option
+  ``res_source`` swaps the roles; a value <= 0 counts as missing);
+- ``walltime`` = requested time, or a fallback when it is missing or <= 0 (option ``walltime_fallback``);
+- profile duration = the recorded run time, exactly (no rounding).
+
+Jobs Batsim cannot run are dropped and counted: run time missing or negative, run time 0 (Batsim refuses a
+delay of 0 s and then aborts loading the whole workload) unless ``zero_runtime="min"``, no positive resource
+count, more resources than ``nb_res`` (unless ``oversized="keep"``), a job number already used (Batsim refuses
+duplicate ids). Numbers are written as JSON integers when every value of that field is integral, else as
+floats (both are exact images of the parsed log values).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from numbers import Real
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from batreplay.replay.swf import MISSING, SwfLog, read_swf
+
+#: Reasons for which a job is left out, in the order they are checked; a job is counted once, under the
+#: first reason that applies.
+DROP_REASONS: dict[str, str] = {
+    "run_time_missing": "run time is -1 (unknown)",
+    "run_time_negative": "run time negative (other than -1)",
+    "run_time_zero": "run time is 0 s (Batsim refuses a delay of 0 s); see zero_runtime='min'",
+    "res_missing": "no positive processor count (allocated nor requested)",
+    "walltime_missing": "requested time missing or <= 0 and walltime_fallback='drop'",
+    "res_exceeds_nb_res": "more processors than nb_res (the platform size)",
+    "duplicate_job_id": "job number already used by an earlier converted job (Batsim refuses duplicate ids)",
+}
+
+#: Ways a converted job may differ from its SWF line; a job is counted under each change that applies.
+CHANGE_REASONS: dict[str, str] = {
+    "run_time_zero_set_to_min": "run time 0 s replaced by min_runtime",
+    "res_from_requested": "allocated processors missing: res = requested processors",
+    "res_from_allocated": "requested processors missing: res = allocated processors",
+    "walltime_from_run_time": "requested time missing or <= 0: walltime = run time",
+    "walltime_from_fallback_value": "requested time missing or <= 0: walltime = the fallback value",
+}
+
+#: Facts about converted jobs that are kept as they are, but change what the simulation shows.
+NOTE_REASONS: dict[str, str] = {
+    "walltime_below_run_time": "walltime < run time: Batsim stops the job at its walltime",
+    "walltime_equals_run_time": (
+        "walltime == run time: Batsim 4.2.1 ends such a job as COMPLETED_WALLTIME_REACHED"
+        " (golden run kth2000, job 1252) although it ran its full length"
+    ),
+    "res_exceeds_nb_res_kept": "more processors than nb_res, kept (oversized='keep'): no platform can run it",
+}
+
+JOB_TABLE_COLUMNS = (
+    "job_id",
+    "subtime",
+    "res",
+    "walltime",
+    "run_time",
+    "profile",
+    "user_id",
+    "swf_submit_time",
+    "swf_wait_time",
+    "swf_line",
+)
+
+
+class WorkloadFormatError(ValueError):
+    """An invalid Batsim JSON workload.
+
+    Attributes:
+        path: the file (or ``"<dict>"`` for an in-memory workload).
+        field: where, as a JSON path such as ``"jobs[3].profile"`` or ``"profiles.d60.delay"``; ``None`` for
+            a document that is not JSON at all.
+        message: what is wrong.
+    """
+
+    def __init__(self, path: str | Path, field: str | None, message: str) -> None:
+        self.path, self.field, self.message = str(path), field, message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path if self.field is None else f"{self.path}, field '{self.field}'"
+        return f"{where}: {self.message}"
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.field, self.message))
+
+
+@dataclass
+class ConversionReport:
+    """What the conversion did to the SWF jobs; every job of the log is accounted for:
+    ``n_swf_jobs == n_jobs + n_dropped + n_not_considered``.
+
+    Attributes:
+        source: the SWF file.
+        n_swf_jobs: job lines in the SWF frame.
+        n_jobs: jobs in the Batsim workload.
+        n_not_considered: SWF jobs after the last converted one when ``max_jobs`` cut the log short.
+        dropped: reason (:data:`DROP_REASONS`) -> SWF line numbers of the dropped jobs (int64 array).
+        changed: reason (:data:`CHANGE_REASONS`) -> SWF line numbers of converted jobs changed that way.
+        notes: reason (:data:`NOTE_REASONS`) -> SWF line numbers of converted jobs concerned.
+        options: the conversion options used.
+    """
+
+    source: str
+    n_swf_jobs: int
+    n_jobs: int
+    n_not_considered: int
+    dropped: dict[str, np.ndarray]
+    changed: dict[str, np.ndarray]
+    notes: dict[str, np.ndarray]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_dropped(self) -> int:
+        """Number of SWF jobs left out (each counted under one reason)."""
+        return int(sum(len(v) for v in self.dropped.values()))
+
+    @property
+    def dropped_counts(self) -> dict[str, int]:
+        """Reason -> number of dropped jobs (all reasons, zeros included)."""
+        return {k: len(v) for k, v in self.dropped.items()}
+
+    @property
+    def changed_counts(self) -> dict[str, int]:
+        """Reason -> number of changed jobs (all reasons, zeros included)."""
+        return {k: len(v) for k, v in self.changed.items()}
+
+    @property
+    def note_counts(self) -> dict[str, int]:
+        """Reason -> number of converted jobs concerned (all reasons, zeros included)."""
+        return {k: len(v) for k, v in self.notes.items()}
+
+    def summary(self, max_lines: int = 5) -> str:
+        """Human-readable text naming the file, the job counts, and each non-zero reason with its first SWF
+        line numbers."""
+        head = (
+            f"Batsim workload from {self.source}: {self.n_swf_jobs} SWF jobs -> {self.n_jobs} jobs "
+            f"({self.n_dropped} dropped, {self.n_not_considered} not considered after max_jobs)"
+        )
+        out = [head]
+        for title, table, descriptions in (
+            ("dropped", self.dropped, DROP_REASONS),
+            ("changed", self.changed, CHANGE_REASONS),
+            ("note", self.notes, NOTE_REASONS),
+        ):
+            for reason, lines in table.items():
+                if len(lines) == 0:
+                    continue
+                shown = ", ".join(str(int(n)) for n in lines[:max_lines])
+                more = f", ... (+{len(lines) - max_lines})" if len(lines) > max_lines else ""
+                out.append(f"  {title} {reason}: {len(lines)} ({descriptions[reason]}); SWF lines {shown}{more}")
+        return "\n".join(out)
+
+    def to_dict(self, max_lines: int | None = None) -> dict:
+        """Plain-Python form (JSON-serialisable); ``max_lines`` limits the listed line numbers per reason."""
+
+        def lines(table: dict[str, np.ndarray]) -> dict[str, list[int]]:
+            return {k: [int(n) for n in v[:max_lines]] for k, v in table.items()}
+
+        return {
+            "source": self.source,
+            "n_swf_jobs": self.n_swf_jobs,
+            "n_jobs": self.n_jobs,
+            "n_dropped": self.n_dropped,
+            "n_not_considered": self.n_not_considered,
+            "dropped_counts": self.dropped_counts,
+            "changed_counts": self.changed_counts,
+            "note_counts": self.note_counts,
+            "dropped_lines": lines(self.dropped),
+            "changed_lines": lines(self.changed),
+            "note_lines": lines(self.notes),
+            "options": {
+                k: (v if isinstance(v, (str, int, float, type(None))) else str(v)) for k, v in self.options.items()
+            },
+        }
+
+
+@dataclass
+class BatsimWorkload:
+    """A Batsim workload made from an SWF log, with the per-job SWF facts the analyses need.
+
+    Attributes:
+        nb_res: number of resources the workload is meant for (Batsim's ``nb_res``).
+        jobs: Batsim job objects (``id``, ``subtime``, ``walltime``, ``res``, ``profile``), in SWF file order.
+        profiles: profile name -> Batsim profile object.
+        job_table: one row per job, same order as ``jobs``; columns :data:`JOB_TABLE_COLUMNS`: ``job_id``
+            (str), ``subtime`` (s), ``res`` (int), ``walltime`` (s), ``run_time`` (s, the duration given to the
+            profile), ``profile`` (str), ``user_id`` (SWF user), ``swf_submit_time`` (s, as in the log, relative
+            to its UnixStartTime), ``swf_wait_time`` (s, recorded wait, -1 if unknown), ``swf_line`` (int).
+        report: the :class:`ConversionReport`.
+        submit_origin: SWF submit time (s) that became ``subtime`` 0.
+        unix_start_time: the log's ``UnixStartTime`` (s since the epoch) or None: absolute time of SWF
+            submit time 0.
+        source: the SWF file.
+    """
+
+    nb_res: int
+    jobs: list[dict[str, Any]]
+    profiles: dict[str, dict[str, Any]]
+    job_table: pd.DataFrame
+    report: ConversionReport
+    submit_origin: float = 0.0
+    unix_start_time: int | None = None
+    source: Path | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The Batsim workload document: ``{"nb_res", "jobs", "profiles"}``."""
+        return {"nb_res": self.nb_res, "jobs": self.jobs, "profiles": self.profiles}
+
+    def write(self, path: str | Path) -> Path:
+        """Write the JSON workload to ``path`` (via a temporary file in the same folder, then a rename, so a
+        reader never sees a partial file). Returns the path."""
+        path = Path(path)
+        handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(json.dumps(self.to_json_dict()))  # dumps uses the C encoder, dump does not
+                out.write("\n")
+            os.replace(temp_name, path)
+        except BaseException:
+            Path(temp_name).unlink(missing_ok=True)
+            raise
+        return path
+
+
+def _json_numbers(values: np.ndarray) -> list:
+    """Python numbers for JSON: ints when every value is integral (and exactly representable), else floats."""
+    values = np.asarray(values, dtype=np.float64)
+    if (
+        len(values)
+        and np.all(np.isfinite(values))
+        and np.all(values == np.round(values))
+        and np.all(np.abs(values) < 2**53)
+    ):
+        return values.astype(np.int64).tolist()
+    return values.tolist()
+
+
+def _value_label(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def swf_to_workload(
+    source: SwfLog | str | Path,
+    *,
+    profile: Literal["delay", "parallel_homogeneous"] = "delay",
+    node_speed: float | None = None,
+    res_source: Literal["allocated", "requested"] = "allocated",
+    res_fallback: bool = True,
+    walltime_fallback: Literal["runtime", "drop"] | float = "runtime",
+    zero_runtime: Literal["drop", "min"] = "drop",
+    min_runtime: float = 1.0,
+    oversized: Literal["drop", "keep"] = "drop",
+    nb_res: int | None = None,
+    max_jobs: int | None = None,
+    on_error: Literal["raise", "skip"] = "raise",
+) -> BatsimWorkload:
+    """Convert an SWF log to a Batsim workload (see the module docstring for the field mapping).
+
+    Args:
+        source: a parsed :class:`SwfLog` or the path of an SWF file (read with ``on_error``).
+        profile: ``"delay"``: ``{"type": "delay", "delay": run_time}``; ``"parallel_homogeneous"``:
+            ``{"type": "parallel_homogeneous", "cpu": run_time * node_speed, "com": 0}``. Jobs with the same
+            run time share one profile, named ``delay_<run time>`` / ``ph_<run time>`` (e.g. ``delay_3600``,
+            ``delay_12.5``).
+        node_speed: flop/s of one node of the recorded machine; required for ``parallel_homogeneous``, so
+            that on a platform of that speed the job lasts exactly its run time.
+        res_source: which SWF processor count gives ``res``; the other one is the fallback.
+        res_fallback: use the other processor count when the chosen one is missing (<= 0); if False, such
+            jobs are dropped (``res_missing``).
+        walltime_fallback: walltime when the requested time is missing or <= 0: ``"runtime"`` (the job's run
+            time; Batsim 4.2.1 then reports the job as COMPLETED_WALLTIME_REACHED, see :data:`NOTE_REASONS`),
+            a positive number of seconds, or ``"drop"`` (drop the job).
+        zero_runtime: jobs with run time 0: ``"drop"`` (default) or ``"min"`` (run time = ``min_runtime``).
+        min_runtime: seconds (> 0) given to zero-run-time jobs with ``zero_runtime="min"``; default 1 s, the
+            resolution of most SWF logs.
+        oversized: jobs with more processors than ``nb_res``: ``"drop"`` or ``"keep"`` (noted).
+        nb_res: platform size; default ``MaxProcs`` of the header, else the largest ``res`` converted.
+        max_jobs: keep only the first ``max_jobs`` converted jobs (file order); the SWF jobs after the last
+            one are reported as not considered.
+        on_error: passed to :func:`~batreplay.replay.swf.read_swf` when ``source`` is a path.
+
+    Returns:
+        The :class:`BatsimWorkload`, with its :class:`ConversionReport`.
+
+    Raises:
+        ValueError: an invalid option (unknown mode, missing or non-positive ``node_speed`` in
+            ``parallel_homogeneous`` mode, non-positive ``min_runtime`` / fallback / ``nb_res``, negative
+            ``max_jobs``), or no way to determine ``nb_res`` (no job converted and no MaxProcs).
+        SwfFormatError: from reading the file.
+    """
+    if profile not in ("delay", "parallel_homogeneous"):
+        raise ValueError(f"profile must be 'delay' or 'parallel_homogeneous', not {profile!r}")
+    speed_ok = isinstance(node_speed, Real) and math.isfinite(node_speed) and node_speed > 0
+    if profile == "parallel_homogeneous" and not speed_ok:
+        raise ValueError(
+            "profile='parallel_homogeneous' needs node_speed: the recorded machine's node speed in flop/s (> 0)"
+        )
+    if res_source not in ("allocated", "requested"):
+        raise ValueError(f"res_source must be 'allocated' or 'requested', not {res_source!r}")
+    if zero_runtime not in ("drop", "min"):
+        raise ValueError(f"zero_runtime must be 'drop' or 'min', not {zero_runtime!r}")
+    if not (isinstance(min_runtime, Real) and math.isfinite(min_runtime) and min_runtime > 0):
+        raise ValueError(f"min_runtime must be a positive number of seconds, not {min_runtime!r}")
+    if oversized not in ("drop", "keep"):
+        raise ValueError(f"oversized must be 'drop' or 'keep', not {oversized!r}")
+    if isinstance(walltime_fallback, str):
+        if walltime_fallback not in ("runtime", "drop"):
+            raise ValueError(f"walltime_fallback must be 'runtime', 'drop' or seconds > 0, not {walltime_fallback!r}")
+    elif isinstance(walltime_fallback, bool) or not (
+        isinstance(walltime_fallback, Real) and math.isfinite(walltime_fallback) and walltime_fallback > 0
+    ):
+        raise ValueError(f"walltime_fallback must be 'runtime', 'drop' or seconds > 0, not {walltime_fallback!r}")
+    if nb_res is not None and (int(nb_res) != nb_res or nb_res <= 0):
+        raise ValueError(f"nb_res must be a positive integer, not {nb_res!r}")
+    if max_jobs is not None and (int(max_jobs) != max_jobs or max_jobs < 0):
+        raise ValueError(f"max_jobs must be a non-negative integer, not {max_jobs!r}")
+
+    log = source if isinstance(source, SwfLog) else read_swf(source, on_error=on_error)
+    frame = log.jobs
+    n = len(frame)
+    line = frame["line"].to_numpy(dtype=np.int64)
+    run = frame["run_time"].to_numpy(dtype=np.float64)
+    requested_time = frame["requested_time"].to_numpy(dtype=np.float64)
+    allocated = frame["allocated_processors"].to_numpy(dtype=np.int64)
+    requested = frame["requested_processors"].to_numpy(dtype=np.int64)
+
+    # Resources.
+    primary, secondary = (allocated, requested) if res_source == "allocated" else (requested, allocated)
+    use_secondary = (primary <= 0) & (secondary > 0) if res_fallback else np.zeros(n, dtype=bool)
+    res = np.where(use_secondary, secondary, primary)
+    res_ok = res > 0
+
+    # Run time.
+    run_missing = run == MISSING
+    run_negative = (run < 0) & ~run_missing
+    run_zero = run == 0
+    duration = np.where(run_zero & (zero_runtime == "min"), float(min_runtime), run)
+
+    # Walltime.
+    walltime_known = requested_time > 0
+    if walltime_fallback == "runtime":
+        walltime = np.where(walltime_known, requested_time, duration)
+    elif walltime_fallback == "drop":
+        walltime = requested_time.copy()
+    else:
+        walltime = np.where(walltime_known, requested_time, float(walltime_fallback))
+
+    # Drops, each job under the first reason that applies.
+    platform_size = nb_res if nb_res is not None else log.max_procs
+    dropped_mask = np.zeros(n, dtype=bool)
+    drop_masks: dict[str, np.ndarray] = {}
+
+    def claim(reason: str, mask: np.ndarray) -> None:
+        mask = mask & ~dropped_mask
+        drop_masks[reason] = mask
+        dropped_mask[mask] = True
+
+    claim("run_time_missing", run_missing)
+    claim("run_time_negative", run_negative)
+    claim("run_time_zero", run_zero if zero_runtime == "drop" else np.zeros(n, dtype=bool))
+    claim("res_missing", ~res_ok)
+    claim("walltime_missing", ~walltime_known if walltime_fallback == "drop" else np.zeros(n, dtype=bool))
+    oversize = res > platform_size if platform_size is not None else np.zeros(n, dtype=bool)
+    claim("res_exceeds_nb_res", oversize if oversized == "drop" else np.zeros(n, dtype=bool))
+    duplicate = np.zeros(n, dtype=bool)
+    remaining = np.flatnonzero(~dropped_mask)
+    duplicate[remaining] = frame["job_id"].iloc[remaining].duplicated(keep="first").to_numpy()
+    claim("duplicate_job_id", duplicate)
+
+    # max_jobs: cut after the max_jobs-th converted job.
+    kept = ~dropped_mask
+    considered = np.ones(n, dtype=bool)
+    if max_jobs is not None:
+        positions = np.flatnonzero(kept)
+        if len(positions) > max_jobs:
+            cutoff = positions[max_jobs - 1] if max_jobs > 0 else -1
+            considered = np.arange(n) <= cutoff
+    kept &= considered
+    n_not_considered = int(n - considered.sum())
+
+    rows = np.flatnonzero(kept)
+    if nb_res is None:
+        if log.max_procs is not None:
+            nb_res = int(log.max_procs)
+        elif len(rows):
+            nb_res = int(res[rows].max())
+        else:
+            raise ValueError(f"{log.path}: no job converted and no MaxProcs in the header: give nb_res")
+
+    change_masks = {
+        "run_time_zero_set_to_min": run_zero & (zero_runtime == "min"),
+        "res_from_requested": use_secondary & (res_source == "allocated"),
+        "res_from_allocated": use_secondary & (res_source == "requested"),
+        "walltime_from_run_time": ~walltime_known & (walltime_fallback == "runtime"),
+        "walltime_from_fallback_value": ~walltime_known & isinstance(walltime_fallback, Real),
+    }
+    note_masks = {
+        "walltime_below_run_time": walltime < duration,
+        "walltime_equals_run_time": walltime == duration,
+        "res_exceeds_nb_res_kept": (res > nb_res) & (oversized == "keep"),
+    }
+
+    def lines_of(mask: np.ndarray) -> np.ndarray:
+        return line[mask].astype(np.int64)
+
+    report = ConversionReport(
+        source=str(log.path),
+        n_swf_jobs=n,
+        n_jobs=len(rows),
+        n_not_considered=n_not_considered,
+        dropped={reason: lines_of(drop_masks[reason] & considered) for reason in DROP_REASONS},
+        changed={reason: lines_of(change_masks[reason] & kept) for reason in CHANGE_REASONS},
+        notes={reason: lines_of(note_masks[reason] & kept) for reason in NOTE_REASONS},
+        options={
+            "profile": profile,
+            "node_speed": node_speed,
+            "res_source": res_source,
+            "res_fallback": res_fallback,
+            "walltime_fallback": walltime_fallback,
+            "zero_runtime": zero_runtime,
+            "min_runtime": min_runtime,
+            "oversized": oversized,
+            "nb_res": nb_res,
+            "max_jobs": max_jobs,
+        },
+    )
+
+    # Converted jobs.
+    submit = frame["submit_time"].to_numpy(dtype=np.float64)[rows]
+    origin = float(submit.min()) if len(rows) else 0.0
+    subtime = submit - origin
+    job_duration = duration[rows]
+    job_walltime = walltime[rows]
+    job_res = res[rows].astype(np.int64)
+    job_ids = frame["job_id"].to_numpy()[rows].astype(str)
+
+    unique_durations, inverse = np.unique(job_duration, return_inverse=True)
+    prefix = "delay_" if profile == "delay" else "ph_"
+    unique_names = [prefix + _value_label(v) for v in unique_durations]
+    if profile == "delay":
+        amounts = _json_numbers(unique_durations)
+        profiles = {name: {"type": "delay", "delay": d} for name, d in zip(unique_names, amounts)}
+    else:
+        amounts = _json_numbers(unique_durations * float(node_speed))
+        profiles = {
+            name: {"type": "parallel_homogeneous", "cpu": c, "com": 0} for name, c in zip(unique_names, amounts)
+        }
+    job_profiles = np.asarray(unique_names, dtype=object)[inverse] if len(rows) else np.asarray([], dtype=object)
+
+    jobs = [
+        {"id": i, "subtime": s, "walltime": w, "res": r, "profile": p}
+        for i, s, w, r, p in zip(
+            job_ids.tolist(),
+            _json_numbers(subtime),
+            _json_numbers(job_walltime),
+            job_res.tolist(),
+            job_profiles.tolist(),
+        )
+    ]
+    job_table = pd.DataFrame(
+        {
+            "job_id": pd.Series(job_ids, dtype=object),
+            "subtime": subtime,
+            "res": job_res,
+            "walltime": job_walltime,
+            "run_time": job_duration,
+            "profile": pd.Series(job_profiles, dtype=object),
+            "user_id": frame["user_id"].to_numpy(dtype=np.int64)[rows],
+            "swf_submit_time": submit,
+            "swf_wait_time": frame["wait_time"].to_numpy(dtype=np.float64)[rows],
+            "swf_line": line[rows],
+        },
+        columns=list(JOB_TABLE_COLUMNS),
+    )
+    return BatsimWorkload(
+        nb_res=int(nb_res),
+        jobs=jobs,
+        profiles=profiles,
+        job_table=job_table,
+        report=report,
+        submit_origin=origin,
+        unix_start_time=log.unix_start_time,
+        source=log.path,
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_profile(source: str, name: str, prof: Any, names: Mapping[str, Any]) -> None:
+    where = f"profiles.{name}"
+    if not isinstance(prof, dict):
+        raise WorkloadFormatError(source, where, "a profile must be a JSON object")
+    kind = prof.get("type")
+    if not isinstance(kind, str):
+        raise WorkloadFormatError(source, f"{where}.type", "missing or not a string")
+    if kind == "delay":
+        if not _is_number(prof.get("delay")):
+            raise WorkloadFormatError(source, f"{where}.delay", "missing or not a number")
+        if prof["delay"] <= 0:
+            raise WorkloadFormatError(
+                source, f"{where}.delay", f"must be > 0 (Batsim refuses a delay of {prof['delay']} s)"
+            )
+    elif kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        for key in ("cpu", "com"):
+            if not _is_number(prof.get(key)) or prof[key] < 0:
+                raise WorkloadFormatError(source, f"{where}.{key}", "missing or not a number >= 0")
+    elif kind == "parallel":
+        for key in ("cpu", "com"):
+            values = prof.get(key)
+            if not isinstance(values, list) or not all(_is_number(v) and v >= 0 for v in values):
+                raise WorkloadFormatError(source, f"{where}.{key}", "missing or not a list of numbers >= 0")
+    elif kind == "composed":
+        seq = prof.get("seq")
+        if not isinstance(seq, list) or not all(isinstance(s, str) for s in seq):
+            raise WorkloadFormatError(source, f"{where}.seq", "missing or not a list of profile names")
+        for k, s in enumerate(seq):
+            if s not in names:
+                raise WorkloadFormatError(source, f"{where}.seq[{k}]", f"unknown profile {s!r}")
+
+
+def validate_workload(data: Any, source: str | Path = "<dict>") -> dict:
+    """Check a Batsim workload document (already decoded from JSON) and return it.
+
+    Checks (Batsim 4.2.1 ``docs/input-workload.rst`` and its loader's checks): ``nb_res`` a positive
+    integer; ``jobs`` a list; ``profiles`` an object; each job has ``id`` (string or integer, unique),
+    ``subtime`` (number), ``res`` (integer >= 0), ``profile`` (a name in ``profiles``), optional ``walltime``
+    (number, -1 or > 0); each profile has a string ``type``; for ``delay``: ``delay`` > 0; for
+    ``parallel_homogeneous``/``_total``: numbers ``cpu``, ``com`` >= 0; for ``parallel``: lists ``cpu``,
+    ``com``; for ``composed``: ``seq`` of known profile names. Other profile types are only checked for
+    ``type``.
+
+    Raises:
+        WorkloadFormatError: naming ``source`` and the field (e.g. ``jobs[12].profile``).
+    """
+    source = str(source)
+    if not isinstance(data, dict):
+        raise WorkloadFormatError(source, None, "the workload must be a JSON object")
+    if "nb_res" not in data:
+        raise WorkloadFormatError(source, "nb_res", "missing")
+    if not _is_integer(data["nb_res"]) or data["nb_res"] <= 0:
+        raise WorkloadFormatError(source, "nb_res", f"must be a positive integer, not {data['nb_res']!r}")
+    if not isinstance(data.get("jobs"), list):
+        raise WorkloadFormatError(source, "jobs", "missing or not a list")
+    if not isinstance(data.get("profiles"), dict):
+        raise WorkloadFormatError(source, "profiles", "missing or not an object")
+    profiles = data["profiles"]
+    for name, prof in profiles.items():
+        _check_profile(source, name, prof, profiles)
+    seen: set[str] = set()
+    for k, job in enumerate(data["jobs"]):
+        where = f"jobs[{k}]"
+        if not isinstance(job, dict):
+            raise WorkloadFormatError(source, where, "a job must be a JSON object")
+        for key in ("id", "subtime", "res", "profile"):
+            if key not in job:
+                raise WorkloadFormatError(source, f"{where}.{key}", "missing")
+        job_id = job["id"]
+        if not (isinstance(job_id, str) or _is_integer(job_id)):
+            raise WorkloadFormatError(source, f"{where}.id", f"must be a string or an integer, not {job_id!r}")
+        if str(job_id) in seen:
+            raise WorkloadFormatError(source, f"{where}.id", f"duplicate job id {job_id!r}")
+        seen.add(str(job_id))
+        if not _is_number(job["subtime"]):
+            raise WorkloadFormatError(source, f"{where}.subtime", f"not a number: {job['subtime']!r}")
+        if not _is_integer(job["res"]) or job["res"] < 0:
+            raise WorkloadFormatError(source, f"{where}.res", f"must be an integer >= 0, not {job['res']!r}")
+        if "walltime" in job:
+            walltime = job["walltime"]
+            if not _is_number(walltime) or not (walltime == -1 or walltime > 0):
+                raise WorkloadFormatError(source, f"{where}.walltime", f"must be -1 or > 0, not {walltime!r}")
+        if not isinstance(job["profile"], str):
+            raise WorkloadFormatError(source, f"{where}.profile", "not a string")
+        if job["profile"] not in profiles:
+            raise WorkloadFormatError(
+                source, f"{where}.profile", f"job {job_id!r} uses unknown profile {job['profile']!r}"
+            )
+    return data
+
+
+def read_workload_json(path: str | Path) -> dict:
+    """Read and validate a Batsim JSON workload file (see :func:`validate_workload` for the checks).
+
+    Returns:
+        The decoded document.
+
+    Raises:
+        WorkloadFormatError: not JSON (message with line and column) or an invalid field (named).
+        FileNotFoundError: no such file.
+    """
+    path = Path(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise WorkloadFormatError(
+            path, None, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from exc
+    return validate_workload(data, path)

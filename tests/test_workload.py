@@ -1,0 +1,336 @@
+"""Tests of the SWF -> Batsim workload conversion: the golden kth2000 workload made by real Batsim users of
+KTH-SP2, the whole KTH-SP2 and HPC2N logs, hand-made logs with hand-computed results, and invariants."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from batreplay.replay.swf import read_swf
+from batreplay.replay.workload import (
+    CHANGE_REASONS,
+    DROP_REASONS,
+    JOB_TABLE_COLUMNS,
+    NOTE_REASONS,
+    WorkloadFormatError,
+    read_workload_json,
+    swf_to_workload,
+    validate_workload,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+@pytest.fixture(scope="module")
+def kth_log(workloads_dir):
+    return read_swf(workloads_dir / KTH)
+
+
+def _values(document: dict) -> list[tuple]:
+    """(id, subtime, res, walltime, delay) per job, profile names resolved."""
+    profiles = document["profiles"]
+    return [(j["id"], j["subtime"], j["res"], j["walltime"], profiles[j["profile"]]["delay"]) for j in document["jobs"]]
+
+
+def test_golden_kth2000_workload(kth_log, golden_dir):
+    # shared/batsim-golden/README.md: first 2000 KTH-SP2 jobs with run time > 0 and allocated > 0;
+    # res = allocated, walltime = requested time, delay = run time, subtime from the first job.
+    golden = json.loads((golden_dir / "kth2000" / "workload.json").read_text())
+    workload = swf_to_workload(
+        kth_log, profile="delay", res_source="allocated", res_fallback=False, walltime_fallback="drop", max_jobs=2000
+    )
+    assert len(golden["jobs"]) == 2000
+    assert _values(workload.to_json_dict()) == _values(golden)
+    assert workload.nb_res == golden["nb_res"] == 100
+    # Same sharing of profiles: one per distinct run time.
+    assert len(workload.profiles) == len(golden["profiles"])
+    assert workload.report.n_jobs == 2000
+    assert (
+        workload.report.n_swf_jobs
+        == workload.report.n_jobs + workload.report.n_dropped + workload.report.n_not_considered
+    )
+
+
+def _plain_kth_rows(path: Path) -> list[list[str]]:
+    """Job lines of the log split by hand (independent of the pandas reader)."""
+    with gzip.open(path, "rt") as handle:
+        return [line.split() for line in handle if line.strip() and not line.startswith(";")]
+
+
+def test_whole_kth_conversion_accounts_for_every_job(kth_log, workloads_dir):
+    workload = swf_to_workload(kth_log)
+    report = workload.report
+    rows = _plain_kth_rows(workloads_dir / KTH)
+    # Counted by hand on the raw fields: run time 0 (field 4), and processors -1 in both fields 5 and 8.
+    zero_run = [r[0] for r in rows if float(r[3]) == 0]
+    no_procs = [r[0] for r in rows if int(r[4]) <= 0 and int(r[7]) <= 0]
+    assert len(zero_run) == 8 and len(no_procs) == 1
+    assert report.dropped_counts == {**dict.fromkeys(DROP_REASONS, 0), "run_time_zero": 8, "res_missing": 1}
+    assert report.n_jobs == len(rows) - 9 == len(workload.jobs)
+    assert report.n_not_considered == 0
+    # The report's lines are the lines of exactly those jobs.
+    line_to_id = dict(zip(kth_log.jobs["line"], kth_log.jobs["job_id"].astype(str)))
+    assert sorted(line_to_id[n] for n in report.dropped["run_time_zero"]) == sorted(zero_run)
+    assert [line_to_id[n] for n in report.dropped["res_missing"]] == no_procs
+    assert {j["id"] for j in workload.jobs} == {r[0] for r in rows} - set(zero_run) - set(no_procs)
+    # Run times, requested times and processors preserved exactly.
+    raw = {r[0]: r for r in rows}
+    for job in workload.jobs:
+        fields = raw[job["id"]]
+        assert workload.profiles[job["profile"]] == {"type": "delay", "delay": int(fields[3])}
+        assert job["walltime"] == float(fields[8])
+        assert job["res"] == int(fields[4])
+    assert "run_time_zero: 8" in report.summary() and str(workloads_dir / KTH) in report.summary()
+
+
+def test_job_table(kth_log):
+    workload = swf_to_workload(kth_log, max_jobs=50)
+    table = workload.job_table
+    assert tuple(table.columns) == JOB_TABLE_COLUMNS
+    assert table["job_id"].tolist() == [j["id"] for j in workload.jobs]
+    assert table["subtime"].tolist() == [j["subtime"] for j in workload.jobs]
+    assert table["profile"].tolist() == [j["profile"] for j in workload.jobs]
+    first = table.iloc[0]
+    # KTH job 15 (line 25): submit 599850, wait 192180, run 3477, user 12.
+    assert (first["job_id"], first["swf_line"], first["user_id"]) == ("15", 25, 12)
+    assert (first["swf_submit_time"], first["swf_wait_time"], first["run_time"]) == (599850.0, 192180.0, 3477.0)
+    assert workload.submit_origin == 599850.0
+    assert workload.unix_start_time == 843480031
+    assert np.array_equal(table["subtime"], table["swf_submit_time"] - 599850.0)
+
+
+def test_parallel_homogeneous_mode(kth_log):
+    speed = 1.5e9
+    workload = swf_to_workload(kth_log, profile="parallel_homogeneous", node_speed=speed, max_jobs=3000)
+    delays = swf_to_workload(kth_log, max_jobs=3000)
+    assert [j["id"] for j in workload.jobs] == [j["id"] for j in delays.jobs]
+    for job, table_run in zip(workload.jobs, workload.job_table["run_time"]):
+        prof = workload.profiles[job["profile"]]
+        assert prof["type"] == "parallel_homogeneous" and prof["com"] == 0
+        assert prof["cpu"] / speed == table_run
+        assert job["profile"].startswith("ph_")
+    with pytest.raises(ValueError, match="node_speed"):
+        swf_to_workload(kth_log, profile="parallel_homogeneous")
+    with pytest.raises(ValueError, match="node_speed"):
+        swf_to_workload(kth_log, profile="parallel_homogeneous", node_speed=0)
+
+
+def test_whole_hpc2n_conversion(workloads_dir):
+    log = read_swf(workloads_dir / "HPC2N-2002-2.2-cln.swf.gz")
+    workload = swf_to_workload(log)
+    # HPC2N has no zero or missing run time and no missing processor count (see its anomaly counts).
+    assert log.anomalies.count("run_time_zero") == log.anomalies.count("run_time_missing") == 0
+    assert workload.report.n_jobs == 202871 == len(workload.jobs)
+    assert workload.nb_res == 240
+    assert np.array_equal(workload.job_table["run_time"].to_numpy(), log.jobs["run_time"].to_numpy())
+    assert workload.report.note_counts["walltime_below_run_time"] == log.anomalies.count("run_time_exceeds_requested")
+    validate_workload(workload.to_json_dict())
+
+
+# Hand-made log; the expected conversions below are worked out by hand from these lines.
+HAND_MADE = """\
+; MaxProcs: 8
+1  100  5  100   4  -1 -1  4  200 -1 1 7 1 -1 -1 -1 -1 -1
+2  110  0  -1    2  -1 -1  2  100 -1 1 7 1 -1 -1 -1 -1 -1
+3  120  0  0     2  -1 -1  2  100 -1 0 8 1 -1 -1 -1 -1 -1
+4  130  9  100  -1  -1 -1  3   -1 -1 1 8 1 -1 -1 -1 -1 -1
+5  140  0  30   -1  -1 -1 -1   60 -1 1 9 1 -1 -1 -1 -1 -1
+6  150  0  12.5 16  -1 -1 16   60 -1 1 9 1 -1 -1 -1 -1 -1
+1  160  0  40    1  -1 -1  1   30 -1 1 9 1 -1 -1 -1 -1 -1
+8  170.5 0 12.5  1  -1 -1 -1   12.5 -1 1 9 1 -1 -1 -1 -1 -1
+"""
+# line 2: job 1, kept as is.                      line 3: run time -1 -> dropped (run_time_missing).
+# line 4: run time 0 -> dropped, or 1 s with "min". line 5: allocated -1 -> res 3 from requested;
+#         requested time -1 -> walltime fallback.  line 6: no processor count -> dropped (res_missing).
+# line 7: 16 > MaxProcs 8 -> dropped (res_exceeds_nb_res).
+# line 8: job number 1 again -> dropped (duplicate_job_id); its walltime 30 < run 40 would have been noted.
+# line 9: walltime 12.5 == run time 12.5 -> noted; requested processors -1 (allocated 1 is used).
+
+
+@pytest.fixture
+def hand_log(tmp_path):
+    path = tmp_path / "hand.swf"
+    path.write_text(HAND_MADE)
+    return read_swf(path)
+
+
+def test_hand_made_defaults(hand_log):
+    workload = swf_to_workload(hand_log)
+    report = workload.report
+    assert report.dropped_counts == {
+        "run_time_missing": 1,
+        "run_time_negative": 0,
+        "run_time_zero": 1,
+        "res_missing": 1,
+        "walltime_missing": 0,
+        "res_exceeds_nb_res": 1,
+        "duplicate_job_id": 1,
+    }
+    assert {k: v.tolist() for k, v in report.dropped.items() if len(v)} == {
+        "run_time_missing": [3],
+        "run_time_zero": [4],
+        "res_missing": [6],
+        "res_exceeds_nb_res": [7],
+        "duplicate_job_id": [8],
+    }
+    assert {k: v.tolist() for k, v in report.changed.items() if len(v)} == {
+        "res_from_requested": [5],
+        "walltime_from_run_time": [5],
+    }
+    assert {k: v.tolist() for k, v in report.notes.items() if len(v)} == {"walltime_equals_run_time": [5, 9]}
+    # Subtimes from the earliest converted submission (100); res, walltime, delay by hand.
+    assert _values(workload.to_json_dict()) == [
+        ("1", 0, 4, 200, 100),
+        ("4", 30, 3, 100, 100),
+        ("8", 70.5, 1, 12.5, 12.5),
+    ]
+    assert workload.nb_res == 8
+    # Jobs 1 and 4 both last 100 s: one shared profile; names derive from the value.
+    assert workload.profiles == {
+        "delay_100": {"type": "delay", "delay": 100},
+        "delay_12.5": {"type": "delay", "delay": 12.5},
+    }
+    assert [j["profile"] for j in workload.jobs] == ["delay_100", "delay_100", "delay_12.5"]
+    assert workload.job_table["user_id"].tolist() == [7, 8, 9]
+    assert report.n_swf_jobs == 8 == report.n_jobs + report.n_dropped
+
+
+def test_hand_made_options(hand_log):
+    minimum = swf_to_workload(hand_log, zero_runtime="min", min_runtime=2.0, walltime_fallback=600)
+    assert [j["id"] for j in minimum.jobs] == ["1", "3", "4", "8"]
+    job3 = minimum.jobs[1]
+    assert minimum.profiles[job3["profile"]] == {"type": "delay", "delay": 2}
+    assert minimum.jobs[2]["walltime"] == 600
+    assert minimum.report.changed["run_time_zero_set_to_min"].tolist() == [4]
+    assert minimum.report.changed["walltime_from_fallback_value"].tolist() == [5]
+    assert minimum.job_table["run_time"].tolist() == [100.0, 2.0, 100.0, 12.5]
+
+    strict = swf_to_workload(hand_log, res_fallback=False, walltime_fallback="drop")
+    assert [j["id"] for j in strict.jobs] == ["1", "8"]
+    assert strict.report.dropped["res_missing"].tolist() == [5, 6]  # line 5 counted once, under res_missing
+
+    requested = swf_to_workload(hand_log, res_source="requested")
+    assert requested.report.changed["res_from_allocated"].tolist() == [9]
+    assert requested.report.changed_counts["res_from_requested"] == 0
+    assert [j["res"] for j in requested.jobs] == [4, 3, 1]
+
+    kept = swf_to_workload(hand_log, oversized="keep")
+    assert "6" in [j["id"] for j in kept.jobs]
+    assert kept.report.notes["res_exceeds_nb_res_kept"].tolist() == [7]
+
+    wide = swf_to_workload(hand_log, nb_res=20)
+    assert wide.nb_res == 20 and wide.report.dropped_counts["res_exceeds_nb_res"] == 0
+
+    first_two = swf_to_workload(hand_log, max_jobs=2)
+    assert [j["id"] for j in first_two.jobs] == ["1", "4"]
+    # Lines 6..9 come after the second converted job (line 5): not considered, not counted as dropped.
+    assert first_two.report.n_not_considered == 4
+    assert first_two.report.dropped_counts["res_exceeds_nb_res"] == 0
+    assert first_two.report.n_dropped == 2
+    assert "4 not considered" in first_two.report.summary()
+
+    for bad in (
+        {"profile": "smpi"},
+        {"res_source": "both"},
+        {"zero_runtime": "keep"},
+        {"min_runtime": 0},
+        {"walltime_fallback": -5},
+        {"walltime_fallback": "forever"},
+        {"nb_res": 0},
+        {"max_jobs": -1},
+        {"oversized": "clip"},
+    ):
+        with pytest.raises(ValueError):
+            swf_to_workload(hand_log, **bad)
+
+
+def test_write_and_read_back(hand_log, tmp_path):
+    workload = swf_to_workload(hand_log)
+    path = workload.write(tmp_path / "w.json")
+    assert read_workload_json(path) == workload.to_json_dict()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hand.swf", "w.json"]  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field", "fragment"),
+    [
+        (lambda d: d.pop("nb_res"), "nb_res", "missing"),
+        (lambda d: d["jobs"][1].pop("res"), "jobs[1].res", "missing"),
+        (lambda d: d["jobs"][2].update(profile="nope"), "jobs[2].profile", "unknown profile 'nope'"),
+        (lambda d: d["jobs"][1].update(id="1"), "jobs[1].id", "duplicate"),
+        (lambda d: d["jobs"][0].update(walltime=0), "jobs[0].walltime", "-1 or > 0"),
+        (lambda d: d["jobs"][0].update(subtime="soon"), "jobs[0].subtime", "not a number"),
+        (lambda d: d["profiles"]["delay_100"].update(delay=0), "profiles.delay_100.delay", "> 0"),
+        (lambda d: d["profiles"].update(x={"cpu": 1}), "profiles.x.type", "missing"),
+    ],
+)
+def test_invalid_workload_names_file_and_field(hand_log, tmp_path, mutate, field, fragment):
+    document = swf_to_workload(hand_log).to_json_dict()
+    mutate(document)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(WorkloadFormatError) as info:
+        read_workload_json(path)
+    assert (info.value.path, info.value.field) == (str(path), field)
+    assert str(path) in str(info.value) and field in str(info.value) and fragment in str(info.value)
+
+
+def test_not_json(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"nb_res": 4,\n "jobs": [}')
+    with pytest.raises(WorkloadFormatError, match="line 2"):
+        read_workload_json(path)
+
+
+# Random logs: every SWF job is accounted for and the result is a valid Batsim workload.
+_row = st.tuples(
+    st.integers(1, 40),  # job id (duplicates happen)
+    st.integers(0, 1000),  # submit
+    st.sampled_from([-1, 0, 3]),  # wait
+    st.one_of(st.just(-1), st.just(0), st.integers(-3, 500), st.floats(0.5, 99.5).map(lambda x: round(x, 2))),
+    st.integers(-1, 12),  # allocated
+    st.integers(-1, 12),  # requested processors
+    st.one_of(st.just(-1), st.integers(0, 600)),  # requested time
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(_row, min_size=1, max_size=25),
+    zero_runtime=st.sampled_from(["drop", "min"]),
+    walltime_fallback=st.sampled_from(["runtime", "drop", 30.0]),
+    max_jobs=st.one_of(st.none(), st.integers(0, 10)),
+)
+def test_conversion_invariants(tmp_path, rows, zero_runtime, walltime_fallback, max_jobs):
+    lines = ["; MaxProcs: 10"] + [
+        f"{j} {s} {w} {r} {a} -1 -1 {p} {t} -1 1 1 1 -1 -1 -1 -1 -1" for j, s, w, r, a, p, t in rows
+    ]
+    path = tmp_path / "random.swf"
+    path.write_text("\n".join(lines) + "\n")
+    log = read_swf(path)
+    workload = swf_to_workload(log, zero_runtime=zero_runtime, walltime_fallback=walltime_fallback, max_jobs=max_jobs)
+    report = workload.report
+    assert report.n_swf_jobs == len(rows) == report.n_jobs + report.n_dropped + report.n_not_considered
+    if max_jobs is not None:
+        assert report.n_jobs <= max_jobs
+    dropped_lines = np.concatenate(list(report.dropped.values()))
+    assert len(set(dropped_lines.tolist())) == len(dropped_lines)  # each job dropped once
+    assert not set(dropped_lines.tolist()) & set(workload.job_table["swf_line"].tolist())
+    if workload.jobs:
+        validate_workload(workload.to_json_dict())
+        assert min(j["subtime"] for j in workload.jobs) == 0
+        assert all(0 < j["res"] <= workload.nb_res == 10 for j in workload.jobs)
+        assert all(workload.profiles[j["profile"]]["delay"] > 0 for j in workload.jobs)
+        assert len({j["id"] for j in workload.jobs}) == len(workload.jobs)
+        assert {j["profile"] for j in workload.jobs} == set(workload.profiles)
+        by_line = dict(zip(log.jobs["line"], log.jobs["run_time"]))
+        for line, run in zip(workload.job_table["swf_line"], workload.job_table["run_time"]):
+            assert run == (by_line[line] if by_line[line] > 0 else 1.0)
+    assert set(report.dropped) == set(DROP_REASONS)
+    assert set(report.changed) == set(CHANGE_REASONS) and set(report.notes) == set(NOTE_REASONS)
+    json.dumps(report.to_dict())
