@@ -211,8 +211,7 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
     try:
         jobs = write_out_jobs(engine.records, staging / "out_jobs.csv")
         write_out_schedule(
-            schedule_summary(jobs, platform.nb_compute, engine.machine_busy_seconds,
-                             connection.scheduler_seconds, simulation_seconds),
+            schedule_summary(jobs, platform.nb_compute, connection.scheduler_seconds, simulation_seconds),
             staging / "out_schedule.csv",
         )
         (staging / "workload.json").write_text(json.dumps(document))

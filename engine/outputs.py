@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from batreplay.analysis.metrics import batsim_schedule_summary
+from batreplay.analysis.out_jobs import validate_out_jobs
 from batreplay.engine.simulator import BATSIM_VERSION, JobRecord
 
 OUT_JOBS_COLUMNS = [
@@ -46,51 +48,32 @@ def jobs_frame(records: Sequence[JobRecord]) -> pd.DataFrame:
     return frame[OUT_JOBS_COLUMNS]
 
 
-def schedule_summary(jobs: pd.DataFrame, nb_machines: int, busy_node_seconds: float,
-                     scheduling_time: float, simulation_time: float) -> dict:
-    """Batsim's ``out_schedule.csv`` aggregates computed from the jobs table.
+def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: float,
+                     simulation_time: float) -> dict:
+    """Batsim's ``out_schedule.csv`` row for a jobs table written by :func:`jobs_frame`.
 
-    ``makespan`` is the last finish time (seconds since the simulation start); slowdowns are Batsim's
-    stretch (turnaround / execution time); means are over the jobs that ran. ``time_computing`` is the
-    busy node-seconds; ``time_idle`` the remaining node-seconds up to the makespan.
+    The job aggregates follow Batsim's conventions (see
+    :func:`batreplay.analysis.metrics.batsim_schedule_summary`: makespan = last finish time, slowdown =
+    turnaround / execution time, means divided by all jobs including rejected ones); ``time_idle`` is the
+    node-seconds left idle up to the makespan; energy and power-state columns are zero (compute-only jobs).
+    ``scheduling_time`` and ``simulation_time`` are wall-clock seconds of this run, as in Batsim.
     """
-    ran = jobs[jobs["starting_time"].notna()]
-    makespan = float(ran["finish_time"].max()) if len(ran) else 0.0
-    nb_jobs = len(jobs)
-    nb_success = int((jobs["final_state"] == "COMPLETED_SUCCESSFULLY").sum())
-    killed = jobs["final_state"].isin(["COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED"])
-
-    def stat(column: str, how: str) -> float:
-        return float(getattr(ran[column], how)()) if len(ran) else 0.0
-
-    return {
-        "batsim_version": f"{BATSIM_VERSION} (batreplay embedded engine)",
-        "consumed_joules": 0.0,
-        "makespan": makespan,
-        "max_slowdown": stat("stretch", "max"),
-        "max_turnaround_time": stat("turnaround_time", "max"),
-        "max_waiting_time": stat("waiting_time", "max"),
-        "mean_slowdown": stat("stretch", "mean"),
-        "mean_turnaround_time": stat("turnaround_time", "mean"),
-        "mean_waiting_time": stat("waiting_time", "mean"),
-        "nb_computing_machines": nb_machines,
-        "nb_grouped_switches": 0,
-        "nb_jobs": nb_jobs,
-        "nb_jobs_finished": len(ran),
-        "nb_jobs_killed": int(killed.sum()),
-        "nb_jobs_rejected": int((jobs["final_state"] == "REJECTED").sum()),
-        "nb_jobs_success": nb_success,
-        "nb_machine_switches": 0,
-        "scheduling_time": scheduling_time,
-        "simulation_time": simulation_time,
-        "success_rate": nb_success / nb_jobs if nb_jobs else 0.0,
-        "time_computing": busy_node_seconds,
-        "time_idle": max(nb_machines * makespan - busy_node_seconds, 0.0),
-        "time_sleeping": 0.0,
-        "time_switching_off": 0.0,
-        "time_switching_on": 0.0,
-        "time_unavailable": 0.0,
-    }
+    summary = batsim_schedule_summary(validate_out_jobs(jobs, source="embedded engine jobs"))
+    summary.update(
+        batsim_version=f"{BATSIM_VERSION} (batreplay embedded engine)",
+        consumed_joules=0.0,
+        nb_computing_machines=nb_machines,
+        nb_grouped_switches=0,
+        nb_machine_switches=0,
+        scheduling_time=scheduling_time,
+        simulation_time=simulation_time,
+        time_idle=max(nb_machines * summary["makespan"] - summary["time_computing"], 0.0),
+        time_sleeping=0.0,
+        time_switching_off=0.0,
+        time_switching_on=0.0,
+        time_unavailable=0.0,
+    )
+    return {column: summary[column] for column in OUT_SCHEDULE_COLUMNS}
 
 
 def _atomic_csv(frame: pd.DataFrame, path: Path) -> None:

@@ -182,7 +182,7 @@ class BatsimEngine:
         self.host_names = [name for name, _ in hosts]
         self.host_speeds = [float(speed) for _, speed in hosts]
         self.nb_hosts = len(hosts)
-        self.busy_hosts: set[int] = set()
+        self.busy_hosts = ProcSet()
         self.jobs: dict[str, Job] = {}
         self.profiles: dict[str, dict[str, dict]] = {}
         self.records: list[JobRecord] = []
@@ -202,7 +202,6 @@ class BatsimEngine:
         self._static_workloads = dict(workloads)
         self._submitters_expected = len(workloads)
         self._submitters_done = 0
-        self.machine_busy_seconds = 0.0
 
         files = dict(workload_files or {})
         static_jobs: dict[str, list[Job]] = {}
@@ -450,14 +449,12 @@ class BatsimEngine:
         self._send((0.0, 0), _Message(_HELLO, wname, submit_due))
 
     def _start_job(self, job: Job, alloc: ProcSet) -> None:
-        profile = self._profile_of(job)
-        speeds = [self.host_speeds[i] for i in alloc]
-        duration = execution_time(profile, speeds)
+        duration = self._duration(job, alloc)
         start_seconds, ticks = self._now
         job.state = "RUNNING"
         job.start = start_seconds
         job.allocation = alloc
-        self.busy_hosts.update(alloc)
+        self.busy_hosts |= alloc
         self.nb_running += 1
         if job.walltime >= 0 and not duration < job.walltime:
             duration, final = job.walltime, "COMPLETED_WALLTIME_REACHED"
@@ -476,9 +473,14 @@ class BatsimEngine:
 
         self._schedule((start_seconds + duration, ticks), _PRIO_SEND, finish)
 
+    def _duration(self, job: Job, alloc: ProcSet) -> float:
+        profile = self._profile_of(job)
+        if profile["type"] == "delay":
+            return float(profile["delay"])
+        return execution_time(profile, [self.host_speeds[i] for i in alloc])
+
     def _release(self, job: Job) -> None:
-        self.busy_hosts.difference_update(job.allocation)
-        self.machine_busy_seconds += job.runtime * len(job.allocation)
+        self.busy_hosts -= job.allocation
 
     def _profile_of(self, job: Job) -> dict:
         try:
@@ -591,10 +593,10 @@ class BatsimEngine:
                 f"EXECUTE_JOB '{job.full_id}': the job requests {job.res} resources but {len(alloc)} were "
                 f"allocated ({alloc})"
             )
-        clash = self.busy_hosts.intersection(alloc)
+        clash = self.busy_hosts & alloc
         if clash:
             raise EngineError(
-                f"EXECUTE_JOB '{job.full_id}': resources {ProcSet(*clash)} are already computing another job "
+                f"EXECUTE_JOB '{job.full_id}': resources {clash} are already computing another job "
                 "(compute sharing is disabled)"
             )
         self._start_job(job, alloc)
@@ -619,8 +621,7 @@ class BatsimEngine:
         for job in to_kill:
             if job.state == "RUNNING":
                 elapsed = self._now[0] - job.start
-                profile = self._profile_of(job)
-                total = execution_time(profile, [self.host_speeds[i] for i in job.allocation])
+                total = self._duration(job, job.allocation)
                 progress[job.full_id] = {"profile_name": job.profile_name, "progress": elapsed / total}
                 job.completion_token = None
                 job.state = "COMPLETED_KILLED"

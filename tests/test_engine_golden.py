@@ -16,9 +16,9 @@ import pytest
 from batsim.tools.launcher import instanciate_scheduler
 
 from batreplay.engine.inprocess import run_scheduler
-from batreplay.engine.outputs import jobs_frame
+from batreplay.engine.outputs import jobs_frame, schedule_summary
 from batreplay.engine.simulator import BatsimEngine, EngineError, EngineOptions
-from batreplay.platforms.model import read_platform
+from batreplay.platforms.reader import read_platform
 from conftest import GOLDEN, golden_cases
 
 TOLERANCE = 1e-6 + 1e-9  # Batsim prints six decimals
@@ -113,6 +113,12 @@ def test_pybatsim_easy_backfill_on_engine_gives_batsim_out_jobs(case):
     assert (ours["success"] == theirs["success"]).all()
     assert (ours["allocated_resources"].astype(str) == theirs["allocated_resources"].astype(str)).all()
     assert ((ours["stretch"] - theirs["stretch"]).abs() <= 1e-5 * theirs["stretch"]).all()
+
+    summary = schedule_summary(jobs_frame(engine.records), engine.nb_hosts, 0.0, 0.0)
+    batsim = pd.read_csv(GOLDEN / case / "out_schedule.csv").iloc[0]
+    for column in ["makespan", "max_waiting_time", "mean_waiting_time", "mean_turnaround_time", "nb_jobs",
+                   "nb_jobs_finished", "nb_jobs_killed", "nb_jobs_success", "time_computing", "success_rate"]:
+        assert summary[column] == pytest.approx(float(batsim[column]), abs=1e-5), column
 
 
 def test_rows_follow_termination_order_on_dynamic_case():
