@@ -118,7 +118,7 @@ def test_pybatsim_easy_backfill_on_engine_gives_batsim_out_jobs(case):
     batsim = pd.read_csv(GOLDEN / case / "out_schedule.csv").iloc[0]
     for column in ["makespan", "max_waiting_time", "mean_waiting_time", "mean_turnaround_time", "nb_jobs",
                    "nb_jobs_finished", "nb_jobs_killed", "nb_jobs_success", "time_computing", "success_rate"]:
-        assert summary[column] == pytest.approx(float(batsim[column]), abs=1e-5), column
+        assert summary[column] == pytest.approx(float(batsim[column]), rel=1e-9, abs=1e-5), column
 
 
 def test_rows_follow_termination_order_on_dynamic_case():
