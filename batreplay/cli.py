@@ -56,6 +56,8 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
         recorded_speed=args.recorded_speed,
         max_jobs=args.max_jobs,
         scheduler_options=json.loads(args.scheduler_options),
+        replay=args.replay,
+        sessions=args.sessions,
         force=args.force,
     )
     columns = [TextColumn("[bold]simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
@@ -109,6 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="node speed of the recorded machine in flop/s (default: %(default)g)")
     run.add_argument("--max-jobs", type=int, default=None, help="simulate only the first N jobs of the log")
     run.add_argument("--scheduler-options", default="{}", help="JSON options passed to the scheduler")
+    run.add_argument("--replay", choices=["rigid", "feedback"], default="rigid",
+                     help="rigid: recorded submission times; feedback: users replay their session graphs "
+                          "(Madon et al. 2024; SWF logs only)")
+    run.add_argument("--sessions", default="arrival:60",
+                     help="feedback sessions: method:minutes (arrival:60, last:60, max:60), a60-style label, "
+                          "or a directory written by 'batreplay sessions' (default: %(default)s)")
     run.add_argument("--force", action="store_true", help="replace an existing run directory")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_cmd_run)

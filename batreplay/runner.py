@@ -44,6 +44,7 @@ from batreplay.replay.workload import read_workload_json, swf_to_workload
 from batreplay.schedulers.registry import load_scheduler
 
 ProfileMode = Literal["delay", "parallel_homogeneous"]
+ReplayMode = Literal["rigid", "feedback"]
 
 
 class RunError(RuntimeError):
@@ -66,6 +67,10 @@ class RunSpec:
         recorded_speed: node speed of the recorded machine, flop/s (only for ``parallel_homogeneous``).
         max_jobs: simulate only the first jobs of the log (file order); None for all.
         scheduler_options: options passed to the scheduler (pybatsim's ``-o`` JSON).
+        replay: ``rigid`` (jobs submitted at their recorded times) or ``feedback`` (users replay their
+            session graphs, Madon et al. 2024; needs an SWF log).
+        sessions: for feedback: a ``method:threshold`` pair (``arrival:60``; also ``a60``, ``l60``, ``m60``)
+            or a directory of session graphs written by ``batreplay sessions``.
         force: replace an existing run directory.
     """
 
@@ -77,6 +82,8 @@ class RunSpec:
     recorded_speed: float = REFERENCE_NODE_SPEED
     max_jobs: int | None = None
     scheduler_options: dict[str, Any] = field(default_factory=dict)
+    replay: ReplayMode = "rigid"
+    sessions: str = "arrival:60"
     force: bool = False
 
 
@@ -146,6 +153,60 @@ def load_workload(spec: RunSpec) -> tuple[dict, pd.DataFrame | None, list[str]]:
     return converted.to_json_dict(), converted.job_table, notes
 
 
+def session_graphs_for(job_table: pd.DataFrame, sessions: str):
+    """Session graphs of the jobs of ``job_table`` (a converted workload's per-job table).
+
+    ``sessions`` is a ``method:threshold`` pair (``arrival:60``), a short label (``a60``, ``l0``, ``m60``)
+    or a directory written by ``batreplay sessions``.
+
+    Raises:
+        RunError: an unreadable specification.
+    """
+    from batreplay.replay.session_graph import build_session_graphs, load_session_graphs
+    from batreplay.replay.sessions import parse_session_spec, partition_sessions
+
+    if Path(sessions).is_dir():
+        return load_session_graphs(sessions)
+    try:
+        if ":" in sessions:
+            method, threshold = sessions.split(":", 1)
+            method, threshold = method.strip(), float(threshold)
+        else:
+            method, threshold = parse_session_spec(sessions)
+    except ValueError as err:
+        raise RunError(f"--sessions {sessions!r}: expected method:minutes (arrival:60), a60/l60/m60 "
+                       f"or a directory of session graphs ({err})") from None
+    recorded = pd.DataFrame({
+        "job_id": job_table["job_id"].astype("int64"),
+        "user_id": job_table["user_id"],
+        "submit_time": job_table["swf_submit_time"],
+        "wait_time": job_table["swf_wait_time"],
+        "run_time": job_table["run_time"],
+    })
+    return build_session_graphs(partition_sessions(recorded, method, threshold))
+
+
+def feedback_decision_process(document: dict, job_table: pd.DataFrame, sessions: str, inner):
+    """The feedback broker around ``inner`` for a converted SWF workload, and notes on what it contains."""
+    from batreplay.replay.broker import FeedbackBroker
+    from batreplay.replay.feedback import ThinkTimeUsers
+
+    graphs = session_graphs_for(job_table, sessions)
+    origin = float((job_table["swf_submit_time"] - job_table["subtime"]).iloc[0]) if len(job_table) else 0.0
+    job_ids = job_table["job_id"].astype("int64").tolist()
+    users = ThinkTimeUsers(graphs, origin=origin, job_ids=job_ids)
+    profiles = document["profiles"]
+    requests = {int(job["id"]): {"res": job["res"], "walltime": job["walltime"], "profile": profiles[job["profile"]]}
+                for job in document["jobs"]}
+    missing = set(requests) - set(users.session_of_job)
+    if missing:
+        raise RunError(f"session graphs do not cover {len(missing)} jobs of the workload (e.g. {sorted(missing)[:5]}); "
+                       "were they computed from another log?")
+    note = (f"feedback replay: {len(users.sessions)} sessions ({graphs.label}) for {users.nb_jobs} jobs of "
+            f"{len(graphs)} users; {len(users.ignored_jobs)} jobs of the graphs not in the workload")
+    return FeedbackBroker(inner, users, requests), [note]
+
+
 def _versions() -> dict[str, str]:
     versions = {"python": host_platform.python_version()}
     for package in ("batreplay", "pybatsim", "pyzmq", "pandas", "numpy", "procset"):
@@ -188,10 +249,23 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
     platform = read_platform(platform_path)
     document, job_table, notes = load_workload(spec)
     scheduler = load_scheduler(spec.scheduler, spec.scheduler_options)
+    if job_table is not None:
+        job_table = job_table.assign(original_submission_time=job_table["subtime"])
 
     hosts = [(h.name, h.speed) for h in platform.hosts]
-    engine = BatsimEngine(hosts, {"w0": document}, {"w0": "workload.json"}, EngineOptions())
     total = len(document["jobs"])
+    if spec.replay == "feedback":
+        if job_table is None:
+            raise RunError("feedback replay needs an SWF log (user ids and recorded times), not a JSON workload")
+        scheduler, notes_feedback = feedback_decision_process(document, job_table, spec.sessions, scheduler)
+        notes.extend(notes_feedback)
+        static = {"nb_res": document["nb_res"], "jobs": [], "profiles": {}}
+        options = EngineOptions(dynamic_jobs=True, acknowledge_dynamic_jobs=True)
+        engine = BatsimEngine(hosts, {"w0": static}, {"w0": "workload.json"}, options)
+    elif spec.replay == "rigid":
+        engine = BatsimEngine(hosts, {"w0": document}, {"w0": "workload.json"}, EngineOptions())
+    else:
+        raise RunError(f"unknown replay mode {spec.replay!r} (rigid or feedback)")
     done = 0
 
     def progress(request: dict) -> None:
