@@ -85,7 +85,10 @@ class ThinkTimeUsers:
                 self.sessions[key] = _Session(
                     user_id=int(user), jobs=jobs, successors=successors.get(sid, []),
                     waiting_for=waiting.get(sid, 0),
-                    earliest_start=float(graph.first_submit[position]) - self.origin,
+                    # a root session starts at its recorded start; others at their latest predecessor's
+                    # finish + think time, accumulated as predecessors finish
+                    earliest_start=(float(graph.first_submit[position]) - self.origin
+                                    if sid not in waiting else float("-inf")),
                     unfinished=len(jobs))
                 for job_id, _ in jobs:
                     if job_id in self.session_of_job:
