@@ -1,6 +1,7 @@
 """The ``batreplay`` command: one entry point, one subcommand per task.
 
 - ``batreplay run``: simulate a workload (SWF or Batsim JSON) on a platform with a scheduler;
+- ``batreplay sessions``: partition an SWF log into user sessions, write the session graphs and statistics;
 - ``batreplay platform``: write a SimGrid cluster platform (and its scaled variants);
 - ``batreplay fetch``: download a Parallel Workloads Archive log into the local cache.
 
@@ -77,6 +78,27 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
+    from batreplay.replay.session_graph import describe_session_graphs, save_session_graphs
+    from batreplay.replay.swf import read_swf
+    from batreplay.replay.workload import swf_to_workload
+    from batreplay.runner import session_graphs_for
+
+    log = read_swf(args.workload)
+    converted = swf_to_workload(log, profile="delay", max_jobs=args.max_jobs)
+    console.print(log.anomalies.summary(), highlight=False)
+    console.print(converted.report.summary(), highlight=False)
+    graphs = session_graphs_for(converted.job_table, f"{args.method}:{args.threshold}")
+    out = Path(args.out)
+    index = save_session_graphs(graphs, out)
+    stats = describe_session_graphs(graphs)
+    stats.per_user.to_csv(out / "statistics_per_user.csv")
+    (out / "statistics.json").write_text(json.dumps(stats.to_dict(), indent=2, default=float))
+    console.print(stats.summary(), highlight=False)
+    console.print(f"session graphs of {len(graphs)} users in {index.parent} (index: {index.name})")
+    return 0
+
+
 def _cmd_platform(args: argparse.Namespace, console: Console) -> int:
     from batreplay.platforms.generate import platform_command
 
@@ -120,6 +142,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--force", action="store_true", help="replace an existing run directory")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_cmd_run)
+
+    sessions = commands.add_parser("sessions", help="cut an SWF log into user sessions and write session graphs")
+    sessions.add_argument("--workload", required=True, help="SWF log (.swf or .swf.gz)")
+    sessions.add_argument("--method", choices=["arrival", "last", "max"], default="arrival",
+                          help="session delimitation (Madon et al. 2024; Zakay & Feitelson) (default: %(default)s)")
+    sessions.add_argument("--threshold", type=float, default=60.0, help="threshold in minutes (default: %(default)s)")
+    sessions.add_argument("--max-jobs", type=int, default=None, help="only the first N jobs of the log")
+    sessions.add_argument("--out", required=True, help="directory for the graphs (JSON) and statistics")
+    sessions.set_defaults(handler=_cmd_sessions)
 
     plat = commands.add_parser("platform", help="write a SimGrid cluster platform that Batsim 4.2 accepts")
     plat.add_argument("--nodes", type=int, required=True, help="number of compute nodes")
