@@ -2,6 +2,7 @@
 
 - ``batreplay run``: simulate a workload (SWF or Batsim JSON) on a platform with a scheduler;
 - ``batreplay sessions``: partition an SWF log into user sessions, write the session graphs and statistics;
+- ``batreplay analyze``: metrics, figures and an HTML report of one or several runs;
 - ``batreplay platform``: write a SimGrid cluster platform (and its scaled variants);
 - ``batreplay fetch``: download a Parallel Workloads Archive log into the local cache.
 
@@ -99,6 +100,15 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _cmd_analyze(args: argparse.Namespace, console: Console) -> int:
+    from batreplay.analysis.analyze_command import analyze
+
+    report = analyze(args.run_dirs, Path(args.out), nb_resources=args.nb_resources, tau=args.tau,
+                     swf_log=args.swf, window=args.window_days)
+    console.print(f"tables, figures/ and report in {report.parent}; open {report}")
+    return 0
+
+
 def _cmd_platform(args: argparse.Namespace, console: Console) -> int:
     from batreplay.platforms.generate import platform_command
 
@@ -151,6 +161,20 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--max-jobs", type=int, default=None, help="only the first N jobs of the log")
     sessions.add_argument("--out", required=True, help="directory for the graphs (JSON) and statistics")
     sessions.set_defaults(handler=_cmd_sessions)
+
+    analyze = commands.add_parser("analyze", help="metrics, figures and an HTML report of runs, side by side")
+    analyze.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                         help="batreplay run directory or Batsim output folder")
+    analyze.add_argument("--out", required=True, help="output folder (metrics.csv/.json, figures/, report.html)")
+    analyze.add_argument("--swf", default=None,
+                         help="recorded SWF log the runs replayed: adds the adequacy table P (seed 000)")
+    analyze.add_argument("--nb-resources", type=int, default=None,
+                         help="compute nodes (default: run.json's platform, out_schedule.csv)")
+    analyze.add_argument("--window-days", type=float, nargs=2, metavar=("START", "LENGTH"), default=None,
+                         help="metrics and Gantt chart over [START, START + LENGTH] days of simulated time")
+    analyze.add_argument("--tau", type=float, default=10.0,
+                         help="bounded slowdown threshold in seconds (default: %(default)g)")
+    analyze.set_defaults(handler=_cmd_analyze)
 
     plat = commands.add_parser("platform", help="write a SimGrid cluster platform that Batsim 4.2 accepts")
     plat.add_argument("--nodes", type=int, required=True, help="number of compute nodes")

@@ -1,0 +1,299 @@
+"""Loading one simulation's outputs for analysis: a batreplay run directory or a real Batsim output folder.
+
+A batreplay run directory (written by :func:`batreplay.runner.run`) holds ``out_jobs.csv``,
+``out_schedule.csv``, ``workload.json``, ``jobs.csv`` (per-job SWF facts: ``job_id``, ``user_id``, recorded
+times, and ``original_submission_time`` for runs that know it), ``metrics.json`` and ``run.json`` (the run's
+spec and the platform file used). A real Batsim's output folder holds at least ``out_jobs.csv`` (or
+``<prefix>_jobs.csv`` for another ``-e`` prefix), often ``out_schedule.csv`` and sometimes the
+``platform.xml`` it ran on.
+
+The number of compute resources (nodes) is needed for utilisation. It is taken, first found wins, from: an
+explicit value (``--nb-resources``); the platform of ``run.json`` (its ``platform_file``, else its spec's
+``platform``, a file or a shipped platform name), read with :func:`batreplay.platforms.reader.read_platform`;
+``nb_computing_machines`` of Batsim's ``out_schedule.csv``; a ``platform.xml`` in the folder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from batreplay.analysis.out_jobs import FULL_ID, OutJobsError, attach_job_table, read_out_jobs
+from batreplay.platforms.reader import read_platform
+from batreplay.platforms.shipped import SHIPPED_PLATFORMS
+
+OUT_JOBS_NAME = "out_jobs.csv"
+OUT_SCHEDULE_NAME = "out_schedule.csv"
+JOB_TABLE_NAME = "jobs.csv"
+MANIFEST_NAME = "run.json"
+#: Columns a job side table must have to be used (per-user metrics need the user).
+JOB_TABLE_REQUIRED: tuple[str, ...] = ("job_id", "user_id")
+#: Column of the job side table holding each job's recorded submission time (s, simulation clock).
+ORIGINAL_SUBMISSION = "original_submission_time"
+
+
+class RunDirError(ValueError):
+    """A run directory or Batsim output folder that cannot be analysed; the message names the file and why."""
+
+
+@dataclass
+class RunData:
+    """One simulation's outputs, validated.
+
+    Attributes:
+        name: short label of the run in tables and figures (the folder name, made unique by the caller).
+        path: the folder read.
+        jobs: validated jobs table (:func:`batreplay.analysis.out_jobs.read_out_jobs`), one row per job.
+        job_table: the job side table (``jobs.csv``) with at least ``job_id`` and ``user_id``, one row per
+            job of ``jobs`` (checked), or None for a plain Batsim output folder.
+        nb_resources: number of compute resources of the platform (nodes), or None when nothing tells.
+        nb_resources_source: where ``nb_resources`` came from (human readable), or None.
+        spec: the ``spec`` object of ``run.json`` (workload, platform, scheduler, ...), or ``{}``.
+        manifest: the whole ``run.json``, or ``{}`` for a Batsim output folder.
+        notes: human-readable facts noticed while loading (nothing is dropped silently).
+    """
+
+    name: str
+    path: Path
+    jobs: pd.DataFrame
+    job_table: pd.DataFrame | None = None
+    nb_resources: int | None = None
+    nb_resources_source: str | None = None
+    spec: dict[str, Any] = field(default_factory=dict)
+    manifest: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def has_users(self) -> bool:
+        """True when a job side table with ``user_id`` is attached."""
+        return self.job_table is not None
+
+    @property
+    def has_original_submissions(self) -> bool:
+        """True when the job side table gives each job's recorded submission time (needed for lateness)."""
+        return self.job_table is not None and ORIGINAL_SUBMISSION in self.job_table.columns
+
+    @property
+    def scheduler(self) -> str:
+        """Scheduler name from ``run.json``, or ``"?"`` (a Batsim output folder does not say)."""
+        return str(self.spec.get("scheduler", "?"))
+
+    @property
+    def label(self) -> str:
+        """One-line description: name, scheduler and platform when known."""
+        platform = self.spec.get("platform")
+        parts = [self.name]
+        if self.spec:
+            parts.append(f"{self.scheduler} on {Path(str(platform)).stem if platform else '?'}")
+        if self.spec.get("replay"):
+            parts.append(str(self.spec["replay"]))
+        return ", ".join(parts)
+
+
+def _find_jobs_file(folder: Path) -> Path:
+    direct = folder / OUT_JOBS_NAME
+    if direct.is_file():
+        return direct
+    candidates = sorted(folder.glob("*_jobs.csv"))
+    if len(candidates) == 1:
+        return candidates[0]
+    if len(candidates) > 1:
+        raise RunDirError(f"{folder}: several Batsim jobs files ({', '.join(p.name for p in candidates)}); "
+                          f"pass the folder of one run")
+    raise RunDirError(f"{folder}: no {OUT_JOBS_NAME} (neither a batreplay run directory nor a Batsim output "
+                      f"folder)")
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    try:
+        manifest = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise RunDirError(f"{path}, line {err.lineno}: not valid JSON: {err.msg}") from err
+    if not isinstance(manifest, dict):
+        raise RunDirError(f"{path}: expected a JSON object, found {type(manifest).__name__}")
+    spec = manifest.get("spec", {})
+    if not isinstance(spec, dict):
+        raise RunDirError(f"{path}, field 'spec': expected a JSON object, found {type(spec).__name__}")
+    return manifest
+
+
+def read_job_table(path: Path, jobs: pd.DataFrame) -> pd.DataFrame:
+    """Read a job side table (``jobs.csv``) and check it describes exactly the jobs of ``jobs``.
+
+    Args:
+        path: the CSV file; needs columns ``job_id`` and ``user_id``; ``original_submission_time`` (s), when
+            present, must be a finite number on every row.
+        jobs: the validated jobs table of the same run.
+
+    Returns:
+        The table as read (``job_id`` as text), one row per job.
+
+    Raises:
+        RunDirError: unreadable file, missing columns (listed), a bad ``original_submission_time`` (line
+            named), or jobs present on one side only (named, see
+            :func:`batreplay.analysis.out_jobs.attach_job_table`).
+    """
+    try:
+        table = pd.read_csv(path, dtype={"job_id": str})
+    except pd.errors.EmptyDataError as err:
+        raise RunDirError(f"{path}: empty file, expected a header with {', '.join(JOB_TABLE_REQUIRED)}") from err
+    except pd.errors.ParserError as err:
+        raise RunDirError(f"{path}: not a readable CSV file: {err}") from err
+    missing = [c for c in JOB_TABLE_REQUIRED if c not in table.columns]
+    if missing:
+        raise RunDirError(f"{path}: missing column(s) {', '.join(missing)} "
+                          f"(found: {', '.join(map(str, table.columns))})")
+    if ORIGINAL_SUBMISSION in table.columns:
+        values = pd.to_numeric(table[ORIGINAL_SUBMISSION], errors="coerce").to_numpy(dtype="float64")
+        bad = ~np.isfinite(values)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise RunDirError(f"{path}, line {row + 2}, column {ORIGINAL_SUBMISSION!r}: "
+                              f"{table[ORIGINAL_SUBMISSION].iloc[row]!r} is not a finite number "
+                              f"({int(bad.sum())} such row(s))")
+        table[ORIGINAL_SUBMISSION] = values
+    try:
+        attach_job_table(jobs, table, columns=["user_id"], table_name=str(path))
+    except ValueError as err:
+        raise RunDirError(str(err)) from err
+    return table
+
+
+def _platform_from_manifest(folder: Path, manifest: dict[str, Any]) -> tuple[Path | None, list[str]]:
+    """The platform file a run used, trying run.json's ``platform_file`` then its spec's ``platform``."""
+    tried: list[str] = []
+    platform_file = manifest.get("platform_file")
+    if platform_file:
+        candidate = Path(platform_file)
+        for path in (candidate, folder / candidate):
+            if path.is_file():
+                return path, tried
+        tried.append(str(platform_file))
+    name = manifest.get("spec", {}).get("platform")
+    if name:
+        if str(name) in SHIPPED_PLATFORMS:
+            return SHIPPED_PLATFORMS[str(name)], tried
+        for path in (Path(str(name)), folder / str(name)):
+            if path.is_file():
+                return path, tried
+        tried.append(str(name))
+    return None, tried
+
+
+def _nb_from_schedule(path: Path) -> int | None:
+    try:
+        schedule = pd.read_csv(path)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError) as err:
+        raise RunDirError(f"{path}: not a readable CSV file: {err}") from err
+    if "nb_computing_machines" not in schedule.columns or len(schedule) == 0:
+        return None
+    value = pd.to_numeric(schedule["nb_computing_machines"], errors="coerce").iloc[0]
+    if not (np.isfinite(value) and value >= 1 and value == round(value)):
+        raise RunDirError(f"{path}, line 2, column 'nb_computing_machines': "
+                          f"{schedule['nb_computing_machines'].iloc[0]!r} is not a positive whole number")
+    return int(value)
+
+
+def _resolve_nb_resources(folder: Path, manifest: dict[str, Any],
+                          explicit: int | None) -> tuple[int | None, str | None, list[str]]:
+    notes: list[str] = []
+    if explicit is not None:
+        if not (isinstance(explicit, (int, np.integer)) and explicit >= 1):
+            raise RunDirError(f"number of resources must be a whole number >= 1, got {explicit!r}")
+        return int(explicit), "given explicitly", notes
+    if manifest:
+        platform, tried = _platform_from_manifest(folder, manifest)
+        if platform is not None:
+            return read_platform(platform).nb_compute, f"platform {platform}", notes
+        if tried:
+            notes.append(f"platform named in {MANIFEST_NAME} not found ({', '.join(tried)})")
+    schedule = folder / OUT_SCHEDULE_NAME
+    if schedule.is_file():
+        value = _nb_from_schedule(schedule)
+        if value is not None:
+            return value, f"nb_computing_machines of {schedule.name}", notes
+    platform_xml = folder / "platform.xml"
+    if platform_xml.is_file():
+        return read_platform(platform_xml).nb_compute, f"platform {platform_xml}", notes
+    return None, None, notes
+
+
+def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | None = None) -> RunData:
+    """Load and validate one run directory or Batsim output folder.
+
+    Args:
+        path: the folder (a batreplay run directory or a Batsim output folder); a path to a Batsim jobs file
+            (``out_jobs.csv``) is taken as its folder.
+        nb_resources: number of compute resources to use (overrides what the folder says), or None to find
+            it (see the module docstring).
+        name: label of the run; default the folder's name.
+
+    Returns:
+        A :class:`RunData`. ``nb_resources`` may be None when nothing tells (the caller decides).
+
+    Raises:
+        RunDirError: no such folder, no jobs file, unreadable ``run.json`` / ``jobs.csv`` /
+            ``out_schedule.csv``, a side table that does not match the jobs, a job that ran on more resources
+            than the platform has.
+        batreplay.analysis.out_jobs.OutJobsError: ``out_jobs.csv`` missing columns or holding bad values
+            (file, line and column named).
+        batreplay.platforms.reader.PlatformError: a malformed platform file.
+    """
+    folder = Path(path)
+    if folder.is_file() and folder.name.endswith("jobs.csv"):
+        folder = folder.parent
+    if not folder.exists():
+        raise RunDirError(f"{folder}: no such run directory")
+    if not folder.is_dir():
+        raise RunDirError(f"{folder}: not a directory (expected a run directory or a Batsim output folder)")
+    jobs_file = _find_jobs_file(folder)
+    jobs = read_out_jobs(jobs_file)
+    if len(jobs) == 0:
+        raise OutJobsError(f"{jobs_file}: no job in the file")
+    manifest_path = folder / MANIFEST_NAME
+    manifest = _read_manifest(manifest_path) if manifest_path.is_file() else {}
+    job_table_path = folder / JOB_TABLE_NAME
+    job_table = read_job_table(job_table_path, jobs) if job_table_path.is_file() else None
+    value, source, notes = _resolve_nb_resources(folder, manifest, nb_resources)
+    if job_table is None:
+        notes.append(f"no {JOB_TABLE_NAME}: no per-user metrics or lateness for this run")
+    ran = jobs["starting_time"].notna().to_numpy()
+    if value is not None and ran.any():
+        # a rejected job may be wider than the platform (that is often why it was rejected)
+        widths = np.where(ran, jobs["requested_number_of_resources"].to_numpy(), 0)
+        widest = int(widths.max())
+        if widest > value:
+            row = int(widths.argmax())
+            raise RunDirError(f"{jobs_file}: job {jobs[FULL_ID].iloc[row]} requests {widest} resources but the "
+                              f"platform has {value} ({source})")
+    return RunData(name=name or folder.resolve().name, path=folder, jobs=jobs, job_table=job_table,
+                   nb_resources=value, nb_resources_source=source, spec=dict(manifest.get("spec", {})),
+                   manifest=manifest, notes=notes)
+
+
+def unique_run_names(paths: Sequence[str | Path]) -> list[str]:
+    """Short distinct labels for run folders: the folder name, with parent folders added until all differ.
+
+    Raises:
+        RunDirError: the same folder is given twice.
+    """
+    resolved = [Path(p).resolve() for p in paths]
+    seen: dict[Path, int] = {}
+    for index, folder in enumerate(resolved):
+        if folder in seen:
+            raise RunDirError(f"{paths[index]}: the same run is given twice (also as {paths[seen[folder]]})")
+        seen[folder] = index
+    depths = [1] * len(resolved)
+    while True:
+        names = ["/".join(folder.parts[-depth:]) for folder, depth in zip(resolved, depths)]
+        clashing = [i for i, n in enumerate(names) if names.count(n) > 1 and depths[i] < len(resolved[i].parts)]
+        if not clashing:
+            return names
+        for i in clashing:
+            depths[i] += 1
