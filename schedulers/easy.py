@@ -1,0 +1,197 @@
+"""EASY backfilling (FCFS with aggressive backfilling and a single reservation).
+
+Sources: EASY, the Extensible Argonne Scheduling sYstem, D. Lifka, "The ANL/IBM SP scheduling system", JSSPP 1995
+(LNCS 949); the formulation with a *shadow time* and *extra nodes* used here is that of A. W. Mu'alem and
+D. G. Feitelson, "Utilization, predictability, workloads, and user runtime estimates in scheduling the IBM SP2
+with backfilling", IEEE TPDS 12(6), 2001; the project's seed ``001`` (Rauch 2022, section "First Come First Serve
+w/ EASY Backfilling" and its Fig. 3) describes the same two cases: the shadow space and the extra-processor space.
+
+Rules applied at every decision, at time ``now``:
+
+1. The queue is kept in submission order. Jobs are started from its head while the head fits in the free nodes.
+2. If the head does not fit, it gets a reservation. Running jobs are expected to end at start + walltime; the
+   *shadow time* is the earliest of these ends (never before ``now``) at which the free nodes plus the nodes of
+   the jobs ended so far reach the head's request. *Extra nodes* = nodes free at the shadow time (all jobs
+   expected to end by then counted as ended) minus the head's request.
+3. The rest of the queue is scanned in order. A job is backfilled, i.e. started now, if it fits in the nodes
+   free at that point of the scan and either ends by the shadow time (``now + walltime <= shadow``), or requests
+   at most the extra nodes, in which case the extra nodes decrease by its request. The first criterion is
+   checked first, so a job that ends before the shadow time does not use up extra nodes.
+
+Choices and edge cases (documented, tested):
+
+- A job with no walltime (missing, zero or negative requested time) cannot pass the time criterion; it can only
+  be backfilled on extra nodes. A running job without walltime is expected to run forever: if the head can only
+  start after such a job, the shadow time is ``inf``, every job with a walltime passes the time criterion and the
+  extra nodes are 0.
+- Times are compared with a tolerance of :data:`~batreplay.schedulers.policy.TIME_EPSILON` (1e-7 s, below
+  Batsim's 1e-6 s resolution): a job ending at ``shadow + 1e-9`` ends "by the shadow time".
+- Several jobs started at the same ``now`` are all recorded as running before the reservation is computed, so
+  the reservation accounts for them.
+- Allocations are the lowest free resource ids, in start order.
+
+Cost: computing the reservation walks the running jobs by expected end (at most one per node). The backfill
+scan stops as soon as no node is free. When neither the head, nor the number of free nodes, nor the extra nodes,
+nor the time to the shadow time grew since the previous decision, every job that failed the test then still
+fails it, and only the jobs submitted since are scanned; the result is the same as a full scan (tested).
+
+Loadable by the plain pybatsim launcher: ``pybatsim schedulers/easy.py`` instantiates :class:`Easy`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from procset import ProcSet
+
+from batreplay.schedulers.adapter import PolicyScheduler
+from batreplay.schedulers.policy import TIME_EPSILON, QueuedJob, SchedulingPolicy, Start
+
+
+class Reservation(NamedTuple):
+    """The head job's reservation: its id, the shadow time (s, may be ``inf``) and the extra nodes at that
+    time, as computed at the last decision before any backfilling."""
+
+    job_id: str
+    shadow_time: float
+    extra_nodes: int
+
+
+@dataclass(slots=True)
+class _ScanState:
+    """What the last backfill scan ended with; the incremental scan is valid when nothing loosened since."""
+
+    head_id: str
+    nb_free: int
+    extra_nodes: int
+    slack: float  # shadow time minus decision time, s
+    scanned: int  # queue positions [0, scanned) were scanned (and all failed)
+
+
+class EasyPolicy(SchedulingPolicy):
+    """EASY backfilling over a queue in submission order (see the module docstring for the rules).
+
+    Args:
+        resources: the platform's compute resources (ProcSet of ids, or a count).
+        incremental: reuse the previous scan when it is provably still valid (default). ``False`` rescans the
+            whole queue at every decision; both give the same decisions, the flag exists to test that.
+
+    Attributes:
+        reservation: the head's :class:`Reservation` after the last decision, ``None`` if the queue was empty.
+    """
+
+    name = "easy"
+
+    def __init__(self, resources: ProcSet | int, *, incremental: bool = True):
+        super().__init__(resources)
+        self.incremental = incremental
+        self.reservation: Reservation | None = None
+        self._queue: list[QueuedJob] = []
+        self._scan: _ScanState | None = None
+
+    @property
+    def queue(self) -> tuple[QueuedJob, ...]:
+        return tuple(self._queue)
+
+    def _enqueue(self, job: QueuedJob) -> None:
+        self._queue.append(job)
+
+    def shadow(self, head: QueuedJob, now: float) -> tuple[float, int]:
+        """Shadow time (s, ``>= now``, ``inf`` possible) and extra nodes for ``head`` given the running jobs.
+
+        Raises:
+            ValueError: ``head`` requests more nodes than the platform has.
+        """
+        needed = head.requested_resources
+        if needed > self.nb_resources:
+            raise ValueError(f"job {head.id} requests {needed} nodes, more than the {self.nb_resources} of the platform")
+        available = self.pool.nb_free
+        if available >= needed:
+            return now, available - needed
+        ends = self.running.ends()
+        count = len(ends)
+        index = 0
+        while index < count:
+            end, _, nodes = ends[index]
+            available += nodes
+            index += 1
+            if available >= needed:
+                if end == math.inf:
+                    return math.inf, 0
+                shadow = end if end > now else now
+                limit = shadow + TIME_EPSILON
+                while index < count and ends[index][0] <= limit:
+                    available += ends[index][2]
+                    index += 1
+                return shadow, available - needed
+        raise AssertionError("running jobs and free nodes do not add up to the platform size")  # pragma: no cover
+
+    def decide(self, now: float) -> list[Start]:
+        started: list[Start] = []
+        queue = self._queue
+        pool = self.pool
+
+        # 1. FCFS part: start head jobs while they fit.
+        count = 0
+        while count < len(queue) and queue[count].requested_resources <= pool.nb_free:
+            job = queue[count]
+            started.append((job, self._start(job, now)))
+            count += 1
+        if count:
+            del queue[:count]
+        if not queue:
+            self.reservation = None
+            self._scan = None
+            return started
+
+        # 2. Reservation for the head.
+        head = queue[0]
+        shadow, extra = self.shadow(head, now)
+        self.reservation = Reservation(head.id, shadow, extra)
+        slack = shadow - now
+        free = pool.nb_free
+        previous = self._scan
+        if (
+            self.incremental
+            and previous is not None
+            and previous.head_id == head.id
+            and free <= previous.nb_free
+            and extra <= previous.extra_nodes
+            and slack <= previous.slack
+        ):
+            position = previous.scanned  # every job before it failed under looser conditions
+        else:
+            position = 1
+
+        # 3. Backfilling scan, in queue order.
+        limit = slack + TIME_EPSILON
+        backfilled: list[int] = []
+        size = len(queue)
+        while position < size and free > 0:
+            job = queue[position]
+            nodes = job.requested_resources
+            if nodes <= free:
+                walltime = job.walltime
+                if walltime is not None and walltime <= limit:
+                    backfilled.append(position)
+                    free -= nodes
+                elif nodes <= extra:
+                    backfilled.append(position)
+                    free -= nodes
+                    extra -= nodes
+            position += 1
+        for index in backfilled:
+            job = queue[index]
+            started.append((job, self._start(job, now)))
+        for index in reversed(backfilled):
+            del queue[index]
+        self._scan = _ScanState(head.id, free, extra, slack, len(queue))
+        return started
+
+
+class Easy(PolicyScheduler):
+    """pybatsim scheduler running :class:`EasyPolicy` (see :class:`PolicyScheduler` for the event handling)."""
+
+    policy_class = EasyPolicy

@@ -1,0 +1,87 @@
+"""The jobs in execution, kept ordered by expected end time (start + walltime)."""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, insort
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from procset import ProcSet
+
+if TYPE_CHECKING:
+    from batreplay.schedulers.policy import QueuedJob
+
+
+@dataclass(frozen=True, slots=True)
+class RunningJob:
+    """A started job: its request, allocation, start time (s) and expected end time (s, ``inf`` without
+    walltime)."""
+
+    job: QueuedJob
+    allocation: ProcSet
+    start: float
+    expected_end: float
+    sequence: int
+
+
+class RunningJobs:
+    """Running jobs indexed by id and ordered by expected end.
+
+    The order is a list sorted with :mod:`bisect` on ``(expected_end, start sequence)``; insertion and removal
+    cost one binary search plus a memory move, which stays small because at most one job per resource runs.
+    """
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, RunningJob] = {}
+        self._order: list[tuple[float, int, int]] = []  # (expected end, sequence, nb resources)
+        self._sequence = 0
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._by_id
+
+    def __iter__(self) -> Iterator[RunningJob]:
+        return iter(self._by_id.values())
+
+    def get(self, job_id: str) -> RunningJob | None:
+        """The running job of that id, or ``None``."""
+        return self._by_id.get(job_id)
+
+    def add(self, job: QueuedJob, allocation: ProcSet, start: float) -> RunningJob:
+        """Record ``job`` as started at ``start`` (s); its expected end is start + walltime, ``inf`` if the job
+        has no walltime.
+
+        Raises:
+            ValueError: the job is already running.
+        """
+        if job.id in self._by_id:
+            raise ValueError(f"job {job.id} is already running")
+        end = start + job.walltime if job.walltime is not None else math.inf
+        entry = RunningJob(job, allocation, start, end, self._sequence)
+        self._sequence += 1
+        self._by_id[job.id] = entry
+        insort(self._order, (end, entry.sequence, job.requested_resources))
+        return entry
+
+    def remove(self, job_id: str) -> RunningJob:
+        """Forget a running job and return its record.
+
+        Raises:
+            KeyError: the job is not running.
+        """
+        entry = self._by_id.pop(job_id)
+        key = (entry.expected_end, entry.sequence, entry.job.requested_resources)
+        index = bisect_left(self._order, key)
+        del self._order[index]
+        return entry
+
+    def ends(self) -> list[tuple[float, int, int]]:
+        """``(expected end, start sequence, nb resources)`` of every running job, by increasing expected end.
+
+        The list is the internal one: read it, do not modify it.
+        """
+        return self._order
