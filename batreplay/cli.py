@@ -60,6 +60,8 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
         scheduler_options=json.loads(args.scheduler_options),
         replay=args.replay,
         sessions=args.sessions,
+        engine=args.engine,
+        batsim=args.batsim,
         force=args.force,
     )
     columns = [TextColumn("[bold]simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
@@ -149,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sessions", default="arrival:60",
                      help="feedback sessions: method:minutes (arrival:60, last:60, max:60), a60-style label, "
                           "or a directory written by 'batreplay sessions' (default: %(default)s)")
+    run.add_argument("--engine", choices=["embedded", "batsim"], default="embedded",
+                     help="embedded: in-process Batsim-exact engine (default); batsim: a real Batsim 4.2 over ZeroMQ")
+    run.add_argument("--batsim", default=None, help="path of the batsim executable (default: found on PATH)")
     run.add_argument("--force", action="store_true", help="replace an existing run directory")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_cmd_run)

@@ -33,7 +33,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from batreplay.analysis.metrics import summarize
-from batreplay.analysis.out_jobs import validate_out_jobs
+from batreplay.analysis.out_jobs import read_out_jobs
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.outputs import schedule_summary, write_out_jobs, write_out_schedule
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
@@ -71,6 +71,9 @@ class RunSpec:
             session graphs, Madon et al. 2024; needs an SWF log).
         sessions: for feedback: a ``method:threshold`` pair (``arrival:60``; also ``a60``, ``l60``, ``m60``)
             or a directory of session graphs written by ``batreplay sessions``.
+        engine: ``embedded`` (default, in-process) or ``batsim`` (a real Batsim 4.2 over ZeroMQ).
+        batsim: path of the ``batsim`` executable (default: found on PATH).
+        batsim_timeout: seconds Batsim may stay silent before the run is stopped.
         force: replace an existing run directory.
     """
 
@@ -84,6 +87,9 @@ class RunSpec:
     scheduler_options: dict[str, Any] = field(default_factory=dict)
     replay: ReplayMode = "rigid"
     sessions: str = "arrival:60"
+    engine: Literal["embedded", "batsim"] = "embedded"
+    batsim: str | None = None
+    batsim_timeout: float = 600.0
     force: bool = False
 
 
@@ -229,22 +235,61 @@ def _json_ready(value: Any) -> Any:
     return value
 
 
+def _simulate_embedded(hosts, workloads: dict, options: EngineOptions, scheduler, staging: Path, nb_hosts: int,
+                       progress) -> int:
+    """Run on the embedded engine; write out_jobs.csv and out_schedule.csv into ``staging``."""
+    started = time.perf_counter()
+    engine = BatsimEngine(hosts, workloads, {name: "workload.json" for name in workloads}, options)
+    try:
+        connection = run_scheduler(engine, scheduler, on_request=progress)
+    except Exception as err:  # the engine or the scheduler failed: say why, write nothing
+        raise RunError(f"simulation failed at t = {engine.now:.6f} s: {type(err).__name__}: {err}") from err
+    jobs = write_out_jobs(engine.records, staging / "out_jobs.csv")
+    write_out_schedule(
+        schedule_summary(jobs, nb_hosts, connection.scheduler_seconds, time.perf_counter() - started),
+        staging / "out_schedule.csv",
+    )
+    return connection.messages
+
+
+def _simulate_batsim(spec: RunSpec, platform_path: Path, static: dict, options: EngineOptions, scheduler,
+                     staging: Path, progress) -> int:
+    """Run next to a real Batsim (``batsim`` on PATH or ``spec.batsim``); its outputs land in ``staging``."""
+    from batreplay.batsim_launcher import run_with_batsim
+
+    batsim_input = staging / "batsim-workload.json"
+    batsim_input.write_text(json.dumps(static))
+    result = run_with_batsim(platform_path, batsim_input, scheduler, staging, batsim_path=spec.batsim,
+                             dynamic_jobs=options.dynamic_jobs,
+                             acknowledge_dynamic_jobs=options.acknowledge_dynamic_jobs,
+                             timeout=spec.batsim_timeout, on_request=progress)
+    batsim_input.unlink()
+    return result.messages
+
+
 def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = None) -> RunResult:
-    """Simulate ``spec`` with the embedded engine and write the run directory.
+    """Simulate ``spec`` and write the run directory.
 
     Args:
-        spec: what to simulate.
+        spec: what to simulate; ``spec.engine`` chooses the embedded engine or a real Batsim.
         on_progress: called as ``on_progress(simulated_time, jobs_done, jobs_total)`` after each Batsim
             message, for progress bars.
 
     Raises:
         RunError: bad inputs, an existing run directory without ``force``, or a failed simulation (the
-            engine's reason is kept); nothing is left in ``out_dir`` then.
+            engine's reason is kept); nothing is left in ``out_dir`` then. With ``engine="batsim"``, the
+            launcher's errors (Batsim missing, of another version, crashed, silent) come through as they are.
     """
     started = time.perf_counter()
     out_dir = Path(spec.out_dir)
     if out_dir.exists() and not spec.force:
         raise RunError(f"run directory {out_dir} already exists (use --force to replace it)")
+    if spec.engine not in ("embedded", "batsim"):
+        raise RunError(f"unknown engine {spec.engine!r} (embedded or batsim)")
+    if spec.engine == "batsim":
+        from batreplay.batsim_launcher import check_batsim_version, find_batsim
+
+        check_batsim_version(find_batsim(spec.batsim))  # fail fast, before reading the inputs
     platform_path = resolve_platform(spec.platform)
     platform = read_platform(platform_path)
     document, job_table, notes = load_workload(spec)
@@ -261,9 +306,9 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
         notes.extend(notes_feedback)
         static = {"nb_res": document["nb_res"], "jobs": [], "profiles": {}}
         options = EngineOptions(dynamic_jobs=True, acknowledge_dynamic_jobs=True)
-        engine = BatsimEngine(hosts, {"w0": static}, {"w0": "workload.json"}, options)
     elif spec.replay == "rigid":
-        engine = BatsimEngine(hosts, {"w0": document}, {"w0": "workload.json"}, EngineOptions())
+        static = document
+        options = EngineOptions()
     else:
         raise RunError(f"unknown replay mode {spec.replay!r} (rigid or feedback)")
     done = 0
@@ -274,34 +319,28 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
         if on_progress is not None:
             on_progress(request["now"], done, total)
 
-    try:
-        connection = run_scheduler(engine, scheduler, on_request=progress)
-    except Exception as err:  # the engine or the scheduler failed: say why, write nothing
-        raise RunError(f"simulation failed at t = {engine.now:.6f} s: {type(err).__name__}: {err}") from err
-    simulation_seconds = time.perf_counter() - started
-
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".tmp"))
     try:
-        jobs = write_out_jobs(engine.records, staging / "out_jobs.csv")
-        write_out_schedule(
-            schedule_summary(jobs, platform.nb_compute, connection.scheduler_seconds, simulation_seconds),
-            staging / "out_schedule.csv",
-        )
+        if spec.engine == "embedded":
+            messages = _simulate_embedded(hosts, {"w0": static}, options, scheduler, staging,
+                                          platform.nb_compute, progress)
+        else:
+            messages = _simulate_batsim(spec, platform_path, static, options, scheduler, staging, progress)
+        jobs = read_out_jobs(staging / "out_jobs.csv")
         (staging / "workload.json").write_text(json.dumps(document))
         if job_table is not None:
             job_table.to_csv(staging / "jobs.csv", index=False)
-        metrics = summarize(validate_out_jobs(jobs, source=str(staging / "out_jobs.csv")),
-                            nb_resources=platform.nb_compute)
+        metrics = summarize(jobs, nb_resources=platform.nb_compute)
         (staging / "metrics.json").write_text(json.dumps(_json_ready(metrics), indent=2))
         manifest = {
             "spec": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(spec).items()},
-            "engine": "embedded",
+            "engine": spec.engine,
             "platform_file": str(platform_path),
             "inputs_sha256": {"workload": sha256_of(Path(spec.workload)), "platform": sha256_of(platform_path)},
             "versions": _versions(),
             "wall_seconds": time.perf_counter() - started,
-            "messages": connection.messages,
+            "messages": messages,
             "input_notes": notes,
         }
         (staging / "run.json").write_text(json.dumps(manifest, indent=2))
@@ -311,4 +350,4 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return RunResult(out_dir, metrics, time.perf_counter() - started, connection.messages, notes)
+    return RunResult(out_dir, metrics, time.perf_counter() - started, messages, notes)
