@@ -8,20 +8,16 @@ Two checks per case:
 
 from __future__ import annotations
 
-import json
-import math
-
 import pandas as pd
 import pytest
 from batsim.tools.launcher import instanciate_scheduler
 
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.outputs import jobs_frame, schedule_summary
-from batreplay.engine.simulator import BatsimEngine, EngineError, EngineOptions
-from batreplay.platforms.reader import read_platform
+from batreplay.engine.simulator import BatsimEngine, EngineError
+from batsim_doubles import TOLERANCE, batsim_options, json_difference, transcript_pairs
+from batsim_doubles import engine_for as shared_engine_for
 from conftest import GOLDEN, golden_cases
-
-TOLERANCE = 1e-6 + 1e-9  # Batsim prints six decimals
 
 # kth2000: at t = 272065 two jobs started by one reply (same duration) finish together. Real Batsim groups
 # their completions in one message because of how SimGrid rounds the sub-microsecond transfer times of its
@@ -30,64 +26,24 @@ TOLERANCE = 1e-6 + 1e-9  # Batsim prints six decimals
 KNOWN_DIVERGENCE = {"kth2000": 894}
 
 
-def _close(got, expected, path="msg"):
-    """First difference between two JSON values (numbers compared to TOLERANCE), or None."""
-    if isinstance(expected, dict):
-        if not isinstance(got, dict) or set(got) != set(expected):
-            return f"{path}: keys {sorted(got) if isinstance(got, dict) else got!r} != {sorted(expected)}"
-        for key in expected:
-            found = _close(got[key], expected[key], f"{path}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(expected, list):
-        if not isinstance(got, list) or len(got) != len(expected):
-            return f"{path}: {got!r} != {expected!r}"
-        for i, (a, b) in enumerate(zip(got, expected)):
-            found = _close(a, b, f"{path}[{i}]")
-            if found:
-                return found
-        return None
-    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
-        ok = isinstance(got, (int, float)) and math.isclose(got, expected, rel_tol=0, abs_tol=TOLERANCE)
-        return None if ok else f"{path}: {got!r} != {expected!r}"
-    return None if got == expected else f"{path}: {got!r} != {expected!r}"
-
-
 def engine_for(case: str) -> BatsimEngine:
     folder = GOLDEN / case
-    args = (folder / "batsim_args.txt").read_text().split()
-    options = EngineOptions(
-        dynamic_jobs="--enable-dynamic-jobs" in args,
-        acknowledge_dynamic_jobs="--acknowledge-dynamic-jobs" in args,
-        profile_reuse="--enable-profile-reuse" in args,
-    )
-    platform = read_platform(folder / "platform.xml")
-    hosts = [(h.name, h.speed) for h in platform.hosts]
-    workload = json.loads((folder / "workload.json").read_text())
-    return BatsimEngine(hosts, {"w0": workload}, {"w0": "workload.json"}, options)
-
-
-def transcript(case: str) -> list[dict]:
-    with open(GOLDEN / case / "transcript.jsonl") as stream:
-        return [json.loads(line) for line in stream]
+    return shared_engine_for(folder / "platform.xml", folder / "workload.json", batsim_options(folder))
 
 
 @pytest.mark.parametrize("case", golden_cases())
 def test_engine_replays_batsim_transcript(case):
-    lines = transcript(case)
     engine = engine_for(case)
     stop = KNOWN_DIVERGENCE.get(case)
-    for request, reply in zip(lines[0::2], lines[1::2]):
-        assert request["from"] == "batsim" and reply["from"] == "scheduler"
+    for seq, (request, reply) in enumerate(transcript_pairs(GOLDEN / case)):
         got = engine.next_request()
-        assert got is not None, f"{case}: the engine ended before message {request['seq']}"
-        difference = _close(got, request["msg"])
-        if stop is not None and request["seq"] == stop:
+        assert got is not None, f"{case}: the engine ended before message {seq}"
+        difference = json_difference(got, request)
+        if stop is not None and seq == stop:
             assert difference is not None, f"{case}: the known divergence at message {stop} disappeared"
             return
-        assert difference is None, f"{case}, message {request['seq']}: {difference}"
-        engine.apply_reply(reply["msg"])
+        assert difference is None, f"{case}, message {seq}: {difference}"
+        engine.apply_reply(reply)
     assert stop is None, f"{case}: expected a divergence at message {stop}"
     assert engine.next_request() is None, f"{case}: the engine goes on after SIMULATION_ENDS"
 
@@ -123,11 +79,10 @@ def test_pybatsim_easy_backfill_on_engine_gives_batsim_out_jobs(case):
 
 def test_rows_follow_termination_order_on_dynamic_case():
     """Rejected jobs are written when rejected, others when they terminate (case `dynamic`)."""
-    lines = transcript("dynamic")
     engine = engine_for("dynamic")
-    for request, reply in zip(lines[0::2], lines[1::2]):
+    for _request, reply in transcript_pairs(GOLDEN / "dynamic"):
         engine.next_request()
-        engine.apply_reply(reply["msg"])
+        engine.apply_reply(reply)
     theirs = pd.read_csv(GOLDEN / "dynamic" / "out_jobs.csv", dtype={"job_id": str})
     ours = jobs_frame(engine.records)
     assert list(ours["job_id"]) == list(theirs["job_id"])

@@ -25,13 +25,9 @@ from batreplay.replay.session_graph import (
     user_file_name,
 )
 from batreplay.replay.sessions import METHODS, partition_sessions
+from batreplay.replay.swf import read_swf
 from conftest import WORKLOADS
 
-SWF_COLUMNS = [
-    "job_id", "submit_time", "wait_time", "run_time", "allocated_processors", "average_cpu_time", "used_memory",
-    "requested_processors", "requested_time", "requested_memory", "status", "user_id", "group_id", "executable_id",
-    "queue_id", "partition_id", "preceding_job_id", "think_time",
-]
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 MIN = 60.0
 
@@ -318,7 +314,7 @@ def test_statistics_of_empty_trace():
 
 @pytest.fixture(scope="module")
 def kth_graphs(workloads_dir):
-    jobs = pd.read_csv(KTH, sep=r"\s+", comment=";", header=None, names=SWF_COLUMNS)
+    jobs = read_swf(KTH).jobs
     return {spec: build_session_graphs(partition_sessions(jobs, "arrival", threshold)) for spec, threshold in (("a0", 0), ("a60", 60))}
 
 
@@ -347,7 +343,7 @@ def test_kth_structure(kth_graphs):
 def test_sdsc_a60_arity_within_the_paper_bound(workloads_dir):
     # Madon et al. 2024, section 7.2: with a60 "there is no graph with an arity greater than 11" (KTH and SDSC-SP2;
     # the paper used SDSC-SP2 version 4, this is the cleaned 4.2, so only the bound is checked).
-    jobs = pd.read_csv(WORKLOADS / "SDSC-SP2-1998-4.2-cln.swf.gz", sep=r"\s+", comment=";", header=None, names=SWF_COLUMNS)
+    jobs = read_swf(WORKLOADS / "SDSC-SP2-1998-4.2-cln.swf.gz").jobs
     partition = partition_sessions(jobs, "arrival", 60)
     # cancelled jobs of this log have run time -1 (status 5): counted, not dropped
     assert partition.anomalies["unknown_run_time"] == int((jobs["run_time"] < 0).sum()) > 0

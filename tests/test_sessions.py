@@ -14,13 +14,9 @@ from batreplay.replay.sessions import (
     partition_sessions,
     session_spec_label,
 )
+from batreplay.replay.swf import read_swf
 from conftest import WORKLOADS
 
-SWF_COLUMNS = [
-    "job_id", "submit_time", "wait_time", "run_time", "allocated_processors", "average_cpu_time", "used_memory",
-    "requested_processors", "requested_time", "requested_memory", "status", "user_id", "group_id", "executable_id",
-    "queue_id", "partition_id", "preceding_job_id", "think_time",
-]
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 
 
@@ -34,7 +30,7 @@ def sessions_as_job_lists(partition) -> list[tuple[int, ...]]:
 
 
 def read_swf_frame(path) -> pd.DataFrame:
-    return pd.read_csv(path, sep=r"\s+", comment=";", header=None, names=SWF_COLUMNS)
+    return read_swf(path).jobs
 
 
 # ------------------------------------------------------------------------------------------------ hand-made cases
