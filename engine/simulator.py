@@ -182,7 +182,7 @@ class BatsimEngine:
         self.host_names = [name for name, _ in hosts]
         self.host_speeds = [float(speed) for _, speed in hosts]
         self.nb_hosts = len(hosts)
-        self.busy_hosts = ProcSet()
+        self._busy = bytearray(len(hosts))  # 1 where a host computes a job
         self.jobs: dict[str, Job] = {}
         self.profiles: dict[str, dict[str, dict]] = {}
         self.records: list[JobRecord] = []
@@ -281,25 +281,25 @@ class BatsimEngine:
         }
 
     # ------------------------------------------------------------------ discrete-event core
-    def _schedule(self, when: tuple[float, int], prio: int, action: Callable[[], None]) -> None:
-        heapq.heappush(self._heap, (when[0], when[1], prio, next(self._seq), action))
+    def _schedule(self, when: tuple[float, int], prio: int, action: Callable[..., None], argument: Any = None) -> None:
+        """Run ``action(argument)`` (or ``action()`` when ``argument`` is None) at ``when``."""
+        heapq.heappush(self._heap, (when[0], when[1], prio, next(self._seq), action, argument))
 
     def _send(self, when: tuple[float, int], message: _Message) -> None:
         """An actor sends ``message`` to the server at ``when`` (blocking until received)."""
+        self._schedule(when, _PRIO_SEND, self._arrive, message)
 
-        def arrive() -> None:
-            self._server.mailbox.append(message)
-            if not self._server.busy:
-                self._start_transfer()
-
-        self._schedule(when, _PRIO_SEND, arrive)
+    def _arrive(self, message: _Message) -> None:
+        self._server.mailbox.append(message)
+        if not self._server.busy:
+            self._start_transfer()
 
     def _start_transfer(self) -> None:
         server = self._server
         message = server.mailbox.popleft()
         server.busy = True
         seconds, ticks = self._now
-        self._schedule((seconds, ticks + 1), _PRIO_DELIVERY, lambda: self._deliver(message))
+        self._schedule((seconds, ticks + 1), _PRIO_DELIVERY, self._deliver, message)
 
     def _deliver(self, message: _Message) -> None:
         server = self._server
@@ -340,9 +340,12 @@ class BatsimEngine:
 
     def _run(self) -> None:
         while self._pending_request is None and self._heap:
-            seconds, ticks, _prio, _seq, action = heapq.heappop(self._heap)
+            seconds, ticks, _prio, _seq, action, argument = heapq.heappop(self._heap)
             self._now = (seconds, ticks)
-            action()
+            if argument is None:
+                action()
+            else:
+                action(argument)
 
     # ------------------------------------------------------------------ public driving API
     @property
@@ -454,7 +457,7 @@ class BatsimEngine:
         job.state = "RUNNING"
         job.start = start_seconds
         job.allocation = alloc
-        self.busy_hosts |= alloc
+        self._mark(alloc, 1)
         self.nb_running += 1
         if job.walltime >= 0 and not duration < job.walltime:
             duration, final = job.walltime, "COMPLETED_WALLTIME_REACHED"
@@ -479,8 +482,17 @@ class BatsimEngine:
             return float(profile["delay"])
         return execution_time(profile, [self.host_speeds[i] for i in alloc])
 
+    def _mark(self, alloc: ProcSet, value: int) -> None:
+        for first, last in alloc.intervals():
+            self._busy[first:last + 1] = bytes([value]) * (last - first + 1)
+
+    @property
+    def busy_hosts(self) -> ProcSet:
+        """Resources currently computing a job."""
+        return ProcSet(*(i for i, flag in enumerate(self._busy) if flag))
+
     def _release(self, job: Job) -> None:
-        self.busy_hosts -= job.allocation
+        self._mark(job.allocation, 0)
 
     def _profile_of(self, job: Job) -> dict:
         try:
@@ -593,7 +605,8 @@ class BatsimEngine:
                 f"EXECUTE_JOB '{job.full_id}': the job requests {job.res} resources but {len(alloc)} were "
                 f"allocated ({alloc})"
             )
-        clash = self.busy_hosts & alloc
+        busy = self._busy
+        clash = ProcSet(*(i for a, b in alloc.intervals() if any(busy[a:b + 1]) for i in range(a, b + 1) if busy[i]))
         if clash:
             raise EngineError(
                 f"EXECUTE_JOB '{job.full_id}': resources {clash} are already computing another job "
