@@ -192,9 +192,15 @@ def session_graphs_for(job_table: pd.DataFrame, sessions: str):
     return build_session_graphs(partition_sessions(recorded, method, threshold))
 
 
-def feedback_decision_process(document: dict, job_table: pd.DataFrame, sessions: str, inner):
-    """The feedback broker around ``inner`` for a converted SWF workload, and notes on what it contains."""
-    from batreplay.replay.broker import FeedbackBroker
+def feedback_users(document: dict, job_table: pd.DataFrame, sessions: str):
+    """The users of a converted SWF workload and what each of their jobs requests.
+
+    Returns ``(users, requests, note)``: a :class:`~batreplay.replay.feedback.ThinkTimeUsers`, the per-job
+    requests the broker registers (``{job number: {"res", "walltime", "profile"}}``) and a one-line summary.
+
+    Raises:
+        RunError: session graphs that do not cover the workload's jobs.
+    """
     from batreplay.replay.feedback import ThinkTimeUsers
 
     graphs = session_graphs_for(job_table, sessions)
@@ -210,6 +216,14 @@ def feedback_decision_process(document: dict, job_table: pd.DataFrame, sessions:
                        "were they computed from another log?")
     note = (f"feedback replay: {len(users.sessions)} sessions ({graphs.label}) for {users.nb_jobs} jobs of "
             f"{len(graphs)} users; {len(users.ignored_jobs)} jobs of the graphs not in the workload")
+    return users, requests, note
+
+
+def feedback_decision_process(document: dict, job_table: pd.DataFrame, sessions: str, inner):
+    """The feedback broker around ``inner`` for a converted SWF workload, and notes on what it contains."""
+    from batreplay.replay.broker import FeedbackBroker
+
+    users, requests, note = feedback_users(document, job_table, sessions)
     return FeedbackBroker(inner, users, requests), [note]
 
 
