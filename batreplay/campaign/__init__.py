@@ -1,0 +1,1 @@
+"""Experiment campaigns: declarative specs expanded into simulation instances, run in parallel, reported."""
