@@ -4,6 +4,7 @@
 - ``batreplay sessions``: partition an SWF log into user sessions, write the session graphs and statistics;
 - ``batreplay analyze``: metrics, figures and an HTML report of one or several runs;
 - ``batreplay platform``: write a SimGrid cluster platform (and its scaled variants);
+- ``batreplay campaign run|report``: experiment campaigns declared in ``expe/*.toml``;
 - ``batreplay fetch``: download a Parallel Workloads Archive log into the local cache.
 
 Errors caused by the inputs are printed as one line (``batreplay: error: ...``) with exit status 2;
@@ -57,6 +58,7 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
         profile=args.profile,
         recorded_speed=args.recorded_speed,
         max_jobs=args.max_jobs,
+        walltime_factor=args.walltime_factor,
         scheduler_options=json.loads(args.scheduler_options),
         replay=args.replay,
         sessions=args.sessions,
@@ -144,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--recorded-speed", type=float, default=1e9,
                      help="node speed of the recorded machine in flop/s (default: %(default)g)")
     run.add_argument("--max-jobs", type=int, default=None, help="simulate only the first N jobs of the log")
+    run.add_argument("--walltime-factor", type=float, default=None,
+                     help="walltime = max(requested time, FACTOR x run time), as Batsim's SWF converter "
+                          "(2 in Madon et al. 2024); default: the requested time")
     run.add_argument("--scheduler-options", default="{}", help="JSON options passed to the scheduler")
     run.add_argument("--replay", choices=["rigid", "feedback"], default="rigid",
                      help="rigid: recorded submission times; feedback: users replay their session graphs "
@@ -188,6 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
     plat.add_argument("--variants", action="store_true",
                       help="also write the node count x2, /2 and node speed x2, /2 variants")
     plat.set_defaults(handler=_cmd_platform)
+
+    from batreplay.campaign.cli import add_campaign_commands
+
+    add_campaign_commands(commands)
 
     fetch = commands.add_parser("fetch", help="download a Parallel Workloads Archive log into the cache")
     fetch.add_argument("log", help="catalogue name (e.g. KTH-SP2-1996-2.1-cln) or URL")

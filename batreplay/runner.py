@@ -66,6 +66,8 @@ class RunSpec:
             jobs by the speed ratio).
         recorded_speed: node speed of the recorded machine, flop/s (only for ``parallel_homogeneous``).
         max_jobs: simulate only the first jobs of the log (file order); None for all.
+        walltime_factor: walltime = max(requested time, factor x run time) (see
+            :func:`~batreplay.replay.workload.swf_to_workload`); None keeps the requested time.
         scheduler_options: options passed to the scheduler (pybatsim's ``-o`` JSON).
         replay: ``rigid`` (jobs submitted at their recorded times) or ``feedback`` (users replay their
             session graphs, Madon et al. 2024; needs an SWF log).
@@ -84,6 +86,7 @@ class RunSpec:
     profile: ProfileMode = "parallel_homogeneous"
     recorded_speed: float = REFERENCE_NODE_SPEED
     max_jobs: int | None = None
+    walltime_factor: float | None = None
     scheduler_options: dict[str, Any] = field(default_factory=dict)
     replay: ReplayMode = "rigid"
     sessions: str = "arrival:60"
@@ -154,6 +157,7 @@ def load_workload(spec: RunSpec) -> tuple[dict, pd.DataFrame | None, list[str]]:
         profile=spec.profile,
         node_speed=spec.recorded_speed if spec.profile == "parallel_homogeneous" else None,
         max_jobs=spec.max_jobs,
+        walltime_factor=spec.walltime_factor,
     )
     notes = [log.anomalies.summary(), converted.report.summary()]
     return converted.to_json_dict(), converted.job_table, notes

@@ -15,8 +15,8 @@ job reaches Batsim by dynamic registration. Options:
   ``arrival:60``);
 - ``scheduler``: ``fcfs``, ``easy``, ``conservative`` or the path of a pybatsim scheduler file (default
   ``easy``); ``scheduler_options``: its options;
-- ``profile`` (``parallel_homogeneous`` or ``delay``), ``recorded_speed`` (flop/s, default 1e9) and
-  ``max_jobs``, as for ``batreplay run``.
+- ``profile`` (``parallel_homogeneous`` or ``delay``), ``recorded_speed`` (flop/s, default 1e9),
+  ``walltime_factor`` and ``max_jobs``, as for ``batreplay run``.
 
 ``batreplay run --replay feedback`` builds the same decision process; this file is for running it by hand.
 """
@@ -44,7 +44,8 @@ class FeedbackBroker(broker.FeedbackBroker):
                              "e.g. -o '{\"swf\": \"log.swf.gz\", \"sessions\": \"arrival:60\"}'")
         spec = RunSpec(workload=Path(options["swf"]), platform="", scheduler=options.get("scheduler", "easy"),
                        out_dir=Path("."), profile=options.get("profile", "parallel_homogeneous"),
-                       recorded_speed=float(options.get("recorded_speed", 1e9)), max_jobs=options.get("max_jobs"))
+                       recorded_speed=float(options.get("recorded_speed", 1e9)), max_jobs=options.get("max_jobs"),
+                       walltime_factor=options.get("walltime_factor"))
         document, job_table, _notes = load_workload(spec)
         users, requests, _note = feedback_users(document, job_table, options.get("sessions", "arrival:60"))
         inner = load_scheduler(spec.scheduler, options.get("scheduler_options", {}))

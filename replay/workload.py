@@ -59,6 +59,7 @@ CHANGE_REASONS: dict[str, str] = {
     "res_from_allocated": "requested processors missing: res = allocated processors",
     "walltime_from_run_time": "requested time missing or <= 0: walltime = run time",
     "walltime_from_fallback_value": "requested time missing or <= 0: walltime = the fallback value",
+    "walltime_raised_to_factor_x_run_time": "walltime raised to walltime_factor x run time",
 }
 
 #: Facts about converted jobs that are kept as they are, but change what the simulation shows.
@@ -270,6 +271,7 @@ def swf_to_workload(
     res_source: Literal["allocated", "requested"] = "allocated",
     res_fallback: bool = True,
     walltime_fallback: Literal["runtime", "drop"] | float = "runtime",
+    walltime_factor: float | None = None,
     zero_runtime: Literal["drop", "min"] = "drop",
     min_runtime: float = 1.0,
     oversized: Literal["drop", "keep"] = "drop",
@@ -293,6 +295,11 @@ def swf_to_workload(
         walltime_fallback: walltime when the requested time is missing or <= 0: ``"runtime"`` (the job's run
             time; Batsim 4.2.1 then reports the job as COMPLETED_WALLTIME_REACHED, see :data:`NOTE_REASONS`),
             a positive number of seconds, or ``"drop"`` (drop the job).
+        walltime_factor: when set (> 0), each walltime becomes ``max(requested time, walltime_factor x run
+            time)``, as Batsim's own SWF converter does with its ``--job_walltime_factor`` (default 2 there);
+            Madon et al. 2024 replay KTH-SP2 that way (their Table 1 is reproduced with factor 2). Without it
+            (default), the walltime is the recorded requested time and Batsim kills jobs that run past it,
+            which matters when nodes are made slower.
         zero_runtime: jobs with run time 0: ``"drop"`` (default) or ``"min"`` (run time = ``min_runtime``).
         min_runtime: seconds (> 0) given to zero-run-time jobs with ``zero_runtime="min"``; default 1 s, the
             resolution of most SWF logs.
@@ -326,6 +333,10 @@ def swf_to_workload(
         raise ValueError(f"min_runtime must be a positive number of seconds, not {min_runtime!r}")
     if oversized not in ("drop", "keep"):
         raise ValueError(f"oversized must be 'drop' or 'keep', not {oversized!r}")
+    if walltime_factor is not None and not (
+        isinstance(walltime_factor, Real) and math.isfinite(walltime_factor) and walltime_factor > 0
+    ):
+        raise ValueError(f"walltime_factor must be a number > 0 or None, not {walltime_factor!r}")
     if isinstance(walltime_fallback, str):
         if walltime_fallback not in ("runtime", "drop"):
             raise ValueError(f"walltime_fallback must be 'runtime', 'drop' or seconds > 0, not {walltime_fallback!r}")
@@ -367,6 +378,12 @@ def swf_to_workload(
         walltime = requested_time.copy()
     else:
         walltime = np.where(walltime_known, requested_time, float(walltime_fallback))
+
+    raised = np.zeros(n, dtype=bool)
+    if walltime_factor is not None:
+        floor = float(walltime_factor) * duration
+        raised = walltime_known & (floor > walltime)
+        walltime = np.where(raised, floor, walltime)
 
     # Drops, each job under the first reason that applies.
     platform_size = nb_res if nb_res is not None else log.max_procs
@@ -416,6 +433,7 @@ def swf_to_workload(
         "res_from_allocated": use_secondary & (res_source == "requested"),
         "walltime_from_run_time": ~walltime_known & (walltime_fallback == "runtime"),
         "walltime_from_fallback_value": ~walltime_known & isinstance(walltime_fallback, Real),
+        "walltime_raised_to_factor_x_run_time": raised,
     }
     note_masks = {
         "walltime_below_run_time": walltime < duration,
@@ -440,6 +458,7 @@ def swf_to_workload(
             "res_source": res_source,
             "res_fallback": res_fallback,
             "walltime_fallback": walltime_fallback,
+            "walltime_factor": walltime_factor,
             "zero_runtime": zero_runtime,
             "min_runtime": min_runtime,
             "oversized": oversized,

@@ -334,3 +334,21 @@ def test_conversion_invariants(tmp_path, rows, zero_runtime, walltime_fallback, 
     assert set(report.dropped) == set(DROP_REASONS)
     assert set(report.changed) == set(CHANGE_REASONS) and set(report.notes) == set(NOTE_REASONS)
     json.dumps(report.to_dict())
+
+
+def test_walltime_factor_raises_short_walltimes_only(tmp_path):
+    """walltime = max(requested, factor x run time), as Batsim's SWF converter does (factor 2 by default)."""
+    lines = [
+        "; MaxProcs: 8",
+        # job, submit, wait, run, alloc, cpu, mem, req procs, req time, ...
+        "1 0 0 100 1 -1 -1 1 150 -1 1 1 1 -1 -1 -1 -1 -1",   # 150 < 2 x 100: raised to 200
+        "2 5 0 100 1 -1 -1 1 500 -1 1 1 1 -1 -1 -1 -1 -1",   # 500 >= 200: kept
+        "3 9 0 100 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1",    # no requested time: fallback (run time), not raised
+    ]
+    path = tmp_path / "w.swf"
+    path.write_text("\n".join(lines) + "\n")
+    converted = swf_to_workload(path, walltime_factor=2.0)
+    assert [job["walltime"] for job in converted.jobs] == [200, 500, 100]
+    assert list(converted.report.changed["walltime_raised_to_factor_x_run_time"]) == [2]
+    with pytest.raises(ValueError, match="walltime_factor"):
+        swf_to_workload(path, walltime_factor=0)
