@@ -28,6 +28,18 @@ from batreplay.replay.feedback import ThinkTimeUsers
 
 LOGGER = logging.getLogger(__name__)
 
+
+class _AcknowledgementEcho(logging.Filter):
+    """Drops pybatsim's warning that a job it registered was submitted again: with
+    ``--acknowledge-dynamic-jobs`` every registered job comes back as a JOB_SUBMITTED, by design (pybatsim
+    3.2.1 logs one warning per job of a feedback replay, "... was alredy in the job list ...")."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "was alredy in the job list" not in str(record.msg)
+
+
+_ECHO_FILTER = _AcknowledgementEcho()
+
 #: Name of the dynamic workload the broker registers jobs into (job ids are ``dyn!<SWF job number>``).
 DYNAMIC_WORKLOAD = "dyn"
 REQUIRED_BATSIM_FLAGS = "--enable-dynamic-jobs --acknowledge-dynamic-jobs"
@@ -49,6 +61,7 @@ class FeedbackBroker(BatsimScheduler):
 
     def __init__(self, inner: BatsimScheduler, users: ThinkTimeUsers, jobs: Mapping[int, Mapping]) -> None:
         super().__init__({})
+        logging.getLogger("batsim.batsim").addFilter(_ECHO_FILTER)  # idempotent: the same filter object
         self.inner = inner
         self.users = users
         self.job_requests = jobs

@@ -1,0 +1,30 @@
+"""``python -m batreplay.campaign run|report SPEC ...``: the campaign commands without the rest of ``batreplay``.
+
+Same arguments and exit statuses as ``batreplay campaign ...`` (:mod:`batreplay.campaign.cli`); errors caused by
+the inputs are printed as one line with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from batreplay.campaign.cli import add_campaign_commands
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` as ``campaign`` subcommands and run the handler; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m batreplay.campaign", description=__doc__.splitlines()[0])
+    campaign = add_campaign_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["campaign", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return args.handler(args, Console())
+    except (OSError, ValueError, RuntimeError, KeyError) as err:
+        campaign.exit(2, f"batreplay campaign: error: {err}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

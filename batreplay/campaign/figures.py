@@ -1,0 +1,163 @@
+"""Campaign figures: one panel per experiment, as in seed 004 (Madon et al. 2024), Figs. 2, 3 and 9.
+
+:mod:`batreplay.analysis.plots` draws the runs it is given on one axis; a campaign compares the same replay
+models across six experiments, which the paper shows as a grid of panels. These functions draw such grids
+(matplotlib object API, headless) from plain arrays, one figure per log:
+
+- :func:`submissions_grid` (Fig. 2): jobs submitted per day, rigid replay (the recorded submission times)
+  against feedback replay;
+- :func:`cumulative_grid` (Fig. 3): cumulative jobs submitted and finished, rigid against feedback;
+- :func:`window_bars` (Fig. 9): throughput (jobs finished per day) and mean number of busy nodes over the
+  paper's windows (two weeks after the first submission, 4, 6 and 8 months long), per experiment and replay.
+
+Times are in days from the first recorded submission (Batsim's time 0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from batreplay.analysis.metrics import SECONDS_PER_DAY
+
+RIGID_COLOUR = "C0"
+#: Colour of each feedback replay label, in the paper's spirit (rigid blue, feedback orange).
+FEEDBACK_COLOURS = ("C1", "C2", "C3", "C4")
+PNG_DPI = 100
+
+
+def _grid(count: int, *, width: float = 11.0, panel_height: float = 2.6) -> tuple[Figure, list]:
+    columns = 2 if count > 1 else 1
+    rows = math.ceil(count / columns)
+    figure = Figure(figsize=(width, panel_height * rows + 0.6), layout="constrained")
+    axes = figure.subplots(rows, columns, squeeze=False, sharex=True).ravel()
+    for extra in axes[count:]:
+        extra.set_visible(False)
+    return figure, list(axes[:count])
+
+
+def _colour(replay: str, feedback_labels: Sequence[str]) -> str:
+    if replay == "rigid":
+        return RIGID_COLOUR
+    return FEEDBACK_COLOURS[list(feedback_labels).index(replay) % len(FEEDBACK_COLOURS)]
+
+
+def submissions_grid(title: str, recorded: np.ndarray, panels: Mapping[str, Mapping[str, np.ndarray]]) -> Figure:
+    """Jobs submitted per day (seed 004, Fig. 2), one panel per experiment.
+
+    Bins are one day wide for spans up to 60 days and one week wide beyond (the count divided by 7, still
+    per day), so that a year-long log stays readable. Each curve covers its own first to last submission.
+
+    Args:
+        title: figure title (the log).
+        recorded: recorded submission times (s), which rigid replay keeps.
+        panels: experiment name -> {feedback replay label (``a60``) -> submission times (s)}.
+
+    Returns:
+        The figure: in each panel, one step line for ``rigid`` and one per feedback replay.
+    """
+    figure, axes = _grid(len(panels))
+    high = max([float(np.max(recorded))] + [float(np.max(v)) for runs in panels.values() for v in runs.values()
+                                           if len(v)])
+    days = 1 if high <= 60 * SECONDS_PER_DAY else 7
+    width = days * SECONDS_PER_DAY
+    edges = np.arange(0.0, high + width, width)
+    for axis, (experiment, runs) in zip(axes, panels.items()):
+        labels = list(runs)
+        for label, values in [("rigid", recorded), *runs.items()]:
+            counts, _ = np.histogram(values, bins=edges)
+            used = (edges[1:] > np.min(values)) & (edges[:-1] <= np.max(values))
+            axis.step(edges[:-1][used] / SECONDS_PER_DAY, counts[used] / days, where="post", linewidth=0.8,
+                      color=_colour(label, labels), label=label)
+        axis.set_title(experiment, fontsize="medium")
+        axis.set_ylabel("jobs / day" + (" (weekly mean)" if days == 7 else ""))
+        axis.legend(loc="upper right", fontsize="x-small")
+    for axis in axes[-2:]:
+        axis.set_xlabel("submission time (days)")
+    figure.suptitle(f"{title}: distribution of submission times (cf. Madon et al. 2024, Fig. 2)")
+    return figure
+
+
+def _cumulative(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    ordered = np.sort(values[~np.isnan(values)])
+    return np.searchsorted(ordered, grid, side="right")
+
+
+def cumulative_grid(title: str, panels: Mapping[str, Mapping[str, tuple[np.ndarray, np.ndarray]]],
+                    *, points: int = 600) -> Figure:
+    """Cumulative number of jobs submitted (solid) and finished (dashed) (seed 004, Fig. 3), per experiment.
+
+    Args:
+        title: figure title (the log).
+        panels: experiment name -> {replay label (``rigid``, ``a60``) -> (submission times, finish times)} (s).
+        points: the curves are counted exactly at this many regular instants.
+    """
+    figure, axes = _grid(len(panels))
+    high = max(float(np.nanmax(np.concatenate(pair))) for runs in panels.values() for pair in runs.values())
+    grid = np.linspace(0.0, high, points)
+    for axis, (experiment, runs) in zip(axes, panels.items()):
+        feedback = [label for label in runs if label != "rigid"]
+        for label, (submitted, finished) in runs.items():
+            colour = _colour(label, feedback)
+            axis.plot(grid / SECONDS_PER_DAY, _cumulative(submitted, grid), color=colour, linewidth=0.9,
+                      label=f"{label} submitted")
+            axis.plot(grid / SECONDS_PER_DAY, _cumulative(finished, grid), color=colour, linewidth=0.9,
+                      linestyle="--", label=f"{label} finished")
+        axis.set_title(experiment, fontsize="medium")
+        axis.set_ylabel("jobs")
+        axis.legend(loc="lower right", fontsize="x-small", ncol=2)
+    for axis in axes[-2:]:
+        axis.set_xlabel("time (days)")
+    figure.suptitle(f"{title}: cumulative jobs submitted and finished (cf. Madon et al. 2024, Fig. 3)")
+    return figure
+
+
+def window_bars(title: str, windows: pd.DataFrame, experiments: Sequence[str], replays: Sequence[str]) -> Figure:
+    """Throughput and mean busy nodes over seed 004's Fig. 9 windows, grouped bars per experiment.
+
+    Args:
+        title: figure title (the log).
+        windows: rows with ``experiment``, ``replay``, ``window_months``, ``throughput_per_day`` (jobs / day)
+            and ``mean_busy_nodes`` (nodes).
+        experiments, replays: order of the groups and of the bars in a group.
+
+    Returns:
+        Two rows of panels (throughput, busy nodes) and one column per window length.
+    """
+    months = sorted(windows["window_months"].unique()) if len(windows) else [4, 6, 8]
+    figure = Figure(figsize=(12.0, 6.0), layout="constrained")
+    axes = figure.subplots(2, len(months), squeeze=False, sharey="row")
+    width = 0.8 / max(len(replays), 1)
+    x = np.arange(len(experiments))
+    feedback = [r for r in replays if r != "rigid"]
+    for column, length in enumerate(months):
+        subset = windows[windows["window_months"] == length]
+        for row, (metric, label) in enumerate((("throughput_per_day", "jobs finished / day"),
+                                               ("mean_busy_nodes", "mean busy nodes"))):
+            axis = axes[row][column]
+            for k, replay in enumerate(replays):
+                values = [subset.loc[(subset["experiment"] == e) & (subset["replay"] == replay), metric]
+                          for e in experiments]
+                heights = [float(v.iloc[0]) if len(v) else np.nan for v in values]
+                axis.bar(x + (k - (len(replays) - 1) / 2) * width, heights, width, label=replay,
+                         color=_colour(replay, feedback))
+            axis.set_xticks(x, experiments, fontsize="small", rotation=30)
+            if column == 0:
+                axis.set_ylabel(label)
+            if row == 0:
+                axis.set_title(f"window of {length:g} months", fontsize="medium")
+    axes[0][0].legend(fontsize="x-small")
+    figure.suptitle(f"{title}: throughput and utilisation from day 14 (cf. Madon et al. 2024, Fig. 9)")
+    return figure
+
+
+def save_png(figure: Figure, path: Path) -> Path:
+    """Write ``figure`` as PNG (no date in the metadata, so equal figures give equal files)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="png", dpi=PNG_DPI, metadata={"Software": None})
+    return path

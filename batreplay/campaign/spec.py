@@ -1,0 +1,577 @@
+"""Campaign specification files (TOML) and their expansion into simulation instances.
+
+A campaign is the cross product, written once in a TOML file, of
+
+    logs x platforms (the recorded machine and its scaled variants) x schedulers x replay models
+    x session methods x seeds
+
+(``[[experiments]]`` may replace the platforms x schedulers product by named pairs, as in Madon et al. 2024,
+Sect. 5.2, where FCFS runs on the recorded machine only and the variants with EASY only). Each element is an
+:class:`Instance`: one call of :func:`batreplay.runner.run`. Its id is a readable prefix and the first 8 hex
+digits of the SHA-256 of the canonical JSON of its parameters (sorted keys, no spaces), for example
+``kth-sp2__easy__speed-x2__a60__s0__1a2b3c4d``: the same parameters give the same id on every machine, and any
+change of a parameter gives another id (hence another run directory).
+
+Paths: every relative path in the file (logs, platform files, ``output_root``, ``report_dir``, the published
+values) is resolved against the *campaign root*, which is ``[campaign] root`` taken relative to the folder of
+the spec file (default: that folder itself). The shipped specs in ``expe/`` say ``root = ".."``, the
+repository, so that logs are written ``../shared/workloads/...`` as everywhere else in the project. Parameters
+keep paths as written (relative to the root), so instance ids do not depend on where the checkout is.
+
+The file format, key by key, is documented in ``expe/README.md``; :func:`load_campaign` reports any unknown key,
+missing key or bad value with the file name and the key's place (``[[logs]] #2, key 'workload'``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
+from batreplay.replay.sessions import parse_session_spec, session_spec_label
+
+#: Replay models of :class:`batreplay.runner.RunSpec` (``replay``).
+REPLAY_MODELS: tuple[str, ...] = ("rigid", "feedback")
+#: Engines an instance may ask for; ``embedded`` is the only one :func:`batreplay.runner.run` has for now.
+ENGINES: tuple[str, ...] = ("embedded", "batsim")
+PROFILES: tuple[str, ...] = ("parallel_homogeneous", "delay")
+#: Tables and figures the report knows (see :mod:`batreplay.campaign.report`).
+REPORT_TABLES: tuple[str, ...] = ("scheduling", "lateness", "scheduler-comparison")
+REPORT_FIGURES: tuple[str, ...] = ("submissions", "cumulative", "throughput-utilisation")
+#: Length of the parameter hash in instance ids (hex digits of SHA-256).
+ID_HASH_LENGTH = 8
+_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_VARIANT_TOKEN = re.compile(r"^(nodes|speed)-([xd])(\d+(?:\.\d+)?)$")
+
+
+class CampaignSpecError(ValueError):
+    """A campaign file that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class PlatformVariant:
+    """A scaled variant of a log's recorded platform.
+
+    Attributes:
+        nodes_factor: multiplier of the node count (2.0 = twice as many nodes; "infra x2" in seed 004).
+        speed_factor: multiplier of the node speed in flop/s (2.0 = jobs twice as fast with
+            ``parallel_homogeneous`` profiles; "perf x2" in seed 004).
+    """
+
+    nodes_factor: float = 1.0
+    speed_factor: float = 1.0
+
+    @property
+    def is_recorded(self) -> bool:
+        """True for the recorded machine itself (both factors 1)."""
+        return self.nodes_factor == 1.0 and self.speed_factor == 1.0
+
+    @property
+    def label(self) -> str:
+        """Canonical name: ``recorded``, ``nodes-x2``, ``speed-d2``, ``nodes-x2+speed-d2``, ``speed-x1.5``."""
+        if self.is_recorded:
+            return "recorded"
+        parts = [f"{what}-{_factor_label(factor)}"
+                 for what, factor in (("nodes", self.nodes_factor), ("speed", self.speed_factor)) if factor != 1.0]
+        return "+".join(parts)
+
+
+def _factor_label(factor: float) -> str:
+    if factor < 1.0:
+        inverse = 1.0 / factor
+        if abs(inverse - round(inverse)) < 1e-9:
+            return f"d{round(inverse):d}"
+    return f"x{factor:g}"
+
+
+def parse_variant(text: str) -> PlatformVariant:
+    """Read a platform variant name: ``recorded``, or ``+``-joined tokens ``nodes-x<k>``, ``nodes-d<k>``,
+    ``speed-x<k>``, ``speed-d<k>`` (``x`` multiplies by k, ``d`` divides by k; k > 0).
+
+    Raises:
+        ValueError: any other text, a factor of 0, or the same quantity scaled twice.
+    """
+    text = text.strip()
+    if text == "recorded":
+        return PlatformVariant()
+    factors: dict[str, float] = {}
+    for token in text.split("+"):
+        match = _VARIANT_TOKEN.match(token.strip())
+        if match is None:
+            raise ValueError(f"platform variant {text!r}: expected 'recorded' or tokens like nodes-x2, nodes-d2, "
+                             f"speed-x2, speed-d2 joined by '+'")
+        what, how, number = match.group(1), match.group(2), float(match.group(3))
+        if number <= 0:
+            raise ValueError(f"platform variant {text!r}: factor must be > 0")
+        if what in factors:
+            raise ValueError(f"platform variant {text!r}: {what} scaled twice")
+        factors[what] = number if how == "x" else 1.0 / number
+    return PlatformVariant(factors.get("nodes", 1.0), factors.get("speed", 1.0))
+
+
+@dataclass(frozen=True)
+class LogSpec:
+    """One workload log of the campaign and the machine it was recorded on.
+
+    Attributes:
+        name: short name used in instance ids and tables (``kth-sp2``).
+        workload: the log's path as written in the spec (relative to the campaign root, or absolute).
+        platform: the recorded machine: a shipped platform name (``kth-sp2``), a platform file as written,
+            or None when ``nodes`` is given.
+        nodes: number of nodes of a generated homogeneous cluster (instead of ``platform``), or None.
+        node_speed: speed of the generated cluster's nodes, flop/s.
+        profile: SWF conversion (``parallel_homogeneous`` or ``delay``, see :class:`batreplay.runner.RunSpec`).
+        recorded_speed: node speed of the recorded machine, flop/s.
+        max_jobs: simulate only the log's first jobs, or None for all.
+        label: how tables name the log (default ``name``).
+        walltime_factor: walltime = max(requested time, factor x run time) (Batsim's SWF converter's
+            ``--job_walltime_factor``; :func:`batreplay.replay.workload.swf_to_workload`), or
+            None to keep the recorded requested times.
+    """
+
+    name: str
+    workload: str
+    platform: str | None
+    nodes: int | None
+    node_speed: float
+    profile: str
+    recorded_speed: float
+    max_jobs: int | None
+    label: str
+    walltime_factor: float | None = None
+
+    @property
+    def platform_parameter(self) -> str | dict[str, float]:
+        """The recorded platform as it enters instance parameters: its name/path, or ``{nodes, speed}``."""
+        if self.platform is not None:
+            return self.platform
+        return {"nodes": int(self.nodes), "speed": float(self.node_speed)}
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """A scheduler on a platform variant, under a name (``EASY``, ``perf*2``, ``infra/2``)."""
+
+    name: str
+    scheduler: str
+    variant: PlatformVariant
+    scheduler_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReplaySpec:
+    """A replay model and, for feedback, its session method (``a60``); ``label`` is ``rigid`` or the method."""
+
+    model: str
+    sessions: str | None
+
+    @property
+    def label(self) -> str:
+        """``rigid`` or the session label (``a0``, ``a60``)."""
+        return self.sessions if self.model == "feedback" else "rigid"
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One simulation of a campaign.
+
+    Attributes:
+        id: stable id (readable prefix + parameter hash), also the name of its run directory.
+        params: the parameters the id is computed from (JSON types only).
+        log, experiment, replay, seed: where it sits in the campaign.
+    """
+
+    id: str
+    params: dict[str, Any]
+    log: LogSpec
+    experiment: ExperimentSpec
+    replay: ReplaySpec
+    seed: int
+
+    @property
+    def labels(self) -> dict[str, Any]:
+        """Human-facing coordinates: log, experiment, scheduler, platform variant, replay, seed."""
+        return {"log": self.log.name, "experiment": self.experiment.name, "scheduler": self.experiment.scheduler,
+                "platform_variant": self.experiment.variant.label, "replay": self.replay.label, "seed": self.seed}
+
+
+@dataclass
+class ReportSpec:
+    """What ``campaign report`` produces: table kinds, figure kinds, published values to show beside ours."""
+
+    tables: list[str]
+    figures: list[str]
+    published: Path | None
+    title: str
+    notes: list[str]
+
+
+@dataclass
+class CampaignSpec:
+    """A parsed campaign file.
+
+    Attributes:
+        name: campaign name.
+        path: the spec file.
+        root: folder relative paths are resolved against.
+        output_root: folder of the run directories (one per instance).
+        report_dir: default folder of ``campaign report``.
+        engine: ``embedded`` or ``batsim``.
+        logs, experiments, replays, seeds: the axes.
+        report: what the report shows.
+        description: free text.
+    """
+
+    name: str
+    path: Path
+    root: Path
+    output_root: Path
+    report_dir: Path
+    engine: str
+    logs: list[LogSpec]
+    experiments: list[ExperimentSpec]
+    replays: list[ReplaySpec]
+    seeds: list[int]
+    report: ReportSpec
+    description: str = ""
+
+    def resolve(self, path: str | Path) -> Path:
+        """A path of the spec as a usable path: absolute ones as is, relative ones under :attr:`root`."""
+        path = Path(os.path.expanduser(str(path)))
+        return path if path.is_absolute() else self.root / path
+
+    def instances(self) -> list[Instance]:
+        """Every instance, in the order logs x experiments x replays x seeds (ids unique, checked)."""
+        result: list[Instance] = []
+        seen: dict[str, str] = {}
+        for log in self.logs:
+            for experiment in self.experiments:
+                for replay in self.replays:
+                    for seed in self.seeds:
+                        instance = make_instance(log, experiment, replay, seed, self.engine)
+                        where = f"{log.name} / {experiment.name} / {replay.label} / seed {seed}"
+                        if instance.id in seen:
+                            raise CampaignSpecError(f"{self.path}: {where} and {seen[instance.id]} are the same "
+                                                    f"simulation (instance {instance.id}); remove one")
+                        seen[instance.id] = where
+                        result.append(instance)
+        return result
+
+    def select(self, pattern: str | None) -> list[Instance]:
+        """Instances whose id matches the shell pattern ``pattern`` (``fnmatch``; ``*`` added around a
+        pattern without wildcard), or all of them for None.
+
+        Raises:
+            CampaignSpecError: the pattern matches nothing (the message shows a few ids).
+        """
+        instances = self.instances()
+        if pattern is None:
+            return instances
+        glob = pattern if any(c in pattern for c in "*?[") else f"*{pattern}*"
+        chosen = [i for i in instances if fnmatchcase(i.id, glob)]
+        if not chosen:
+            examples = ", ".join(i.id for i in instances[:3])
+            raise CampaignSpecError(f"--only {pattern!r}: no instance of {self.name} matches (ids look like {examples})")
+        return chosen
+
+
+def canonical_json(params: dict[str, Any]) -> str:
+    """The canonical JSON text of parameters: sorted keys, no spaces, floats in Python's shortest repr."""
+    return json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def instance_id(prefix_parts: list[str], params: dict[str, Any]) -> str:
+    """``part1__part2__...__<hash>``: readable parts, then the first :data:`ID_HASH_LENGTH` hex digits of the
+    SHA-256 of :func:`canonical_json` of ``params``. Characters other than letters, digits, ``.``, ``-``,
+    ``+`` and ``_`` in the parts become ``-``."""
+    digest = hashlib.sha256(canonical_json(params).encode("ascii")).hexdigest()[:ID_HASH_LENGTH]
+    safe = [re.sub(r"[^A-Za-z0-9.+_-]", "-", part) for part in prefix_parts]
+    return "__".join([*safe, digest])
+
+
+def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplaySpec, seed: int, engine: str) -> Instance:
+    """The :class:`Instance` of one point of the campaign (parameters and id)."""
+    params: dict[str, Any] = {
+        "workload": log.workload,
+        "platform": log.platform_parameter,
+        "nodes_factor": float(experiment.variant.nodes_factor),
+        "speed_factor": float(experiment.variant.speed_factor),
+        "scheduler": experiment.scheduler,
+        "scheduler_options": experiment.scheduler_options,
+        "profile": log.profile,
+        "recorded_speed": float(log.recorded_speed),
+        "max_jobs": log.max_jobs,
+        "walltime_factor": log.walltime_factor,
+        "replay": replay.model,
+        "sessions": replay.sessions,
+        "seed": int(seed),
+        "engine": engine,
+    }
+    prefix = [log.name, experiment.scheduler.rsplit("/", 1)[-1].removesuffix(".py"), experiment.variant.label,
+              replay.label, f"s{seed}"]
+    return Instance(instance_id(prefix, params), params, log, experiment, replay, int(seed))
+
+
+# ----------------------------------------------------------------------------------------------- parsing
+
+
+class _Table:
+    """A TOML table being read: typed getters that name the file and place on error, unknown keys refused."""
+
+    def __init__(self, data: Any, where: str, source: Path) -> None:
+        if not isinstance(data, dict):
+            raise CampaignSpecError(f"{source}: {where}: expected a table, found {type(data).__name__}")
+        self.data, self.where, self.source, self.used = data, where, source, set()
+
+    def error(self, key: str, message: str) -> CampaignSpecError:
+        return CampaignSpecError(f"{self.source}: {self.where}, key {key!r}: {message}")
+
+    def get(self, key: str, kinds: type | tuple[type, ...], default: Any = ..., *, what: str = "") -> Any:
+        self.used.add(key)
+        if key not in self.data:
+            if default is ...:
+                raise CampaignSpecError(f"{self.source}: {self.where}: missing key {key!r}{' (' + what + ')' if what else ''}")
+            return default
+        value = self.data[key]
+        kinds_tuple = kinds if isinstance(kinds, tuple) else (kinds,)
+        if isinstance(value, bool) and bool not in kinds_tuple:
+            raise self.error(key, f"expected {_kind_names(kinds_tuple)}, found a boolean")
+        if float in kinds_tuple and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kinds_tuple):
+            raise self.error(key, f"expected {_kind_names(kinds_tuple)}, found {type(value).__name__} {value!r}")
+        return value
+
+    def get_list(self, key: str, kind: type, default: Any = ...) -> list:
+        values = self.get(key, list, default)
+        if values is default and default is not ...:
+            return list(default)
+        if not values:
+            raise self.error(key, "must not be empty")
+        for value in values:
+            if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+                raise self.error(key, f"expected a list of {kind.__name__}, found {value!r}")
+        return list(values)
+
+    def finish(self) -> None:
+        unknown = sorted(set(self.data) - self.used)
+        if unknown:
+            raise CampaignSpecError(f"{self.source}: {self.where}: unknown key(s) {', '.join(map(repr, unknown))}")
+
+
+def _kind_names(kinds: tuple[type, ...]) -> str:
+    names = {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table", bool: "a boolean"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _positive(table: _Table, key: str, value: float | None) -> None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise table.error(key, f"must be > 0, got {value!r}")
+
+
+def default_output_root(name: str) -> Path:
+    """Where run directories go when the spec gives no ``output_root``: ``$BATREPLAY_CACHE/campaigns/<name>``,
+    else ``$XDG_CACHE_HOME/batreplay/campaigns/<name>``, else ``~/.cache/batreplay/campaigns/<name>``."""
+    root = os.environ.get("BATREPLAY_CACHE")
+    if root:
+        return Path(root).expanduser() / "campaigns" / name
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "batreplay" / "campaigns" / name
+
+
+def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> LogSpec:
+    name = table.get("name", str)
+    if not _NAME_PATTERN.match(name):
+        raise table.error("name", f"{name!r}: use letters, digits, '.', '_' and '-' only")
+    workload = table.get("workload", str, what="the SWF log, relative to the campaign root")
+    path = Path(os.path.expanduser(workload))
+    resolved = path if path.is_absolute() else spec_root / path
+    if not resolved.is_file():
+        raise table.error("workload", f"no such file {resolved}")
+    platform = table.get("platform", str, None)
+    nodes = table.get("nodes", int, None)
+    if (platform is None) == (nodes is None):
+        raise CampaignSpecError(f"{table.source}: {table.where}: give either 'platform' (a shipped platform name "
+                                f"or a file) or 'nodes' (a generated cluster), not {'both' if platform else 'neither'}")
+    if platform is not None and platform not in SHIPPED_PLATFORMS:
+        candidate = Path(os.path.expanduser(platform))
+        candidate = candidate if candidate.is_absolute() else spec_root / candidate
+        if not candidate.is_file():
+            raise table.error("platform", f"{platform!r} is neither a shipped platform "
+                                          f"({', '.join(SHIPPED_PLATFORMS)}) nor a file ({candidate})")
+    if nodes is not None and nodes < 1:
+        raise table.error("nodes", f"must be >= 1, got {nodes}")
+    node_speed = table.get("node_speed", float, float(defaults.get("node_speed", REFERENCE_NODE_SPEED)))
+    _positive(table, "node_speed", node_speed)
+    profile = table.get("profile", str, defaults.get("profile", "parallel_homogeneous"))
+    if profile not in PROFILES:
+        raise table.error("profile", f"{profile!r}: expected one of {', '.join(PROFILES)}")
+    recorded_speed = table.get("recorded_speed", float, float(defaults.get("recorded_speed", REFERENCE_NODE_SPEED)))
+    _positive(table, "recorded_speed", recorded_speed)
+    max_jobs = table.get("max_jobs", int, defaults.get("max_jobs"))
+    if max_jobs is not None and max_jobs < 1:
+        raise table.error("max_jobs", f"must be >= 1, got {max_jobs}")
+    label = table.get("label", str, name)
+    walltime_factor = table.get("walltime_factor", float, defaults.get("walltime_factor"))
+    _positive(table, "walltime_factor", walltime_factor)
+    table.finish()
+    return LogSpec(name, workload, platform, nodes, node_speed, profile, recorded_speed, max_jobs, label,
+                   None if walltime_factor is None else float(walltime_factor))
+
+
+def _read_experiment(table: _Table) -> ExperimentSpec:
+    name = table.get("name", str)
+    scheduler = table.get("scheduler", str)
+    try:
+        variant = parse_variant(table.get("platform", str, "recorded"))
+    except ValueError as err:
+        raise table.error("platform", str(err)) from None
+    options = table.get("scheduler_options", dict, {})
+    table.finish()
+    return ExperimentSpec(name, scheduler, variant, dict(options))
+
+
+def _read_replays(matrix: _Table) -> list[ReplaySpec]:
+    models = matrix.get_list("replay_models", str, ["rigid"])
+    for model in models:
+        if model not in REPLAY_MODELS:
+            raise matrix.error("replay_models", f"{model!r}: expected {' or '.join(REPLAY_MODELS)}")
+    methods = matrix.get_list("session_methods", str, ["a60"])
+    labels = []
+    for method in methods:
+        try:
+            if ":" in method:
+                kind, threshold = method.split(":", 1)
+                labels.append(session_spec_label(kind.strip(), float(threshold)))
+            else:
+                labels.append(session_spec_label(*parse_session_spec(method)))
+        except ValueError as err:
+            raise matrix.error("session_methods", f"{method!r}: {err}") from None
+    if len(set(labels)) != len(labels):
+        raise matrix.error("session_methods", f"the same method twice ({', '.join(labels)})")
+    replays: list[ReplaySpec] = []
+    for model in dict.fromkeys(models):
+        if model == "rigid":
+            replays.append(ReplaySpec("rigid", None))  # sessions do not change a rigid replay: not crossed
+        else:
+            replays.extend(ReplaySpec("feedback", label) for label in labels)
+    return replays
+
+
+def load_campaign(path: str | Path, *, output_root: str | Path | None = None) -> CampaignSpec:
+    """Read and check a campaign file.
+
+    Args:
+        path: the TOML file.
+        output_root: use this folder for the run directories instead of the spec's ``output_root``.
+
+    Returns:
+        The :class:`CampaignSpec`; its logs and platform files exist (checked).
+
+    Raises:
+        CampaignSpecError: unreadable TOML (line and column given), unknown / missing keys, bad values, missing
+            files, or two points of the campaign that are the same simulation.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CampaignSpecError(f"{path}: no such campaign file")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        raise CampaignSpecError(f"{path}: not valid TOML: {err}") from None
+    top = _Table(data, "top level", path)
+    campaign = _Table(top.get("campaign", dict), "[campaign]", path)
+    name = campaign.get("name", str)
+    if not _NAME_PATTERN.match(name):
+        raise campaign.error("name", f"{name!r}: use letters, digits, '.', '_' and '-' only")
+    description = campaign.get("description", str, "")
+    root = (path.parent / campaign.get("root", str, ".")).resolve()
+    if not root.is_dir():
+        raise campaign.error("root", f"no such folder {root}")
+
+    def rooted(text: str) -> Path:
+        candidate = Path(os.path.expanduser(text))
+        return candidate if candidate.is_absolute() else root / candidate
+
+    spec_output = campaign.get("output_root", str, None)
+    out = Path(output_root) if output_root is not None else (rooted(spec_output) if spec_output
+                                                              else default_output_root(name))
+    report_dir = campaign.get("report_dir", str, None)
+    engine = campaign.get("engine", str, "embedded")
+    if engine not in ENGINES:
+        raise campaign.error("engine", f"{engine!r}: expected one of {', '.join(ENGINES)}")
+    campaign.finish()
+
+    defaults = top.get("defaults", dict, {})
+    defaults_table = _Table(defaults, "[defaults]", path)
+    for key, kinds in (("profile", str), ("recorded_speed", float), ("max_jobs", int), ("node_speed", float),
+                       ("walltime_factor", float)):
+        defaults_table.get(key, kinds, None)
+    defaults_table.finish()
+
+    raw_logs = top.get("logs", list, what="one [[logs]] table per workload log")
+    if not raw_logs:
+        raise CampaignSpecError(f"{path}: no [[logs]]")
+    logs = [_read_log(_Table(raw, f"[[logs]] #{k}", path), defaults, root) for k, raw in enumerate(raw_logs, 1)]
+    names = [log.name for log in logs]
+    if len(set(names)) != len(names):
+        raise CampaignSpecError(f"{path}: [[logs]]: duplicated name(s) {sorted({n for n in names if names.count(n) > 1})}")
+
+    matrix = _Table(top.get("matrix", dict, {}), "[matrix]", path)
+    raw_experiments = top.get("experiments", list, None)
+    if raw_experiments is not None:
+        if "platforms" in matrix.data or "schedulers" in matrix.data:
+            raise CampaignSpecError(f"{path}: give either [[experiments]] or [matrix] platforms/schedulers, not both")
+        experiments = [_read_experiment(_Table(raw, f"[[experiments]] #{k}", path))
+                       for k, raw in enumerate(raw_experiments, 1)]
+    else:
+        schedulers = matrix.get_list("schedulers", str)
+        variants = []
+        for text in matrix.get_list("platforms", str, ["recorded"]):
+            try:
+                variants.append(parse_variant(text))
+            except ValueError as err:
+                raise matrix.error("platforms", str(err)) from None
+        experiments = [ExperimentSpec(s if v.is_recorded else f"{s} {v.label}", s, v)
+                       for v in variants for s in schedulers]
+    exp_names = [e.name for e in experiments]
+    if len(set(exp_names)) != len(exp_names):
+        raise CampaignSpecError(f"{path}: experiments: duplicated name(s) "
+                                f"{sorted({n for n in exp_names if exp_names.count(n) > 1})}")
+    replays = _read_replays(matrix)
+    seeds = matrix.get_list("seeds", int, [0])
+    if len(set(seeds)) != len(seeds) or any(s < 0 for s in seeds):
+        raise matrix.error("seeds", f"expected distinct non-negative integers, got {seeds}")
+    matrix.finish()
+
+    report_table = _Table(top.get("report", dict, {}), "[report]", path)
+    tables = report_table.get_list("tables", str, ["scheduling"])
+    figures = report_table.get_list("figures", str, ["submissions", "cumulative"])
+    for key, values, known in (("tables", tables, REPORT_TABLES), ("figures", figures, REPORT_FIGURES)):
+        for value in values:
+            if value not in known:
+                raise report_table.error(key, f"{value!r}: expected some of {', '.join(known)}")
+    published_text = report_table.get("published", str, None)
+    published = rooted(published_text) if published_text else None
+    if published is not None and not published.is_file():
+        raise report_table.error("published", f"no such file {published}")
+    report = ReportSpec(tables, figures, published, report_table.get("title", str, f"Campaign {name}"),
+                        list(report_table.get_list("notes", str, [])))
+    report_table.finish()
+    top.finish()
+
+    spec = CampaignSpec(name=name, path=path.resolve(), root=root, output_root=out.resolve() if out.is_absolute()
+                        else out.absolute(), report_dir=rooted(report_dir) if report_dir else out / "report",
+                        engine=engine, logs=logs, experiments=experiments, replays=replays, seeds=seeds,
+                        report=report, description=description)
+    spec.instances()  # checks that no two points are the same simulation
+    return spec

@@ -1,0 +1,213 @@
+"""One campaign instance, in its own process: ``python -m batreplay.campaign.worker`` with the task on stdin.
+
+Every instance runs in a fresh process of its own, so that a crash, a leak or a real Batsim started by the run
+stays inside one process: locally it is forked from a preloaded forkserver (:func:`process_main`, no import
+cost); on a Dask worker it is a new interpreter, ``python -m batreplay.campaign.worker`` with the task
+(:func:`task_for`, a JSON object) on stdin (:func:`main`). Python's hash seed is fixed (``PYTHONHASHSEED=0``)
+for every instance process. The process then:
+
+1. seeds Python's and numpy's global random generators with the instance's seed, so a stochastic scheduler
+   replays the same way;
+2. calls :func:`batreplay.runner.run` with ``out_dir = <output_root>/<id>``; ``run`` writes the directory
+   atomically (temporary sibling, then rename);
+3. writes ``instance.json`` into it, last, atomically (temporary file, then rename): campaign, id,
+   parameters, labels, engine, seed, the log replayed (with its SHA-256), wall time, host (``run.json``
+   beside it holds the run's own manifest: input checksums, package versions, engine, wall time).
+   A directory with ``instance.json`` is a finished instance; one without it (killed between 2 and 3) is
+   redone.
+
+On an exception it writes ``<output_root>/<id>.failed.json`` (error, traceback, parameters) and exits 1. On
+SIGINT / SIGTERM it exits 130 / 143 without a failure record: an interrupted instance is simply not
+finished. If the process that started it dies (``kill -9`` of the campaign runner), it notices within a
+second and stops too.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+INSTANCE_MANIFEST = "instance.json"
+FAILED_SUFFIX = ".failed.json"
+#: Exit statuses of an instance process stopped by SIGINT / SIGTERM (not a failure of the instance).
+INTERRUPTED_STATUSES = frozenset({130, 143, -signal.SIGINT, -signal.SIGTERM})
+
+
+def write_json_atomically(path: Path, document: Any) -> Path:
+    """Write ``document`` as indented JSON to ``path`` through a temporary file in the same folder + rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as stream:
+            json.dump(document, stream, indent=2, default=str)
+            stream.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def task_for(instance, campaign) -> dict[str, Any]:
+    """The JSON task of one instance: what the worker process needs.
+
+    The worker runs in the campaign root (``root``), so the workload path stays as the spec writes it (relative
+    to the root): run directories and reports then name logs without the checkout's location.
+
+    Args:
+        instance: a :class:`batreplay.campaign.spec.Instance`.
+        campaign: its :class:`batreplay.campaign.spec.CampaignSpec`; its platform files must have been
+            prepared (:func:`batreplay.campaign.platforms.prepare_platforms`).
+    """
+    from batreplay.campaign.platforms import platform_for
+
+    return {
+        "campaign": campaign.name,
+        "id": instance.id,
+        "output_root": str(campaign.output_root),
+        "params": instance.params,
+        "labels": instance.labels,
+        "root": str(campaign.root),
+        "workload": instance.log.workload,
+        "platform": (instance.log.platform if instance.experiment.variant.is_recorded and instance.log.platform
+                     else str(platform_for(campaign, instance))),
+    }
+
+
+def _on_signal(signum, frame) -> None:
+    raise SystemExit(128 + signum)
+
+
+def process_alive(pid: int) -> bool:
+    """True when process ``pid`` exists and is not a zombie (Linux: state read from ``/proc/<pid>/stat``)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def _watch_parent(parent: int, runner: int | None) -> None:
+    """Stop this process (as SIGTERM would) once its parent or the campaign runner ``runner`` has died."""
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent or (runner is not None and not process_alive(runner)):
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+
+
+def _run_spec(task: dict[str, Any]):
+    from batreplay.runner import RunSpec
+
+    params = task["params"]
+    arguments: dict[str, Any] = {
+        "workload": Path(task["workload"]), "platform": task["platform"], "scheduler": params["scheduler"],
+        "out_dir": Path(task["output_root"]) / task["id"], "profile": params["profile"],
+        "recorded_speed": params["recorded_speed"], "max_jobs": params["max_jobs"],
+        "scheduler_options": dict(params["scheduler_options"]), "replay": params["replay"],
+        "sessions": params["sessions"] or "arrival:60", "walltime_factor": params["walltime_factor"],
+        "engine": params["engine"], "force": True,
+    }
+    return RunSpec(**arguments)
+
+
+def execute(task: dict[str, Any]) -> int:
+    """Run one instance in this process (see the module docstring); returns the exit status."""
+    started = time.time()
+    os.chdir(task["root"])
+    output_root = Path(task["output_root"])
+    failed_path = output_root / f"{task['id']}{FAILED_SUFFIX}"
+    seed = int(task["params"]["seed"])
+    random.seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed % 2**32)
+        from batreplay.runner import run, sha256_of
+
+        result = run(_run_spec(task))
+        workload_sha256 = sha256_of(Path(task["workload"]))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as err:  # noqa: BLE001 - any failure of the instance is recorded, the campaign goes on
+        write_json_atomically(failed_path, {
+            "campaign": task["campaign"], "id": task["id"], "status": "failed",
+            "error_type": type(err).__name__, "error": str(err), "traceback": traceback.format_exc(),
+            "params": task["params"], "labels": task["labels"], "host": socket.gethostname(),
+            "pid": os.getpid(), "wall_seconds": time.time() - started,
+            "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        })
+        print(traceback.format_exc(), file=sys.stderr)
+        return 1
+    write_json_atomically(result.out_dir / INSTANCE_MANIFEST, {
+        "campaign": task["campaign"], "id": task["id"], "status": "done", "params": task["params"],
+        "labels": task["labels"], "engine": task["params"]["engine"], "seed": seed,
+        "workload_file": task["workload"],
+        "workload_sha256": workload_sha256,
+        "platform_file": task["platform"],
+        "wall_seconds": time.time() - started, "simulation_wall_seconds": result.wall_seconds,
+        "host": socket.gethostname(), "pid": os.getpid(),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    })
+    failed_path.unlink(missing_ok=True)
+    return 0
+
+
+def _prepare_process(runner: int | None = None) -> None:
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    threading.Thread(target=_watch_parent, args=(os.getppid(), runner), daemon=True).start()
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def process_main(task: dict[str, Any], log_path: str, runner: int) -> None:
+    """Target of an instance process started by :mod:`multiprocessing` (forkserver): output to ``log_path``,
+    then :func:`execute`; the exit status is the process's exit code. ``runner`` is the pid of the process
+    that started it (its parent is the forkserver, which outlives it): the instance stops when it dies."""
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
+    _prepare_process(runner)
+    try:
+        status = execute(task)
+    except SystemExit as stop:
+        status = int(stop.code) if isinstance(stop.code, int) else 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(status)
+
+
+def main() -> int:
+    """Entry point of ``python -m batreplay.campaign.worker``: read the task from stdin and run it."""
+    _prepare_process()
+    task = json.loads(sys.stdin.read())
+    try:
+        return execute(task)
+    except SystemExit as stop:
+        return int(stop.code) if isinstance(stop.code, int) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
