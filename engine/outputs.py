@@ -8,13 +8,12 @@ terminated; rejected jobs have empty time fields; times in seconds with six deci
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from batreplay.atomic import write_text_atomically
 from batreplay.analysis.metrics import batsim_schedule_summary
 from batreplay.analysis.out_jobs import validate_out_jobs
 from batreplay.engine.simulator import BATSIM_VERSION, JobRecord
@@ -77,15 +76,7 @@ def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: floa
 
 
 def _atomic_csv(frame: pd.DataFrame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        frame.to_csv(tmp, index=False, float_format="%.6f")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomically(path, frame.to_csv(index=False, float_format="%.6f"))
 
 
 def write_out_jobs(records: Sequence[JobRecord], path: Path) -> pd.DataFrame:

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
+from batreplay.atomic import write_text_atomically
 from batreplay.platforms.model import Platform
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.speed_units import format_speed, parse_speed
@@ -192,36 +192,13 @@ def cluster_platform(
     return XML_HEADER + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _new_file_mode(path: Path) -> int:
-    """Permissions for ``path``: those of the file it replaces, else what ``open()`` would give (0666 - umask)."""
-    try:
-        return path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
 def write_platform_text(path: str | os.PathLike[str], xml_text: str) -> Path:
     """Write platform text to ``path`` atomically (temporary file in the same folder, then rename).
 
     Parent folders are created. Returns the path written. Raises OSError on I/O failure (the previous file,
     if any, is then left untouched and the temporary file removed).
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(xml_text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(tmp_name, _new_file_mode(path))  # mkstemp creates the file private (0600)
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text_atomically(path, xml_text)
 
 
 def write_platform(

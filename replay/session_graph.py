@@ -67,7 +67,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -78,6 +77,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
+from batreplay.atomic import write_text_atomically
 from batreplay.replay.sessions import METHODS, UNKNOWN_USER_ID, SessionPartition, session_spec_label
 
 __all__ = [
@@ -607,19 +607,7 @@ def _user_document(graph: UserSessionGraph) -> dict[str, Any]:
 
 
 def _write_json_atomically(path: Path, document: dict[str, Any]) -> None:
-    handle = tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
-    )
-    try:
-        with handle:
-            handle.write(json.dumps(document, separators=(",", ":"), allow_nan=False))
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, path)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
+    write_text_atomically(path, json.dumps(document, separators=(",", ":"), allow_nan=False) + "\n")
 
 
 class SessionGraphFormatError(ValueError):

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from numbers import Real
@@ -38,6 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from batreplay.atomic import write_text_atomically
 from batreplay.replay.swf import MISSING, SwfLog, read_swf
 
 #: Reasons for which a job is left out, in the order they are checked; a job is counted once, under the
@@ -233,17 +232,8 @@ class BatsimWorkload:
     def write(self, path: str | Path) -> Path:
         """Write the JSON workload to ``path`` (via a temporary file in the same folder, then a rename, so a
         reader never sees a partial file). Returns the path."""
-        path = Path(path)
-        handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(json.dumps(self.to_json_dict()))  # dumps uses the C encoder, dump does not
-                out.write("\n")
-            os.replace(temp_name, path)
-        except BaseException:
-            Path(temp_name).unlink(missing_ok=True)
-            raise
-        return path
+        # json.dumps uses the C encoder (json.dump does not)
+        return write_text_atomically(path, json.dumps(self.to_json_dict()) + "\n")
 
 
 def _json_numbers(values: np.ndarray) -> list:

@@ -31,13 +31,14 @@ import random
 import signal
 import socket
 import sys
-import tempfile
 import threading
 import time
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from batreplay.atomic import write_text_atomically
 
 INSTANCE_MANIFEST = "instance.json"
 FAILED_SUFFIX = ".failed.json"
@@ -46,18 +47,8 @@ INTERRUPTED_STATUSES = frozenset({130, 143, -signal.SIGINT, -signal.SIGTERM})
 
 
 def write_json_atomically(path: Path, document: Any) -> Path:
-    """Write ``document`` as indented JSON to ``path`` through a temporary file in the same folder + rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            json.dump(document, stream, indent=2, default=str)
-            stream.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write ``document`` as indented JSON to ``path`` atomically (:func:`batreplay.atomic.write_text_atomically`)."""
+    return write_text_atomically(path, json.dumps(document, indent=2, default=str) + "\n")
 
 
 def task_for(instance, campaign) -> dict[str, Any]:
