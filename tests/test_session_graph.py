@@ -26,7 +26,7 @@ from batreplay.replay.session_graph import (
 )
 from batreplay.replay.sessions import METHODS, partition_sessions
 from batreplay.replay.swf import read_swf
-from conftest import WORKLOADS
+from conftest import FIG1_ROWS, WORKLOADS
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 MIN = 60.0
@@ -44,14 +44,7 @@ def edge_set(graph):
 # Madon et al. 2024, Fig. 1 (six jobs, four sessions at a60; times chosen by hand, minutes):
 #   session 0 = j1 (0..100), j2 (30, waits 10, runs 150 -> 190); session 1 = j3 (100..300);
 #   session 2 = j4 (250..270); session 3 = j5 (400..410), j6 (420..430).
-FIG1 = trace([
-    (1, 7, 0 * MIN, 0, 100 * MIN),
-    (2, 7, 30 * MIN, 10 * MIN, 150 * MIN),
-    (3, 7, 100 * MIN, 0, 200 * MIN),
-    (4, 7, 250 * MIN, 0, 20 * MIN),
-    (5, 7, 400 * MIN, 0, 10 * MIN),
-    (6, 7, 420 * MIN, 0, 10 * MIN),
-])
+FIG1 = trace(FIG1_ROWS)
 
 
 def test_fig1_session_graph_a60():

@@ -15,7 +15,7 @@ from batreplay.replay.sessions import (
     session_spec_label,
 )
 from batreplay.replay.swf import read_swf
-from conftest import WORKLOADS
+from conftest import FIG1_ROWS, WORKLOADS
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 
@@ -40,14 +40,7 @@ MIN = 60.0
 
 def test_fig1_example_a60_groups_j1_j2_and_separates_j3():
     # Madon et al. 2024, Fig. 1: a2 - a1 < 60 min, a3 - a2 > 60 min.  Times chosen by hand (minutes).
-    jobs = trace([
-        (1, 7, 0 * MIN, 0, 100 * MIN),
-        (2, 7, 30 * MIN, 10 * MIN, 150 * MIN),
-        (3, 7, 100 * MIN, 0, 200 * MIN),
-        (4, 7, 250 * MIN, 0, 20 * MIN),
-        (5, 7, 400 * MIN, 0, 10 * MIN),
-        (6, 7, 420 * MIN, 0, 10 * MIN),
-    ])
+    jobs = trace(FIG1_ROWS)
     partition = partition_sessions(jobs, "arrival", 60)
     assert sessions_as_job_lists(partition) == [(1, 2), (3,), (4,), (5, 6)]
     table = partition.sessions.set_index("session_id")
