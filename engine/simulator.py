@@ -32,6 +32,12 @@ Times reported to the scheduler and written to the output files are the seconds 
 can differ from them by a fraction of a microsecond accumulated over long chains of events (it prints six
 decimals), which is what the conformance tests tolerate (1e-6 s).
 
+Known limit: when a job ends at exactly the instant the server finishes receiving another message (two jobs
+started by one reply with equal durations, for instance), the engine always handles the received message
+first, so the two completions go out in two messages. Real Batsim does so in most recorded cases, but not
+all (golden ``kth2000``, t = 272065): there the outcome depends on how SimGrid rounds its sub-microsecond
+transfer and sleep times. Such a difference changes how events are grouped, not when jobs start or end.
+
 Scope: ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_total`` and ``parallel`` profiles
 without communication; walltime kills; EXECUTE_JOB, REJECT_JOB, CALL_ME_LATER, KILL_JOB,
 REGISTER_PROFILE / REGISTER_JOB (with or without acknowledgement), SET_JOB_METADATA and NOTIFY
