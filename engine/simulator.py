@@ -36,7 +36,9 @@ Known limit: when a job ends at exactly the instant the server finishes receivin
 started by one reply with equal durations, for instance), the engine always handles the received message
 first, so the two completions go out in two messages. Real Batsim does so in most recorded cases, but not
 all (golden ``kth2000``, t = 272065): there the outcome depends on how SimGrid rounds its sub-microsecond
-transfer and sleep times. Such a difference changes how events are grouped, not when jobs start or end.
+transfer and sleep times. Such a difference changes how events are grouped; a scheduler that decides
+differently on two completions seen together may then diverge (pybatsim's ``easyBackfill`` on ``kth2000``
+does not: its out_jobs.csv values stay Batsim's).
 
 Scope: ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_total`` and ``parallel`` profiles
 without communication; walltime kills; EXECUTE_JOB, REJECT_JOB, CALL_ME_LATER, KILL_JOB,
