@@ -33,13 +33,14 @@ class EngineConnection:
         self.scheduler_seconds = 0.0
         self._sent_at = None
 
-    def bind(self) -> None:  # pybatsim binds its socket at start-up; nothing to do here
-        pass
+    def bind(self) -> None:
+        """pybatsim binds its socket at start-up; nothing to do in memory."""
 
     def close(self) -> None:
-        pass
+        """pybatsim closes its socket after SIMULATION_ENDS; nothing to do in memory."""
 
     def recv(self, blocking: bool = False) -> dict | None:
+        """The engine's next Batsim message (the engine runs until it has one); None once it has ended."""
         request = self.engine.next_request()
         if request is not None:
             self.messages += 1
@@ -49,6 +50,7 @@ class EngineConnection:
         return request
 
     def send(self, message: dict) -> None:
+        """Hand the decision process's reply to the engine (and count the time it took to decide)."""
         if self._sent_at is not None:
             self.scheduler_seconds += time.perf_counter() - self._sent_at
         self.engine.apply_reply(message)

@@ -113,6 +113,7 @@ class Job:
 
     @property
     def full_id(self) -> str:
+        """Batsim's job id, ``workload!name``."""
         return f"{self.workload}!{self.name}"
 
 
