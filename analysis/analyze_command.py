@@ -23,7 +23,6 @@ What :func:`analyze` writes in the output folder:
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,6 +54,7 @@ from batreplay.analysis.metrics import (
 from batreplay.analysis.out_jobs import out_jobs_anomalies
 from batreplay.analysis.report import ReportContent, ReportFigure, ReportTable, write_report
 from batreplay.analysis.run_dir import RunData, RunDirError, load_run, unique_run_names
+from batreplay.atomic import write_json_atomically
 from batreplay.replay.swf import SwfLog, read_swf
 
 #: Seed 000 (Baranov et al.), Table I: P (s) and number of jobs whose waiting time differs, on the first k
@@ -239,19 +239,6 @@ def paper_window_metrics(run: RunData, *, tau: float = DEFAULT_TAU) -> tuple[pd.
                                        "mean_busy_nodes", "utilisation"]), notes
 
 
-def _json_ready(value: Any) -> Any:
-    """Plain JSON values: NaN / inf -> null, numpy scalars -> Python, containers recursively."""
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def metric_unit(key: str) -> str:
     """Unit of a ``metrics.csv`` column, for the report (``""`` for counts and ratios)."""
     if key in ("busy_node_seconds", "available_node_seconds"):
@@ -397,8 +384,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
     metrics.to_csv(out_dir / METRICS_CSV, index=False)
     parameters = {"tau": tau, "window": None if window is None else {"start": window.start, "end": window.end},
                   "swf_log": None if swf_log is None else str(swf_log), "nb_resources": nb_resources}
-    (out_dir / METRICS_JSON).write_text(json.dumps(
-        _json_ready({"parameters": parameters, "runs": rows, "notes": notes}), indent=2, allow_nan=False))
+    write_json_atomically(out_dir / METRICS_JSON, {"parameters": parameters, "runs": rows, "notes": notes})
 
     def first(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
         return frame[list(columns) + [c for c in frame.columns if c not in columns]]

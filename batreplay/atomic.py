@@ -1,16 +1,19 @@
 """Atomic file writes: a reader sees the old file or the new one, never a half-written one.
 
 Every output of the project (workloads, platforms, session graphs, Batsim output files, manifests) goes
-through :func:`write_text_atomically`: the text is written to a temporary file in the destination folder,
+through :func:`write_text_atomically` (JSON documents through :func:`write_json_atomically`): the text is written to a temporary file in the destination folder,
 flushed to disk, given the permissions a plain ``open()`` would give (or those of the file it replaces),
 then renamed over the destination.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def _new_file_mode(path: Path) -> int:
@@ -43,3 +46,28 @@ def write_text_atomically(path: str | os.PathLike[str], text: str) -> Path:
         Path(temporary).unlink(missing_ok=True)
         raise
     return path
+
+
+def json_ready(value: Any) -> Any:
+    """Plain JSON values: NaN and infinities -> null, numpy scalars -> Python numbers, containers recursively
+    (dictionary keys as strings)."""
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def write_json_atomically(path: str | os.PathLike[str], document: Any, *, indent: int | None = 2) -> Path:
+    """Write ``document`` as JSON (through :func:`json_ready`; other objects, such as paths, as strings)
+    atomically; return the path.
+
+    Raises:
+        OSError: as :func:`write_text_atomically`.
+    """
+    text = json.dumps(json_ready(document), indent=indent, allow_nan=False, default=str)
+    return write_text_atomically(path, text + "\n")

@@ -17,7 +17,6 @@ directory and renamed at the end: a failed run leaves nothing half-written.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform as host_platform
@@ -34,11 +33,13 @@ import pandas as pd
 
 from batreplay.analysis.metrics import summarize
 from batreplay.analysis.out_jobs import read_out_jobs
+from batreplay.atomic import write_json_atomically
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.outputs import schedule_summary, write_out_jobs, write_out_schedule
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
+from batreplay.replay.pwa import file_sha256
 from batreplay.replay.swf import read_swf
 from batreplay.replay.workload import read_workload_json, swf_to_workload
 from batreplay.schedulers.registry import load_scheduler
@@ -119,15 +120,6 @@ def resolve_platform(platform: Path | str) -> Path:
     if not path.is_file():
         raise RunError(f"platform {platform}: no such file (shipped platforms: {', '.join(SHIPPED_PLATFORMS)})")
     return path
-
-
-def sha256_of(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_workload(spec: RunSpec) -> tuple[dict, pd.DataFrame | None, list[str]]:
@@ -241,18 +233,6 @@ def _versions() -> dict[str, str]:
     return versions
 
 
-def _json_ready(value: Any) -> Any:
-    if isinstance(value, float) and value != value:  # NaN -> null
-        return None
-    if hasattr(value, "item"):
-        return _json_ready(value.item())
-    if isinstance(value, dict):
-        return {k: _json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
-    return value
-
-
 def _simulate_embedded(hosts, workloads: dict, options: EngineOptions, scheduler, staging: Path, nb_hosts: int,
                        progress) -> int:
     """Run on the embedded engine; write out_jobs.csv and out_schedule.csv into ``staging``."""
@@ -350,18 +330,18 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
         if job_table is not None:
             job_table.to_csv(staging / "jobs.csv", index=False)
         metrics = summarize(jobs, nb_resources=platform.nb_compute)
-        (staging / "metrics.json").write_text(json.dumps(_json_ready(metrics), indent=2))
+        write_json_atomically(staging / "metrics.json", metrics)
         manifest = {
-            "spec": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(spec).items()},
+            "spec": asdict(spec),
             "engine": spec.engine,
             "platform_file": str(platform_path),
-            "inputs_sha256": {"workload": sha256_of(Path(spec.workload)), "platform": sha256_of(platform_path)},
+            "inputs_sha256": {"workload": file_sha256(spec.workload), "platform": file_sha256(platform_path)},
             "versions": _versions(),
             "wall_seconds": time.perf_counter() - started,
             "messages": messages,
             "input_notes": notes,
         }
-        (staging / "run.json").write_text(json.dumps(manifest, indent=2))
+        write_json_atomically(staging / "run.json", manifest)
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(staging, out_dir)

@@ -37,12 +37,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from batreplay.atomic import write_json_atomically
 from batreplay.campaign.worker import (
     FAILED_SUFFIX,
     INSTANCE_MANIFEST,
     INTERRUPTED_STATUSES,
     process_main,
-    write_json_atomically,
 )
 
 #: How many last lines of an instance's log a failure record keeps.

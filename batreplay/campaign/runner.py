@@ -31,10 +31,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from batreplay.atomic import write_json_atomically
 from batreplay.campaign.executors import InstanceOutcome, LocalExecutor
 from batreplay.campaign.platforms import prepare_platforms
 from batreplay.campaign.spec import CampaignSpec, Instance
-from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST, task_for, write_json_atomically
+from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST, task_for
 
 LOCK_NAME = ".campaign.lock"
 CAMPAIGN_MANIFEST = "campaign.json"

@@ -38,17 +38,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from batreplay.atomic import write_text_atomically
+from batreplay.atomic import write_json_atomically
 
 INSTANCE_MANIFEST = "instance.json"
 FAILED_SUFFIX = ".failed.json"
 #: Exit statuses of an instance process stopped by SIGINT / SIGTERM (not a failure of the instance).
 INTERRUPTED_STATUSES = frozenset({130, 143, -signal.SIGINT, -signal.SIGTERM})
-
-
-def write_json_atomically(path: Path, document: Any) -> Path:
-    """Write ``document`` as indented JSON to ``path`` atomically (:func:`batreplay.atomic.write_text_atomically`)."""
-    return write_text_atomically(path, json.dumps(document, indent=2, default=str) + "\n")
 
 
 def task_for(instance, campaign) -> dict[str, Any]:
@@ -132,10 +127,11 @@ def execute(task: dict[str, Any]) -> int:
         import numpy as np
 
         np.random.seed(seed % 2**32)
-        from batreplay.runner import run, sha256_of
+        from batreplay.replay.pwa import file_sha256
+        from batreplay.runner import run
 
         result = run(_run_spec(task))
-        workload_sha256 = sha256_of(Path(task["workload"]))
+        workload_sha256 = file_sha256(task["workload"])
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as err:  # noqa: BLE001 - any failure of the instance is recorded, the campaign goes on
