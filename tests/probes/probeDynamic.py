@@ -9,39 +9,17 @@ REGISTER_PROFILE events. Written for the tests from that description; loadable b
 (``pybatsim tests/probes/probeDynamic.py``). Needs Batsim's ``--enable-dynamic-jobs --acknowledge-dynamic-jobs``.
 """
 
-from batsim.batsim import BatsimScheduler
-from procset import ProcSet
+from probes.fcfs_probe import FcfsProbe
 
 CALL_TIMES = (5.0, 20.0, 50.0)
 KILL_TIME = 20.0
 
 
-class ProbeDynamic(BatsimScheduler):
+class ProbeDynamic(FcfsProbe):
     """See the module docstring."""
 
-    def onSimulationBegins(self):
-        self.free = ProcSet((0, self.bs.nb_compute_resources - 1))
-        self.queue = []
-        self.running = {}
-        self.calls_asked = False
-        self.calls_done = 0
-
-    def onJobSubmission(self, job):
-        if not self.calls_asked:
-            for when in CALL_TIMES:
-                self.bs.wake_me_up_at(when)
-            self.calls_asked = True
-        if job.requested_resources > self.bs.nb_compute_resources:
-            self.bs.reject_jobs([job])
-        else:
-            self.queue.append(job)
-
-    def onJobCompletion(self, job):
-        self.running.pop(job.id, None)
-        self.free |= job.allocation
-
-    def onJobsKilled(self, jobs):
-        pass
+    call_times = CALL_TIMES
+    reject_wider = True
 
     def onRequestedCall(self):
         k = self.calls_done
@@ -52,13 +30,5 @@ class ProbeDynamic(BatsimScheduler):
         self.bs.register_job(f"dyn!{k}b", 2, 30.0, profile)
         if self.bs.time() == KILL_TIME and self.running:
             self.bs.kill_jobs([self.running[min(self.running)]])
-        if self.calls_done == len(CALL_TIMES):
+        if self.calls_done == len(self.call_times):
             self.bs.notify_registration_finished()
-
-    def onNoMoreEvents(self):
-        while self.queue and self.queue[0].requested_resources <= len(self.free):
-            job = self.queue.pop(0)
-            job.allocation = ProcSet(*list(self.free)[: job.requested_resources])
-            self.free -= job.allocation
-            self.running[job.id] = job
-            self.bs.execute_job(job)
