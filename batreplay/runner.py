@@ -260,7 +260,8 @@ def _simulate_batsim(spec: RunSpec, platform_path: Path, static: dict, options: 
     result = run_with_batsim(platform_path, batsim_input, scheduler, staging, batsim_path=spec.batsim,
                              dynamic_jobs=options.dynamic_jobs,
                              acknowledge_dynamic_jobs=options.acknowledge_dynamic_jobs,
-                             timeout=spec.batsim_timeout, on_request=progress)
+                             timeout=spec.batsim_timeout, on_request=progress,
+                             check_version=False)  # run() checked it before reading the inputs
     batsim_input.unlink()
     return result.messages
 

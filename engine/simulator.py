@@ -495,11 +495,6 @@ class BatsimEngine:
         for first, last in alloc.intervals():
             self._busy[first:last + 1] = bytes([value]) * (last - first + 1)
 
-    @property
-    def busy_hosts(self) -> ProcSet:
-        """Resources currently computing a job."""
-        return ProcSet(*(i for i, flag in enumerate(self._busy) if flag))
-
     def _release(self, job: Job) -> None:
         self._mark(job.allocation, 0)
 
