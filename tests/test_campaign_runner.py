@@ -4,6 +4,7 @@ bytes as an uninterrupted run, failing and crashing instances are recorded witho
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -21,10 +22,11 @@ import pytest
 from conftest import REPO_ROOT, WORKLOADS
 from rich.console import Console
 
-from batreplay.campaign.executors import LocalExecutor
+from batreplay.campaign.executors import LocalExecutor, run_isolated
+from batreplay.campaign.platforms import prepare_platforms
 from batreplay.campaign.runner import CampaignBusyError, output_root_lock, run_campaign, scan
 from batreplay.campaign.spec import load_campaign
-from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST
+from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST, task_for
 
 QUICK = REPO_ROOT / "expe" / "quick.toml"
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -225,6 +227,32 @@ def test_failing_and_crashing_instances_are_recorded_and_retried(tmp_path):
     easy = pd.read_csv(spec.output_root / ids["easy"] / "out_jobs.csv")
     fixed = pd.read_csv(spec.output_root / ids["raisingScheduler.py"] / "out_jobs.csv")
     pd.testing.assert_frame_equal(easy, fixed)
+
+
+def test_ctrl_c_while_an_instance_starts_is_left_to_the_runner(tmp_path):
+    """A Ctrl-C reaches the whole process group, possibly while an instance process is still starting: the
+    instance must neither die of it (a KeyboardInterrupt there looked like a crash and left a failure record)
+    nor stop; the campaign runner alone decides, and stops its instances with SIGTERM."""
+    spec = load_campaign(small_campaign(tmp_path))
+    instance = spec.select("__easy__")[0]
+    prepare_platforms(spec, [instance])
+
+    def interrupt_at_once(process):
+        for _ in range(3):
+            with contextlib.suppress(ProcessLookupError):  # (it would be gone if SIGINT had killed it)
+                os.kill(process.pid, signal.SIGINT)
+            time.sleep(0.01)
+
+    outcome = run_isolated(task_for(instance, spec), launcher="forkserver", on_start=interrupt_at_once)
+    assert (outcome.status, outcome.error) == ("done", "")
+    assert (spec.output_root / instance.id / INSTANCE_MANIFEST).is_file()
+    assert not list(spec.output_root.glob(f"*{FAILED_SUFFIX}"))
+    # SIGTERM (what the runner sends) stops a forked instance as interrupted, without a failure record
+    other = spec.select("__raisingScheduler__")[0]
+    prepare_platforms(spec, [other])
+    stopped = run_isolated(task_for(other, spec), launcher="forkserver", on_start=lambda process: process.terminate())
+    assert stopped.status == "interrupted"
+    assert not list(spec.output_root.glob(f"*{FAILED_SUFFIX}"))
 
 
 def test_leftovers_of_an_interrupted_instance_are_removed(tmp_path):

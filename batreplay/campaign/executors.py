@@ -99,7 +99,15 @@ _FORKSERVER_LOCK = threading.Lock()
 
 def _forkserver_context():
     """The ``forkserver`` multiprocessing context, its server started with :data:`FORKSERVER_PRELOAD` imported
-    and ``PYTHONHASHSEED=0`` (set for the server's start only)."""
+    and ``PYTHONHASHSEED=0`` (set for the server's start only).
+
+    Started from the main thread (as :meth:`LocalExecutor.run` does), the server is started with SIGINT
+    ignored, a disposition that survives fork and exec: Python then leaves SIGINT ignored in the server and in
+    every instance process forked from it, so a Ctrl-C that reaches the process group while an instance is
+    starting cannot kill it half-way with a ``KeyboardInterrupt`` (which would look like a crash). The
+    instance keeps ignoring SIGINT (:func:`batreplay.campaign.worker.process_main`); the campaign runner,
+    which owns Ctrl-C, stops it with SIGTERM.
+    """
     import multiprocessing
     from multiprocessing import forkserver
 
@@ -108,9 +116,13 @@ def _forkserver_context():
         context.set_forkserver_preload(list(FORKSERVER_PRELOAD))
         previous = os.environ.get("PYTHONHASHSEED")
         os.environ["PYTHONHASHSEED"] = "0"
+        in_main_thread = threading.current_thread() is threading.main_thread()
+        sigint = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main_thread else None
         try:
             forkserver.ensure_running()
         finally:
+            if in_main_thread:
+                signal.signal(signal.SIGINT, sigint)
             if previous is None:
                 del os.environ["PYTHONHASHSEED"]
             else:
@@ -188,7 +200,8 @@ def run_isolated(task: dict[str, Any], *, launcher: str = "subprocess", on_start
         else:
             log_path.unlink()
         return InstanceOutcome(task["id"], "done", wall, "", host)
-    if returncode in INTERRUPTED_STATUSES:
+    if returncode in INTERRUPTED_STATUSES or (stop is not None and stop.is_set() and not failed.is_file()):
+        # Stopped by a signal, or ended while the campaign was being stopped: not finished, not failed.
         log_path.unlink(missing_ok=True)
         return InstanceOutcome(task["id"], "interrupted", wall, _signal_text(returncode), host)
     tail = _log_tail(log_path)
@@ -255,6 +268,8 @@ class LocalExecutor:
             KeyboardInterrupt: after stopping the running instance processes (SIGTERM; they clean their
                 temporary directories) and cancelling the others.
         """
+        if self.launcher == "forkserver":
+            _forkserver_context()  # started here, in the main thread (see there why)
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="instance")
         try:
             pending = {pool.submit(run_isolated, task, launcher=self.launcher, on_start=self._started,

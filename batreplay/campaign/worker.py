@@ -17,8 +17,8 @@ for every instance process. The process then:
    redone.
 
 On an exception it writes ``<output_root>/<id>.failed.json`` (error, traceback, parameters) and exits 1. On
-SIGINT / SIGTERM it exits 130 / 143 without a failure record: an interrupted instance is simply not
-finished. If the process that started it dies (``kill -9`` of the campaign runner), it notices within a
+SIGTERM (and SIGINT, except in forked instances, which leave Ctrl-C to the campaign runner) it exits 143 /
+130 without a failure record: an interrupted instance is simply not finished. If the process that started it dies (``kill -9`` of the campaign runner), it notices within a
 second and stops too.
 """
 
@@ -158,9 +158,9 @@ def execute(task: dict[str, Any]) -> int:
     return 0
 
 
-def _prepare_process(runner: int | None = None) -> None:
+def _prepare_process(runner: int | None = None, *, ignore_sigint: bool = False) -> None:
     signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGINT, signal.SIG_IGN if ignore_sigint else _on_signal)
     threading.Thread(target=_watch_parent, args=(os.getppid(), runner), daemon=True).start()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -169,14 +169,17 @@ def _prepare_process(runner: int | None = None) -> None:
 def process_main(task: dict[str, Any], log_path: str, runner: int) -> None:
     """Target of an instance process started by :mod:`multiprocessing` (forkserver): output to ``log_path``,
     then :func:`execute`; the exit status is the process's exit code. ``runner`` is the pid of the process
-    that started it (its parent is the forkserver, which outlives it): the instance stops when it dies."""
+    that started it (its parent is the forkserver, which outlives it): the instance stops when it dies.
+
+    Such a process ignores SIGINT: a Ctrl-C in the terminal reaches the whole process group, and the campaign
+    runner, which receives it too, stops its instances with SIGTERM (exit status 143, not a failure)."""
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     sys.stdout.flush()
     sys.stderr.flush()
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
     os.close(log_fd)
-    _prepare_process(runner)
+    _prepare_process(runner, ignore_sigint=True)
     try:
         status = execute(task)
     except SystemExit as stop:
