@@ -16,29 +16,43 @@ is outstanding, (b) its mailbox is empty and (c) the buffer is not empty. Every 
 1-byte transfer over the platform's links, so it takes a tiny but non-zero simulated time; the actors that
 produce messages (static job submitters, job executors, waiters behind CALL_ME_LATER, killers, and the
 request-reply actor that injects the scheduler's decisions one by one, then SCHED_READY) therefore reach
-the server in a definite order even at one instant. This module reproduces that order with *ticks*: a time
-is a pair ``(seconds, ticks)`` compared lexicographically, where one tick stands for the duration of one
-inter-actor transfer (about 8 ns on the 125 MB/s links of the usual platforms, far below the 1e-6 s that
-Batsim prints). Rules, checked against every recording in ``../shared/batsim-golden/``:
+the server in a definite order even at one instant. Which messages are still queued when the server looks
+at its mailbox decides the grouping, and that order depends on sub-microsecond timing, down to floating-point
+rounding. The engine therefore replays SimGrid's own time arithmetic, as Batsim 4.2.1 configures it
+(``host/model:ptask_L07``, SimGrid 3.32), with Python floats (IEEE doubles, as in SimGrid):
 
-- each message costs one tick of transfer; the server receives in first-come order, one at a time;
-- a sender blocks until its message is received (Batsim's ``send_message`` is synchronous);
-- a transfer that completes at the same instant as another actor sends is handled first;
-- a job executor ends at ``start + duration`` (same tick count as its start) and then sends JOB_COMPLETED;
-- a waiter wakes at ``(target, 0)``; a static submitter wakes at ``(subtime, d)`` where ``d`` is the
-  duration of its previous send (it measures the clock before sending and sleeps for the difference).
+- *Activities.* A job of profile ``delay`` (or one stopped by its walltime), a waiter and a sleeping
+  submitter or request-reply actor are *sleeps* (a remaining duration in seconds). A message is a
+  *transfer*: 1 unit of work progressing at ``message_bandwidth`` units/s (1 byte on 125 MB/s links: 8 ns).
+  A parallel-task job is a *computation*: 1 unit of work progressing at ``min(speed / flop)`` over its
+  hosts. Only one transfer runs at a time: a sender's message starts moving when the server takes it.
+- *Steps (full update, as ptask_L07 does).* The clock jumps by ``delta``, the smallest time left over all
+  activities (a sleep's remaining duration; ``remaining work / rate`` otherwise). Every activity then loses
+  ``delta`` (sleeps) or ``rate * delta`` (work), computed in floating point, and every activity whose rest
+  falls below SimGrid's precision ends in that step: ``1e-9`` s for sleeps (``precision/timing``) but
+  ``1e-14`` work units for transfers and computations (``precision/work-amount`` times the timing one).
+- *Within a step* the server first handles the message whose transfer ended, and checks its mailbox, before
+  the sends of the actors woken in the same step reach the mailbox (SimGrid runs all woken actors, then
+  handles their requests); those sends queue in the order the actors' activities were started.
+- Actors read SimGrid's clock as Batsim does: a submitter sleeps ``next subtime - clock read after its
+  previous wake-up`` (so it wakes late by the duration of the send in between); a waiter sleeps
+  ``max(target - clock, 1e-5)``; the request-reply actor sleeps until a decision's timestamp when it is still
+  ahead of the clock (Batsim's ``send_message_at_time``, also used for SCHED_READY at the reply's ``now``).
 
-Times reported to the scheduler and written to the output files are the seconds part: Batsim's own values
-can differ from them by a fraction of a microsecond accumulated over long chains of events (it prints six
-decimals), which is what the conformance tests tolerate (1e-6 s).
+Why floats matter: two jobs started by one reply, with equal durations, start one message apart (8 ns);
+when the first one ends, its JOB_COMPLETED transfer (8 ns) races with the second job's remaining sleep
+(8 ns as well, up to the rounding accumulated while subtracting every step's ``delta`` from a duration of
+thousands of seconds). If that sleep comes out shorter, even by 1e-13 s, the transfer has work left far
+above 1e-14, so the second executor wakes one step earlier, queues its message, and Batsim sends both
+completions together (golden ``kth2000`` at t = 272065 and 462798); if it comes out equal or longer, it
+ends in the transfer's step (the 1e-9 s tolerance), after the server's check, and the completions go out
+in two messages (goldens ``simultaneous``, ``dynamic``, ``coincide``). A tick-counting model cannot tell
+these apart; this one reproduces every golden recording message for message.
 
-Known limit: when a job ends at exactly the instant the server finishes receiving another message (two jobs
-started by one reply with equal durations, for instance), the engine always handles the received message
-first, so the two completions go out in two messages. Real Batsim does so in most recorded cases, but not
-all (golden ``kth2000``, t = 272065): there the outcome depends on how SimGrid rounds its sub-microsecond
-transfer and sleep times. Such a difference changes how events are grouped; a scheduler that decides
-differently on two completions seen together may then diverge (pybatsim's ``easyBackfill`` on ``kth2000``
-does not: its out_jobs.csv values stay Batsim's).
+Times reported to the scheduler and written to the output files are *nominal* seconds (the job's start plus
+its duration, the submission time, the CALL_ME_LATER target, ...), not the clock itself: Batsim's own
+values can differ from them by a fraction of a microsecond accumulated over long chains of messages (it
+prints six decimals), which is what the conformance tests tolerate (1e-6 s).
 
 Scope: ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_total`` and ``parallel`` profiles
 without communication; walltime kills; EXECUTE_JOB, REJECT_JOB, CALL_ME_LATER, KILL_JOB,
@@ -70,8 +84,15 @@ class EngineError(RuntimeError):
 
 # Inter-actor message kinds (what reaches the server's mailbox).
 _HELLO, _SUBMIT, _BYE, _COMPLETED, _WAITING_DONE, _READY, _DECISION, _KILLING_DONE = range(8)
-# Heap priorities at one instant: a finished transfer is handled before new sends of that instant.
+# Order of the work done at one simulation step: a finished transfer is handled before new sends.
 _PRIO_DELIVERY, _PRIO_SEND = 0, 1
+# SimGrid's numerical precisions (``precision/timing`` and ``precision/work-amount`` x timing): a sleep whose
+# remaining duration falls below the first, or a transfer/computation whose remaining work falls below the
+# second, is over.
+_TIMING_PRECISION = 1e-9
+_WORK_PRECISION = 1e-5 * 1e-9
+#: Bandwidth (bytes/s) of the links carrying Batsim's 1-byte inter-actor messages on the usual platforms.
+DEFAULT_MESSAGE_BANDWIDTH = 125e6
 
 
 @dataclass
@@ -110,6 +131,7 @@ class Job:
     kill_requested: bool = False
     metadata: str = ""
     completion_token: int | None = None
+    activity: Any = None
 
     @property
     def full_id(self) -> str:
@@ -136,10 +158,22 @@ class JobRecord:
     metadata: str
 
 
-@dataclass(order=True)
-class _Time:
-    seconds: float
-    ticks: int
+class _Activity:
+    """A SimGrid action that takes simulated time: a sleep (``rate == 0``: ``remaining`` seconds) or a
+    transfer/computation (``remaining`` work at ``rate`` work units per second)."""
+
+    __slots__ = ("remaining", "rate", "nominal", "prio", "seq", "action", "argument", "alive")
+
+    def __init__(self, remaining: float, rate: float, nominal: float, prio: int, seq: int,
+                 action: Callable[..., None], argument: Any) -> None:
+        self.remaining = remaining
+        self.rate = rate
+        self.nominal = nominal
+        self.prio = prio
+        self.seq = seq
+        self.action = action
+        self.argument = argument
+        self.alive = True
 
 
 @dataclass
@@ -186,6 +220,7 @@ class BatsimEngine:
         workloads: Mapping[str, Mapping],
         workload_files: Mapping[str, str] | None = None,
         options: EngineOptions | None = None,
+        message_bandwidth: float = DEFAULT_MESSAGE_BANDWIDTH,
     ) -> None:
         self.options = options or EngineOptions()
         self.host_names = [name for name, _ in hosts]
@@ -195,10 +230,13 @@ class BatsimEngine:
         self.jobs: dict[str, Job] = {}
         self.profiles: dict[str, dict[str, dict]] = {}
         self.records: list[JobRecord] = []
-        self._heap: list = []
+        self._ready: list = []
+        self._activities: list[_Activity] = []
         self._seq = itertools.count()
         self._server = _Server()
-        self._now = (0.0, 0)
+        self._clock = 0.0
+        self._now = (0.0, 0.0)  # (reported seconds, SimGrid clock)
+        self._message_rate = float(message_bandwidth)
         self._pending_request: dict | None = None
         self._awaiting_reply = False
         self._job_order = itertools.count()
@@ -290,13 +328,77 @@ class BatsimEngine:
         }
 
     # ------------------------------------------------------------------ discrete-event core
-    def _schedule(self, when: tuple[float, int], prio: int, action: Callable[..., None], argument: Any = None) -> None:
-        """Run ``action(argument)`` (or ``action()`` when ``argument`` is None) at ``when``."""
-        heapq.heappush(self._heap, (when[0], when[1], prio, next(self._seq), action, argument))
+    def _schedule(self, prio: int, action: Callable[..., None], argument: Any = None, seq: int | None = None) -> None:
+        """Run ``action(argument)`` (or ``action()`` when ``argument`` is None) at the current step."""
+        heapq.heappush(self._ready, (prio, next(self._seq) if seq is None else seq, action, argument))
 
-    def _send(self, when: tuple[float, int], message: _Message) -> None:
-        """An actor sends ``message`` to the server at ``when`` (blocking until received)."""
-        self._schedule(when, _PRIO_SEND, self._arrive, message)
+    def _start_activity(self, remaining: float, rate: float, nominal: float, prio: int,
+                        action: Callable[..., None], argument: Any = None) -> _Activity:
+        """Start a timed SimGrid action; ``action(argument)`` runs at the step where it ends."""
+        activity = _Activity(remaining, rate, nominal, prio, next(self._seq), action, argument)
+        self._activities.append(activity)
+        return activity
+
+    def _sleep(self, duration: float, nominal: float, action: Callable[..., None], argument: Any = None) -> _Activity | None:
+        """``sleep_for(duration)`` of an actor, then ``action``: a no-op sleep when ``duration <= 0``."""
+        if not duration > 0:
+            self._schedule(_PRIO_SEND, action, argument)
+            return None
+        return self._start_activity(duration, 0.0, nominal, _PRIO_SEND, action, argument)
+
+    def _cancel(self, activity: _Activity | None) -> None:
+        if activity is not None and activity.alive:
+            activity.alive = False
+            self._activities.remove(activity)
+
+    def _advance(self) -> bool:
+        """One SimGrid step (ptask_L07 host model, full update): the clock jumps to the earliest end of an
+        activity; every activity then loses that duration (sleeps) or the work done meanwhile (transfers,
+        computations) and ends when what remains is below SimGrid's precision."""
+        activities = self._activities
+        if not activities:
+            return False
+        delta = -1.0
+        for activity in activities:
+            if activity.rate:
+                left = activity.remaining / activity.rate if activity.remaining > 0 else 0.0
+            else:
+                left = activity.remaining
+            if delta < 0 or left < delta:
+                delta = left
+        self._clock += delta
+        ended = []
+        still = []
+        for activity in activities:
+            if activity.rate:
+                activity.remaining -= activity.rate * delta
+                if activity.remaining < _WORK_PRECISION:
+                    activity.remaining = 0.0
+                    ended.append(activity)
+                    continue
+            else:
+                activity.remaining -= delta
+                if activity.remaining < _TIMING_PRECISION:
+                    activity.remaining = 0.0
+                    ended.append(activity)
+                    continue
+            still.append(activity)
+        self._activities = still
+        if ended:
+            nominal = max(activity.nominal for activity in ended)
+            if nominal < self._now[0]:
+                nominal = self._now[0]
+            self._now = (nominal, self._clock)
+            for activity in ended:
+                activity.alive = False
+                heapq.heappush(self._ready, (activity.prio, activity.seq, activity.action, activity.argument))
+        else:
+            self._now = (self._now[0], self._clock)
+        return True
+
+    def _send(self, message: _Message) -> None:
+        """An actor sends ``message`` to the server now (blocking until received)."""
+        self._schedule(_PRIO_SEND, self._arrive, message)
 
     def _arrive(self, message: _Message) -> None:
         self._server.mailbox.append(message)
@@ -307,8 +409,7 @@ class BatsimEngine:
         server = self._server
         message = server.mailbox.popleft()
         server.busy = True
-        seconds, ticks = self._now
-        self._schedule((seconds, ticks + 1), _PRIO_DELIVERY, self._deliver, message)
+        self._start_activity(1.0, self._message_rate, self._now[0], _PRIO_DELIVERY, self._deliver, message)
 
     def _deliver(self, message: _Message) -> None:
         server = self._server
@@ -348,13 +449,16 @@ class BatsimEngine:
         )
 
     def _run(self) -> None:
-        while self._pending_request is None and self._heap:
-            seconds, ticks, _prio, _seq, action, argument = heapq.heappop(self._heap)
-            self._now = (seconds, ticks)
-            if argument is None:
-                action()
-            else:
-                action(argument)
+        ready = self._ready
+        while self._pending_request is None:
+            if ready:
+                _prio, _seq, action, argument = heapq.heappop(ready)
+                if argument is None:
+                    action()
+                else:
+                    action(argument)
+            elif not self._advance():
+                break
 
     # ------------------------------------------------------------------ public driving API
     @property
@@ -413,56 +517,72 @@ class BatsimEngine:
                     "(supported: " + ", ".join(sorted(_DECISION_TYPES)) + "); run with a real Batsim: "
                     "batreplay run --engine batsim"
                 )
-        self._inject_decisions(events, self._now)
+        self._inject_decisions(events, float(reply.get("now", self._now[0])))
 
-    def _inject_decisions(self, events: list[dict], when: tuple[float, int]) -> None:
-        """The request-reply actor: one blocking send per decision, then SCHED_READY."""
+    def _at_time(self, stamp: float, message: _Message) -> None:
+        """Batsim's ``send_message_at_time``: sleep until ``stamp`` if it is still ahead of the clock, then send."""
+        if stamp > self._clock:
+            self._sleep(stamp - self._clock, stamp, self._arrive, message)
+            return
+        if stamp > self._now[0]:
+            self._now = (stamp, self._clock)
+        self._send(message)
+
+    def _inject_decisions(self, events: list[dict], reply_now: float) -> None:
+        """The request-reply actor: one blocking send per decision (at its timestamp), then SCHED_READY."""
         if not events:
-            self._send(when, _Message(_READY))
+            self._at_time(reply_now, _Message(_READY))
             return
         event, rest = events[0], events[1:]
-        stamp = float(event.get("timestamp", when[0]))
-        if stamp > when[0]:
-            when = (stamp, 0)
-        self._send(when, _Message(_DECISION, event, lambda t: self._inject_decisions(rest, t)))
+        stamp = float(event.get("timestamp", self._now[0]))
+        self._at_time(stamp, _Message(_DECISION, event, lambda _t: self._inject_decisions(rest, reply_now)))
 
     # ------------------------------------------------------------------ actors
     def _start_submitter(self, wname: str, jobs: list[Job]) -> None:
         """Static job submitter: HELLO, then one JOB_SUBMITTED per distinct submission time, then BYE.
 
-        Like Batsim's, it reads the clock after each wake-up, sends the jobs due, then sleeps for
-        ``next subtime - clock read``: it wakes up late by the duration of that send.
+        Like Batsim's, it reads the clock after HELLO and after each wake-up; for the next job not yet due
+        it sends the jobs gathered so far, then sleeps for ``subtime - clock read``: it wakes up late by the
+        duration of that send.
         """
-        state = {"index": 0}
+        state = {"index": 0, "date": 0.0, "batch": []}
 
-        def submit_due(current: tuple[float, int]) -> None:
+        def proceed() -> None:
             index = state["index"]
-            batch = []
-            while index < len(jobs) and not jobs[index].subtime > current[0]:
-                batch.append(jobs[index])
+            while index < len(jobs):
+                job = jobs[index]
+                if job.subtime > state["date"]:
+                    state["index"] = index
+                    batch, state["batch"] = state["batch"], []
+                    duration = job.subtime - state["date"]
+                    nominal = job.subtime
+                    if batch:
+                        self._arrive(_Message(_SUBMIT, batch, lambda _t: self._sleep(duration, nominal, woken)))
+                    else:
+                        self._sleep(duration, nominal, woken)
+                    return
+                state["batch"].append(job)
                 index += 1
             state["index"] = index
-            if not batch:
-                if index < len(jobs):
-                    submit_due((jobs[index].subtime, 0))
-                else:
-                    self._send(current, _Message(_BYE, wname))
-                return
+            batch, state["batch"] = state["batch"], []
+            if batch:
+                self._arrive(_Message(_SUBMIT, batch, lambda _t: self._send(_Message(_BYE, wname))))
+            else:
+                self._arrive(_Message(_BYE, wname))
 
-            def sent(received_at: tuple[float, int]) -> None:
-                if state["index"] >= len(jobs):
-                    self._send(received_at, _Message(_BYE, wname))
-                    return
-                drift = received_at[1] - current[1] if received_at[0] == current[0] else 0
-                submit_due((jobs[state["index"]].subtime, drift))
+        def woken() -> None:
+            state["date"] = self._clock
+            proceed()
 
-            self._send(current, _Message(_SUBMIT, batch, sent))
+        def hello_received(_t: Any) -> None:
+            state["date"] = self._clock
+            self._schedule(_PRIO_SEND, proceed)
 
-        self._send((0.0, 0), _Message(_HELLO, wname, submit_due))
+        self._send(_Message(_HELLO, wname, hello_received))
 
     def _start_job(self, job: Job, alloc: ProcSet) -> None:
         duration = self._duration(job, alloc)
-        start_seconds, ticks = self._now
+        start_seconds = self._now[0]
         job.state = "RUNNING"
         job.start = start_seconds
         job.allocation = alloc
@@ -470,8 +590,10 @@ class BatsimEngine:
         self.nb_running += 1
         if job.walltime >= 0 and not duration < job.walltime:
             duration, final = job.walltime, "COMPLETED_WALLTIME_REACHED"
+            rate = 0.0
         else:
             final = "COMPLETED_SUCCESSFULLY"
+            rate = self._work_rate(job, alloc)
         token = next(self._seq)
         job.completion_token = token
 
@@ -480,10 +602,31 @@ class BatsimEngine:
                 return
             job.state = final
             job.runtime = duration
+            job.activity = None
             self._release(job)
-            self._send(self._now, _Message(_COMPLETED, job))
+            self._send(_Message(_COMPLETED, job))
 
-        self._schedule((start_seconds + duration, ticks), _PRIO_SEND, finish)
+        if rate:
+            job.activity = self._start_activity(1.0, rate, start_seconds + duration, _PRIO_SEND, finish)
+        else:
+            job.activity = self._sleep(duration, start_seconds + duration, finish)
+
+    def _work_rate(self, job: Job, alloc: ProcSet) -> float:
+        """0 for a sleep (``delay``), else the progress rate of the job's parallel task (SimGrid's ptask_L07:
+        1 unit of work done at the pace of the slowest host, ``speed / flop``)."""
+        profile = self._profile_of(job)
+        kind = profile["type"]
+        if kind == "delay":
+            return 0.0
+        speeds = [self.host_speeds[i] for i in alloc]
+        if kind == "parallel_homogeneous":
+            flops = [float(profile["cpu"])] * len(speeds)
+        elif kind == "parallel_homogeneous_total":
+            flops = [float(profile["cpu"]) / len(speeds)] * len(speeds)
+        else:
+            flops = [float(c) for c in profile["cpu"]]
+        rates = [speed / flop for speed, flop in zip(speeds, flops) if flop > 0]
+        return min(rates) if rates else float("inf")
 
     def _duration(self, job: Job, alloc: ProcSet) -> float:
         profile = self._profile_of(job)
@@ -564,7 +707,11 @@ class BatsimEngine:
                     "(Batsim aborts the simulation on this)"
                 )
             self.nb_waiters += 1
-            self._send((target, 0), _Message(_WAITING_DONE))
+            clock = self._clock
+            if clock < target:
+                self._sleep(max(target - clock, 1e-5), target, self._arrive, _Message(_WAITING_DONE))
+            else:
+                self._send(_Message(_WAITING_DONE))
         elif kind == "KILL_JOB":
             self._on_kill(data)
         elif kind == "REGISTER_PROFILE":
@@ -641,12 +788,14 @@ class BatsimEngine:
                 total = self._duration(job, job.allocation)
                 progress[job.full_id] = {"profile_name": job.profile_name, "progress": elapsed / total}
                 job.completion_token = None
+                self._cancel(job.activity)
+                job.activity = None
                 job.state = "COMPLETED_KILLED"
                 job.runtime = elapsed
                 self._release(job)
                 killed.append(job)
         self.nb_killers += 1
-        self._send(self._now, _Message(_KILLING_DONE, (to_kill, killed, progress)))
+        self._send(_Message(_KILLING_DONE, (to_kill, killed, progress)))
 
     def _handle_killing_done(self, payload: tuple) -> None:
         requested, killed, progress = payload
