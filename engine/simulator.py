@@ -31,6 +31,10 @@ rounding. The engine therefore replays SimGrid's own time arithmetic, as Batsim 
   ``delta`` (sleeps) or ``rate * delta`` (work), computed in floating point, and every activity whose rest
   falls below SimGrid's precision ends in that step: ``1e-9`` s for sleeps (``precision/timing``) but
   ``1e-14`` work units for transfers and computations (``precision/work-amount`` times the timing one).
+- *Lazily.* Only activities expected to end within 1 ms of the earliest one are updated at each step; the
+  others replay the steps they missed (same order, same rounding; numpy's sequential ``subtract.accumulate``
+  for long stretches) when they come near the front: the same numbers as a full update at every step, at a
+  cost that does not grow with the number of running jobs.
 - *Within a step* the server first handles the message whose transfer ended, and checks its mailbox, before
   the sends of the actors woken in the same step reach the mailbox (SimGrid runs all woken actors, then
   handles their requests); those sends queue in the order the actors' activities were started.
@@ -71,6 +75,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from procset import ProcSet
 
 from batreplay.engine.profiles import execution_time, validate_profile
@@ -91,6 +96,11 @@ _PRIO_DELIVERY, _PRIO_SEND = 0, 1
 # second, is over.
 _TIMING_PRECISION = 1e-9
 _WORK_PRECISION = 1e-5 * 1e-9
+#: Activities expected to end within this many seconds of the earliest one are updated at each step (see
+#: ``BatsimEngine._advance``); rounding keeps expected ends within far less than this of the exact ones.
+_LOOKAHEAD = 1e-3
+#: Up to this many missed steps are replayed in Python, more with numpy.
+_SCALAR_REPLAY = 24
 #: Bandwidth (bytes/s) of the links carrying Batsim's 1-byte inter-actor messages on the usual platforms.
 DEFAULT_MESSAGE_BANDWIDTH = 125e6
 
@@ -160,12 +170,15 @@ class JobRecord:
 
 class _Activity:
     """A SimGrid action that takes simulated time: a sleep (``rate == 0``: ``remaining`` seconds) or a
-    transfer/computation (``remaining`` work at ``rate`` work units per second)."""
+    transfer/computation (``remaining`` work at ``rate`` work units per second).
 
-    __slots__ = ("remaining", "rate", "nominal", "prio", "seq", "action", "argument", "alive")
+    ``remaining`` is exact as of step ``synced`` (the number of clock steps taken when it was last brought
+    up to date); ``key`` is the clock value at which it is expected to end, as last computed."""
+
+    __slots__ = ("remaining", "rate", "nominal", "prio", "seq", "action", "argument", "alive", "synced", "key")
 
     def __init__(self, remaining: float, rate: float, nominal: float, prio: int, seq: int,
-                 action: Callable[..., None], argument: Any) -> None:
+                 action: Callable[..., None], argument: Any, synced: int, key: float) -> None:
         self.remaining = remaining
         self.rate = rate
         self.nominal = nominal
@@ -174,6 +187,14 @@ class _Activity:
         self.action = action
         self.argument = argument
         self.alive = True
+        self.synced = synced
+        self.key = key
+
+    def time_left(self) -> float:
+        """Seconds until it ends if nothing changes (as SimGrid computes it)."""
+        if self.rate:
+            return self.remaining / self.rate if self.remaining > 0 else 0.0
+        return self.remaining
 
 
 @dataclass
@@ -231,7 +252,10 @@ class BatsimEngine:
         self.profiles: dict[str, dict[str, dict]] = {}
         self.records: list[JobRecord] = []
         self._ready: list = []
-        self._activities: list[_Activity] = []
+        self._activities: list = []  # heap of (expected end on the clock, seq, activity); lazy deletion
+        self._deltas = np.empty(4096)  # the clock steps taken, from step number self._delta_base on
+        self._delta_base = 0
+        self._nb_steps = 0
         self._seq = itertools.count()
         self._server = _Server()
         self._clock = 0.0
@@ -335,8 +359,10 @@ class BatsimEngine:
     def _start_activity(self, remaining: float, rate: float, nominal: float, prio: int,
                         action: Callable[..., None], argument: Any = None) -> _Activity:
         """Start a timed SimGrid action; ``action(argument)`` runs at the step where it ends."""
-        activity = _Activity(remaining, rate, nominal, prio, next(self._seq), action, argument)
-        self._activities.append(activity)
+        seq = next(self._seq)
+        activity = _Activity(remaining, rate, nominal, prio, seq, action, argument, self._nb_steps, 0.0)
+        activity.key = self._clock + activity.time_left()
+        heapq.heappush(self._activities, (activity.key, seq, activity))
         return activity
 
     def _sleep(self, duration: float, nominal: float, action: Callable[..., None], argument: Any = None) -> _Activity | None:
@@ -347,50 +373,117 @@ class BatsimEngine:
         return self._start_activity(duration, 0.0, nominal, _PRIO_SEND, action, argument)
 
     def _cancel(self, activity: _Activity | None) -> None:
-        if activity is not None and activity.alive:
-            activity.alive = False
-            self._activities.remove(activity)
+        if activity is not None:
+            activity.alive = False  # its heap entry is dropped when it comes up
+
+    def _bring_up_to_date(self, activity: _Activity) -> None:
+        """Apply to ``activity`` the clock steps taken since it was last updated, one by one and rounded as
+        SimGrid rounds them (``remaining -= delta`` for a sleep, ``remaining -= rate * delta`` for work)."""
+        first = activity.synced - self._delta_base
+        last = self._nb_steps - self._delta_base
+        count = last - first
+        if count <= 0:
+            return
+        deltas = self._deltas
+        remaining = activity.remaining
+        rate = activity.rate
+        if count <= _SCALAR_REPLAY:
+            if rate:
+                for index in range(first, last):
+                    remaining -= rate * float(deltas[index])
+            else:
+                for index in range(first, last):
+                    remaining -= float(deltas[index])
+        else:  # the same sequence of rounded subtractions, in numpy (accumulate is sequential)
+            steps = np.empty(count + 1)
+            steps[0] = remaining
+            if rate:
+                np.multiply(deltas[first:last], rate, out=steps[1:])
+            else:
+                steps[1:] = deltas[first:last]
+            remaining = float(np.subtract.accumulate(steps)[-1])
+        activity.remaining = remaining
+        activity.synced = self._nb_steps
+
+    def _record_step(self, delta: float) -> None:
+        """Append one clock step to the history that lagging activities replay."""
+        index = self._nb_steps - self._delta_base
+        if index == len(self._deltas):
+            oldest = min((entry[2].synced for entry in self._activities if entry[2].alive), default=self._nb_steps)
+            drop = oldest - self._delta_base
+            if drop > 0:
+                self._deltas[:index - drop] = self._deltas[drop:index]
+                self._delta_base = oldest
+                index -= drop
+            if index > len(self._deltas) // 2:
+                grown = np.empty(2 * len(self._deltas))
+                grown[:index] = self._deltas[:index]
+                self._deltas = grown
+        self._deltas[index] = delta
+        self._nb_steps += 1
 
     def _advance(self) -> bool:
         """One SimGrid step (ptask_L07 host model, full update): the clock jumps to the earliest end of an
         activity; every activity then loses that duration (sleeps) or the work done meanwhile (transfers,
-        computations) and ends when what remains is below SimGrid's precision."""
-        activities = self._activities
-        if not activities:
+        computations) and ends when what remains is below SimGrid's precision.
+
+        Only the activities expected to end within :data:`_LOOKAHEAD` seconds of the earliest one are
+        updated at the step; the others replay the steps they missed, in the same order and with the same
+        rounding, when they come near the front. Their expected ends are exact up to rounding (far below
+        the lookahead), so an activity left aside can neither be the earliest nor end at this step: the
+        result is SimGrid's full update, computed lazily."""
+        heap = self._activities
+        while heap and not heap[0][2].alive:
+            heapq.heappop(heap)
+        if not heap:
             return False
-        delta = -1.0
-        for activity in activities:
-            if activity.rate:
-                left = activity.remaining / activity.rate if activity.remaining > 0 else 0.0
-            else:
-                left = activity.remaining
-            if delta < 0 or left < delta:
-                delta = left
+        key, _seq, first = heapq.heappop(heap)
+        if first.synced != self._nb_steps:
+            self._bring_up_to_date(first)
+        horizon = key + _LOOKAHEAD
+        if not heap or heap[0][0] > horizon:  # the usual case: one activity ends alone, all of it is spent
+            delta = first.time_left()
+            self._clock += delta
+            self._record_step(delta)
+            first.remaining = 0.0
+            first.alive = False
+            first.synced = self._nb_steps
+            nominal = first.nominal if first.nominal > self._now[0] else self._now[0]
+            self._now = (nominal, self._clock)
+            heapq.heappush(self._ready, (first.prio, first.seq, first.action, first.argument))
+            return True
+        front = [first]
+        while heap and heap[0][0] <= horizon:
+            activity = heapq.heappop(heap)[2]
+            if activity.alive:
+                self._bring_up_to_date(activity)
+                front.append(activity)
+        delta = min([activity.time_left() for activity in front])
         self._clock += delta
+        self._record_step(delta)
+        steps = self._nb_steps
         ended = []
-        still = []
-        for activity in activities:
+        for activity in front:
             if activity.rate:
                 activity.remaining -= activity.rate * delta
-                if activity.remaining < _WORK_PRECISION:
-                    activity.remaining = 0.0
-                    ended.append(activity)
-                    continue
+                done = activity.remaining < _WORK_PRECISION
             else:
                 activity.remaining -= delta
-                if activity.remaining < _TIMING_PRECISION:
-                    activity.remaining = 0.0
-                    ended.append(activity)
-                    continue
-            still.append(activity)
-        self._activities = still
+                done = activity.remaining < _TIMING_PRECISION
+            activity.synced = steps
+            if done:
+                activity.remaining = 0.0
+                activity.alive = False
+                ended.append(activity)
+            else:
+                activity.key = self._clock + activity.time_left()
+                heapq.heappush(heap, (activity.key, activity.seq, activity))
         if ended:
             nominal = max(activity.nominal for activity in ended)
             if nominal < self._now[0]:
                 nominal = self._now[0]
             self._now = (nominal, self._clock)
             for activity in ended:
-                activity.alive = False
                 heapq.heappush(self._ready, (activity.prio, activity.seq, activity.action, activity.argument))
         else:
             self._now = (self._now[0], self._clock)
