@@ -19,11 +19,6 @@ from batsim_doubles import TOLERANCE, batsim_options, json_difference, transcrip
 from batsim_doubles import engine_for as shared_engine_for
 from conftest import GOLDEN, golden_cases
 
-# Cases where the engine is known to leave Batsim's transcript ({case: message index}); none since the engine
-# replays SimGrid's floating-point step arithmetic (see the docstring of batreplay.engine.simulator).
-KNOWN_DIVERGENCE = {}
-
-
 def engine_for(case: str) -> BatsimEngine:
     folder = GOLDEN / case
     return shared_engine_for(folder / "platform.xml", folder / "workload.json", batsim_options(folder))
@@ -32,17 +27,12 @@ def engine_for(case: str) -> BatsimEngine:
 @pytest.mark.parametrize("case", golden_cases())
 def test_engine_replays_batsim_transcript(case):
     engine = engine_for(case)
-    stop = KNOWN_DIVERGENCE.get(case)
     for seq, (request, reply) in enumerate(transcript_pairs(GOLDEN / case)):
         got = engine.next_request()
         assert got is not None, f"{case}: the engine ended before message {seq}"
         difference = json_difference(got, request)
-        if stop is not None and seq == stop:
-            assert difference is not None, f"{case}: the known divergence at message {stop} disappeared"
-            return
         assert difference is None, f"{case}, message {seq}: {difference}"
         engine.apply_reply(reply)
-    assert stop is None, f"{case}: expected a divergence at message {stop}"
     assert engine.next_request() is None, f"{case}: the engine goes on after SIMULATION_ENDS"
 
 
