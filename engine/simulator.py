@@ -53,10 +53,11 @@ ends in the transfer's step (the 1e-9 s tolerance), after the server's check, an
 in two messages (goldens ``simultaneous``, ``dynamic``, ``coincide``). A tick-counting model cannot tell
 these apart; this one reproduces every golden recording message for message.
 
-Times reported to the scheduler and written to the output files are *nominal* seconds (the job's start plus
-its duration, the submission time, the CALL_ME_LATER target, ...), not the clock itself: Batsim's own
-values can differ from them by a fraction of a microsecond accumulated over long chains of messages (it
-prints six decimals), which is what the conformance tests tolerate (1e-6 s).
+Times reported to the decision process and written to the output files are this clock as Batsim prints it,
+with six decimals (:func:`printed_time`): the scheduler reads the very numbers a real Batsim would send,
+including the microseconds that SimGrid's internal messages add up over long chains of events (golden
+``kth2000``: a job starting at 272440.000001). Durations and progress are computed from the unrounded clock,
+as Batsim does.
 
 Scope: ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_total`` and ``parallel`` profiles
 without communication; walltime kills; EXECUTE_JOB, REJECT_JOB, CALL_ME_LATER, KILL_JOB,
@@ -81,6 +82,12 @@ from procset import ProcSet
 from batreplay.engine.profiles import execution_time, validate_profile
 
 BATSIM_VERSION = "4.2.1"
+
+
+def printed_time(value: float) -> float:
+    """``value`` as Batsim writes it (``%f``: six decimals) and the decision process reads it back; Batsim
+    formats every time (and a killed job's progress) this way in its messages and output files."""
+    return float("%.6f" % value)
 
 
 class EngineError(RuntimeError):
@@ -175,13 +182,12 @@ class _Activity:
     ``remaining`` is exact as of step ``synced`` (the number of clock steps taken when it was last brought
     up to date); ``key`` is the clock value at which it is expected to end, as last computed."""
 
-    __slots__ = ("remaining", "rate", "nominal", "prio", "seq", "action", "argument", "alive", "synced", "key")
+    __slots__ = ("remaining", "rate", "prio", "seq", "action", "argument", "alive", "synced", "key")
 
-    def __init__(self, remaining: float, rate: float, nominal: float, prio: int, seq: int,
+    def __init__(self, remaining: float, rate: float, prio: int, seq: int,
                  action: Callable[..., None], argument: Any, synced: int, key: float) -> None:
         self.remaining = remaining
         self.rate = rate
-        self.nominal = nominal
         self.prio = prio
         self.seq = seq
         self.action = action
@@ -356,21 +362,21 @@ class BatsimEngine:
         """Run ``action(argument)`` (or ``action()`` when ``argument`` is None) at the current step."""
         heapq.heappush(self._ready, (prio, next(self._seq) if seq is None else seq, action, argument))
 
-    def _start_activity(self, remaining: float, rate: float, nominal: float, prio: int,
+    def _start_activity(self, remaining: float, rate: float, prio: int,
                         action: Callable[..., None], argument: Any = None) -> _Activity:
         """Start a timed SimGrid action; ``action(argument)`` runs at the step where it ends."""
         seq = next(self._seq)
-        activity = _Activity(remaining, rate, nominal, prio, seq, action, argument, self._nb_steps, 0.0)
+        activity = _Activity(remaining, rate, prio, seq, action, argument, self._nb_steps, 0.0)
         activity.key = self._clock + activity.time_left()
         heapq.heappush(self._activities, (activity.key, seq, activity))
         return activity
 
-    def _sleep(self, duration: float, nominal: float, action: Callable[..., None], argument: Any = None) -> _Activity | None:
+    def _sleep(self, duration: float, action: Callable[..., None], argument: Any = None) -> _Activity | None:
         """``sleep_for(duration)`` of an actor, then ``action``: a no-op sleep when ``duration <= 0``."""
         if not duration > 0:
             self._schedule(_PRIO_SEND, action, argument)
             return None
-        return self._start_activity(duration, 0.0, nominal, _PRIO_SEND, action, argument)
+        return self._start_activity(duration, 0.0, _PRIO_SEND, action, argument)
 
     def _cancel(self, activity: _Activity | None) -> None:
         if activity is not None:
@@ -448,8 +454,7 @@ class BatsimEngine:
             first.remaining = 0.0
             first.alive = False
             first.synced = self._nb_steps
-            nominal = first.nominal if first.nominal > self._now[0] else self._now[0]
-            self._now = (nominal, self._clock)
+            self._now = (printed_time(self._clock), self._clock)
             heapq.heappush(self._ready, (first.prio, first.seq, first.action, first.argument))
             return True
         front = [first]
@@ -478,15 +483,9 @@ class BatsimEngine:
             else:
                 activity.key = self._clock + activity.time_left()
                 heapq.heappush(heap, (activity.key, activity.seq, activity))
-        if ended:
-            nominal = max(activity.nominal for activity in ended)
-            if nominal < self._now[0]:
-                nominal = self._now[0]
-            self._now = (nominal, self._clock)
-            for activity in ended:
-                heapq.heappush(self._ready, (activity.prio, activity.seq, activity.action, activity.argument))
-        else:
-            self._now = (self._now[0], self._clock)
+        self._now = (printed_time(self._clock), self._clock)
+        for activity in ended:
+            heapq.heappush(self._ready, (activity.prio, activity.seq, activity.action, activity.argument))
         return True
 
     def _send(self, message: _Message) -> None:
@@ -502,7 +501,7 @@ class BatsimEngine:
         server = self._server
         message = server.mailbox.popleft()
         server.busy = True
-        self._start_activity(1.0, self._message_rate, self._now[0], _PRIO_DELIVERY, self._deliver, message)
+        self._start_activity(1.0, self._message_rate, _PRIO_DELIVERY, self._deliver, message)
 
     def _deliver(self, message: _Message) -> None:
         server = self._server
@@ -615,10 +614,8 @@ class BatsimEngine:
     def _at_time(self, stamp: float, message: _Message) -> None:
         """Batsim's ``send_message_at_time``: sleep until ``stamp`` if it is still ahead of the clock, then send."""
         if stamp > self._clock:
-            self._sleep(stamp - self._clock, stamp, self._arrive, message)
+            self._sleep(stamp - self._clock, self._arrive, message)
             return
-        if stamp > self._now[0]:
-            self._now = (stamp, self._clock)
         self._send(message)
 
     def _inject_decisions(self, events: list[dict], reply_now: float) -> None:
@@ -648,11 +645,10 @@ class BatsimEngine:
                     state["index"] = index
                     batch, state["batch"] = state["batch"], []
                     duration = job.subtime - state["date"]
-                    nominal = job.subtime
                     if batch:
-                        self._arrive(_Message(_SUBMIT, batch, lambda _t: self._sleep(duration, nominal, woken)))
+                        self._arrive(_Message(_SUBMIT, batch, lambda _t: self._sleep(duration, woken)))
                     else:
-                        self._sleep(duration, nominal, woken)
+                        self._sleep(duration, woken)
                     return
                 state["batch"].append(job)
                 index += 1
@@ -675,9 +671,8 @@ class BatsimEngine:
 
     def _start_job(self, job: Job, alloc: ProcSet) -> None:
         duration = self._duration(job, alloc)
-        start_seconds = self._now[0]
         job.state = "RUNNING"
-        job.start = start_seconds
+        job.start = self._clock
         job.allocation = alloc
         self._mark(alloc, 1)
         self.nb_running += 1
@@ -694,15 +689,15 @@ class BatsimEngine:
             if job.completion_token != token:  # killed meanwhile
                 return
             job.state = final
-            job.runtime = duration
+            job.runtime = self._clock - job.start
             job.activity = None
             self._release(job)
             self._send(_Message(_COMPLETED, job))
 
         if rate:
-            job.activity = self._start_activity(1.0, rate, start_seconds + duration, _PRIO_SEND, finish)
+            job.activity = self._start_activity(1.0, rate, _PRIO_SEND, finish)
         else:
-            job.activity = self._sleep(duration, start_seconds + duration, finish)
+            job.activity = self._sleep(duration, finish)
 
     def _work_rate(self, job: Job, alloc: ProcSet) -> float:
         """0 for a sleep (``delay``), else the progress rate of the job's parallel task (SimGrid's ptask_L07:
@@ -794,15 +789,15 @@ class BatsimEngine:
             self._record(job)
         elif kind == "CALL_ME_LATER":
             target = float(data["timestamp"])
-            if not target > self._now[0]:
+            if not target > self._clock:
                 raise EngineError(
-                    f"CALL_ME_LATER at {target} is not strictly later than the current time {self._now[0]} "
+                    f"CALL_ME_LATER at {target} is not strictly later than the current time {self._clock} "
                     "(Batsim aborts the simulation on this)"
                 )
             self.nb_waiters += 1
             clock = self._clock
             if clock < target:
-                self._sleep(max(target - clock, 1e-5), target, self._arrive, _Message(_WAITING_DONE))
+                self._sleep(max(target - clock, 1e-5), self._arrive, _Message(_WAITING_DONE))
             else:
                 self._send(_Message(_WAITING_DONE))
         elif kind == "KILL_JOB":
@@ -877,9 +872,9 @@ class BatsimEngine:
         killed = []
         for job in to_kill:
             if job.state == "RUNNING":
-                elapsed = self._now[0] - job.start
+                elapsed = self._clock - job.start
                 total = self._duration(job, job.allocation)
-                progress[job.full_id] = {"profile_name": job.profile_name, "progress": elapsed / total}
+                progress[job.full_id] = {"profile_name": job.profile_name, "progress": printed_time(elapsed / total)}
                 job.completion_token = None
                 self._cancel(job.activity)
                 job.activity = None
@@ -947,9 +942,9 @@ class BatsimEngine:
                 requested_time=job.walltime,
                 success=1 if job.state == "COMPLETED_SUCCESSFULLY" else 0,
                 final_state=job.state,
-                starting_time=job.start if ran else None,
-                execution_time=job.runtime if ran else None,
-                finish_time=job.start + job.runtime if ran else None,
+                starting_time=printed_time(job.start) if ran else None,
+                execution_time=printed_time(job.runtime) if ran else None,
+                finish_time=printed_time(job.start + job.runtime) if ran else None,
                 allocated_resources=_allocation_string(job.allocation) if ran else "",
                 metadata=job.metadata,
             )

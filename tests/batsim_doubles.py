@@ -35,7 +35,9 @@ from batreplay.engine.simulator import BatsimEngine, EngineOptions
 
 TESTS_DIR = Path(__file__).resolve().parent
 PROBES_DIR = TESTS_DIR / "probes"
-TOLERANCE = 1e-6 + 1e-9  # Batsim prints times with six decimals
+#: How far a number may be from the recorded one. 0: the engine reports times as Batsim prints them (six
+#: decimals of SimGrid's clock), so messages and outputs match exactly.
+TOLERANCE = 0.0
 REPLY_TIMEOUT = 30.0  # seconds a double waits for one reply before giving up
 
 
