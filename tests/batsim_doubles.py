@@ -38,6 +38,9 @@ PROBES_DIR = TESTS_DIR / "probes"
 #: How far a number may be from the recorded one. 0: the engine reports times as Batsim prints them (six
 #: decimals of SimGrid's clock), so messages and outputs match exactly.
 TOLERANCE = 0.0
+#: Between two out_jobs tables whose times are printed with six decimals: a time derived from printed values
+#: (waiting time = start - submission) may differ from the printed one by a float rounding, far below 1e-6 s.
+PRINTED_TOLERANCE = 1e-9
 REPLY_TIMEOUT = 30.0  # seconds a double waits for one reply before giving up
 
 
