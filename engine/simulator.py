@@ -235,6 +235,9 @@ class BatsimEngine:
             JSON document (``{"jobs": [...], "profiles": {...}}``).
         workload_files: the file name Batsim would report for each workload in SIMULATION_BEGINS.
         options: protocol options (dynamic jobs, acknowledgement, profile reuse).
+        message_bandwidth: bytes/s of the links carrying Batsim's 1-byte internal messages (default 125e6,
+            the links of the golden platforms and of every platform ``batreplay platform`` writes); it only
+            sets how long those messages take (8 ns), hence which same-instant events share a message.
 
     Raises:
         InvalidProfileError / UnsupportedProfileError: a profile Batsim refuses or the engine cannot run.
