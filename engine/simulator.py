@@ -207,7 +207,7 @@ class _Activity:
 class _Message:
     kind: int
     payload: Any = None
-    on_received: Callable[[tuple[float, int]], None] | None = None
+    on_received: Callable[[], None] | None = None
 
 
 @dataclass
@@ -268,7 +268,7 @@ class BatsimEngine:
         self._seq = itertools.count()
         self._server = _Server()
         self._clock = 0.0
-        self._now = (0.0, 0.0)  # (reported seconds, SimGrid clock)
+        self._reported = 0.0  # the clock as Batsim prints it (printed_time)
         self._message_rate = float(message_bandwidth)
         self._pending_request: dict | None = None
         self._awaiting_reply = False
@@ -361,9 +361,9 @@ class BatsimEngine:
         }
 
     # ------------------------------------------------------------------ discrete-event core
-    def _schedule(self, prio: int, action: Callable[..., None], argument: Any = None, seq: int | None = None) -> None:
+    def _schedule(self, prio: int, action: Callable[..., None], argument: Any = None) -> None:
         """Run ``action(argument)`` (or ``action()`` when ``argument`` is None) at the current step."""
-        heapq.heappush(self._ready, (prio, next(self._seq) if seq is None else seq, action, argument))
+        heapq.heappush(self._ready, (prio, next(self._seq), action, argument))
 
     def _start_activity(self, remaining: float, rate: float, prio: int,
                         action: Callable[..., None], argument: Any = None) -> _Activity:
@@ -457,7 +457,7 @@ class BatsimEngine:
             first.remaining = 0.0
             first.alive = False
             first.synced = self._nb_steps
-            self._now = (printed_time(self._clock), self._clock)
+            self._reported = printed_time(self._clock)
             heapq.heappush(self._ready, (first.prio, first.seq, first.action, first.argument))
             return True
         front = [first]
@@ -486,7 +486,7 @@ class BatsimEngine:
             else:
                 activity.key = self._clock + activity.time_left()
                 heapq.heappush(heap, (activity.key, activity.seq, activity))
-        self._now = (printed_time(self._clock), self._clock)
+        self._reported = printed_time(self._clock)
         for activity in ended:
             heapq.heappush(self._ready, (activity.prio, activity.seq, activity.action, activity.argument))
         return True
@@ -511,7 +511,7 @@ class BatsimEngine:
         server.busy = False
         self._handle(message)
         if message.on_received is not None:
-            message.on_received(self._now)
+            message.on_received()
         self._maybe_flush()
         if server.mailbox and not server.busy:
             self._start_transfer()
@@ -523,13 +523,13 @@ class BatsimEngine:
         if server.buffer:
             self._flush()
         elif self._simulation_finished() and not server.end_sent:
-            server.buffer.append({"timestamp": self._now[0], "type": "SIMULATION_ENDS", "data": {}})
+            server.buffer.append({"timestamp": self._reported, "type": "SIMULATION_ENDS", "data": {}})
             self._flush()
             server.end_sent = True
 
     def _flush(self) -> None:
         server = self._server
-        self._pending_request = {"now": self._now[0], "events": server.buffer}
+        self._pending_request = {"now": self._reported, "events": server.buffer}
         server.buffer = []
         server.ready = False
 
@@ -559,7 +559,7 @@ class BatsimEngine:
     @property
     def now(self) -> float:
         """Current simulated time in seconds."""
-        return self._now[0]
+        return self._reported
 
     def next_request(self) -> dict | None:
         """Run the simulation until Batsim would send a message; return it (``None`` once finished).
@@ -602,7 +602,7 @@ class BatsimEngine:
         events = list(reply.get("events", []))
         previous = -float("inf")
         for event in events:
-            stamp = float(event.get("timestamp", self._now[0]))
+            stamp = float(event.get("timestamp", self._reported))
             if stamp < previous:
                 raise EngineError(f"reply events are not sorted by timestamp ({stamp} after {previous})")
             previous = stamp
@@ -612,7 +612,7 @@ class BatsimEngine:
                     "(supported: " + ", ".join(sorted(_DECISION_TYPES)) + "); run with a real Batsim: "
                     "batreplay run --engine batsim"
                 )
-        self._inject_decisions(events, float(reply.get("now", self._now[0])))
+        self._inject_decisions(events, float(reply.get("now", self._reported)))
 
     def _at_time(self, stamp: float, message: _Message) -> None:
         """Batsim's ``send_message_at_time``: sleep until ``stamp`` if it is still ahead of the clock, then send."""
@@ -627,8 +627,8 @@ class BatsimEngine:
             self._at_time(reply_now, _Message(_READY))
             return
         event, rest = events[0], events[1:]
-        stamp = float(event.get("timestamp", self._now[0]))
-        self._at_time(stamp, _Message(_DECISION, event, lambda _t: self._inject_decisions(rest, reply_now)))
+        stamp = float(event.get("timestamp", self._reported))
+        self._at_time(stamp, _Message(_DECISION, event, lambda: self._inject_decisions(rest, reply_now)))
 
     # ------------------------------------------------------------------ actors
     def _start_submitter(self, wname: str, jobs: list[Job]) -> None:
@@ -649,7 +649,7 @@ class BatsimEngine:
                     batch, state["batch"] = state["batch"], []
                     duration = job.subtime - state["date"]
                     if batch:
-                        self._arrive(_Message(_SUBMIT, batch, lambda _t: self._sleep(duration, woken)))
+                        self._arrive(_Message(_SUBMIT, batch, lambda: self._sleep(duration, woken)))
                     else:
                         self._sleep(duration, woken)
                     return
@@ -658,7 +658,7 @@ class BatsimEngine:
             state["index"] = index
             batch, state["batch"] = state["batch"], []
             if batch:
-                self._arrive(_Message(_SUBMIT, batch, lambda _t: self._send(_Message(_BYE, wname))))
+                self._arrive(_Message(_SUBMIT, batch, lambda: self._send(_Message(_BYE, wname))))
             else:
                 self._arrive(_Message(_BYE, wname))
 
@@ -666,7 +666,7 @@ class BatsimEngine:
             state["date"] = self._clock
             proceed()
 
-        def hello_received(_t: Any) -> None:
+        def hello_received() -> None:
             state["date"] = self._clock
             self._schedule(_PRIO_SEND, proceed)
 
@@ -740,7 +740,7 @@ class BatsimEngine:
 
     # ------------------------------------------------------------------ server handlers
     def _append(self, kind: str, data: dict) -> None:
-        self._server.buffer.append({"timestamp": self._now[0], "type": kind, "data": data})
+        self._server.buffer.append({"timestamp": self._reported, "type": kind, "data": data})
 
     def _handle(self, message: _Message) -> None:
         kind = message.kind
