@@ -180,12 +180,12 @@ class _Activity:
     transfer/computation (``remaining`` work at ``rate`` work units per second).
 
     ``remaining`` is exact as of step ``synced`` (the number of clock steps taken when it was last brought
-    up to date); ``key`` is the clock value at which it is expected to end, as last computed."""
+    up to date)."""
 
-    __slots__ = ("remaining", "rate", "prio", "seq", "action", "argument", "alive", "synced", "key")
+    __slots__ = ("remaining", "rate", "prio", "seq", "action", "argument", "alive", "synced")
 
     def __init__(self, remaining: float, rate: float, prio: int, seq: int,
-                 action: Callable[..., None], argument: Any, synced: int, key: float) -> None:
+                 action: Callable[..., None], argument: Any, synced: int) -> None:
         self.remaining = remaining
         self.rate = rate
         self.prio = prio
@@ -194,7 +194,6 @@ class _Activity:
         self.argument = argument
         self.alive = True
         self.synced = synced
-        self.key = key
 
     def time_left(self) -> float:
         """Seconds until it ends if nothing changes (as SimGrid computes it)."""
@@ -369,9 +368,9 @@ class BatsimEngine:
                         action: Callable[..., None], argument: Any = None) -> _Activity:
         """Start a timed SimGrid action; ``action(argument)`` runs at the step where it ends."""
         seq = next(self._seq)
-        activity = _Activity(remaining, rate, prio, seq, action, argument, self._nb_steps, 0.0)
-        activity.key = self._clock + activity.time_left()
-        heapq.heappush(self._activities, (activity.key, seq, activity))
+        activity = _Activity(remaining, rate, prio, seq, action, argument, self._nb_steps)
+        # heap key: the clock value at which it is expected to end
+        heapq.heappush(self._activities, (self._clock + activity.time_left(), seq, activity))
         return activity
 
     def _sleep(self, duration: float, action: Callable[..., None], argument: Any = None) -> _Activity | None:
@@ -484,8 +483,7 @@ class BatsimEngine:
                 activity.alive = False
                 ended.append(activity)
             else:
-                activity.key = self._clock + activity.time_left()
-                heapq.heappush(heap, (activity.key, activity.seq, activity))
+                heapq.heappush(heap, (self._clock + activity.time_left(), activity.seq, activity))
         self._reported = printed_time(self._clock)
         for activity in ended:
             heapq.heappush(self._ready, (activity.prio, activity.seq, activity.action, activity.argument))

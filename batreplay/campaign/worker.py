@@ -18,8 +18,8 @@ for every instance process. The process then:
 
 On an exception it writes ``<output_root>/<id>.failed.json`` (error, traceback, parameters) and exits 1. On
 SIGTERM (and SIGINT, except in forked instances, which leave Ctrl-C to the campaign runner) it exits 143 /
-130 without a failure record: an interrupted instance is simply not finished. If the process that started it dies (``kill -9`` of the campaign runner), it notices within a
-second and stops too.
+130 without a failure record: an interrupted instance is simply not finished. If the process that started
+it dies (``kill -9`` of the campaign runner), it notices within a second and stops too.
 """
 
 from __future__ import annotations
