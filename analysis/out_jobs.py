@@ -47,6 +47,9 @@ KILLED_STATES: frozenset[str] = frozenset({WALLTIME_REACHED, KILLED})
 
 _TIME_COLUMNS = ("starting_time", "execution_time", "finish_time")
 _ALWAYS_NUMERIC = ("submission_time", "requested_number_of_resources", "requested_time")
+
+#: ``requested_time`` that Batsim writes for a job without walltime (read as NaN).
+NO_WALLTIME = -1.0
 _OPTIONAL_NUMERIC = ("success", "waiting_time", "turnaround_time", "stretch", "consumed_energy")
 _TEXT_COLUMNS = ("job_id", "workload_name", "profile", "final_state", "allocated_resources", "metadata")
 #: Slack allowed between a time and the same time recomputed from others (Batsim rounds to 1e-6 s).
@@ -65,7 +68,8 @@ def read_out_jobs(path: str | Path) -> pd.DataFrame:
 
     Returns:
         One row per job (file order). Times (``submission_time``, ``starting_time``, ``finish_time``,
-        ``execution_time``, ``requested_time``, ...) are float64 seconds, NaN for rejected jobs;
+        ``execution_time``, ``requested_time``, ...) are float64 seconds, NaN for rejected jobs
+        (``requested_time`` is also NaN for a job without walltime, which Batsim writes as -1);
         ``requested_number_of_resources`` is int64 (nodes); text columns are strings; a column
         ``full_job_id`` = ``workload_name + "!" + job_id`` is added in front.
 
@@ -170,6 +174,9 @@ def _validate(raw: pd.DataFrame, *, source: str, first_line: int | None) -> pd.D
             f"{_where(source, first_line, row)}, column 'requested_number_of_resources': "
             f"'{raw['requested_number_of_resources'].iloc[row]}' is not a positive whole number of resources")
     out["requested_number_of_resources"] = out["requested_number_of_resources"].astype("int64")
+    # Batsim writes requested_time = -1 for a job without walltime (walltime -1 or absent in its workload);
+    # such a job is never killed. The frame says "no walltime" with NaN; any other negative value is an error.
+    out["requested_time"] = out["requested_time"].mask(out["requested_time"] == NO_WALLTIME)
     for name in ("submission_time", "requested_time"):
         negative = out[name].to_numpy() < 0
         if negative.any():

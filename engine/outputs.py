@@ -8,6 +8,7 @@ terminated; rejected jobs have empty time fields; times in seconds with six deci
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,14 +36,11 @@ OUT_SCHEDULE_COLUMNS = [
 
 
 def jobs_frame(records: Sequence[JobRecord]) -> pd.DataFrame:
-    """The ``out_jobs.csv`` table as a DataFrame (one row per record, Batsim's columns and order)."""
-    frame = pd.DataFrame([r.__dict__ for r in records], columns=[
-        "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
-        "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
-        "allocated_resources", "metadata"])
-    frame["waiting_time"] = frame["starting_time"] - frame["submission_time"]
-    frame["turnaround_time"] = frame["finish_time"] - frame["submission_time"]
-    frame["stretch"] = frame["turnaround_time"] / frame["execution_time"]
+    """The ``out_jobs.csv`` table as a DataFrame (one row per record, Batsim's columns and order).
+
+    Times are the records' own (computed as Batsim computes them, see the engine's ``_batsim_job_times``),
+    not derived here from printed values; ``consumed_energy`` is -1 (no energy model), empty when rejected."""
+    frame = pd.DataFrame([r.__dict__ for r in records], columns=[c for c in OUT_JOBS_COLUMNS if c != "consumed_energy"])
     frame["consumed_energy"] = frame["starting_time"].where(frame["starting_time"].isna(), -1.0)
     return frame[OUT_JOBS_COLUMNS]
 
@@ -80,9 +78,18 @@ def _atomic_csv(frame: pd.DataFrame, path: Path) -> None:
 
 
 def write_out_jobs(records: Sequence[JobRecord], path: Path) -> pd.DataFrame:
-    """Write ``out_jobs.csv`` atomically (temporary file, then rename); return the table written."""
+    """Write ``out_jobs.csv`` atomically (temporary file, then rename); return the table written.
+
+    The file is byte for byte what Batsim 4.2.1 writes: fields as they are, unquoted, except ``metadata``,
+    which Batsim always writes between double quotes (``""`` when empty) without escaping its content.
+
+    Raises:
+        csv.Error: a field holds a comma (a job id, say), which Batsim would write as is, breaking the CSV.
+    """
     frame = jobs_frame(records)
-    _atomic_csv(frame, Path(path))
+    text = frame.assign(metadata='"' + frame["metadata"].fillna("").astype(str) + '"').to_csv(
+        index=False, float_format="%.6f", quoting=csv.QUOTE_NONE, quotechar=None)
+    write_text_atomically(Path(path), text)
     return frame
 
 

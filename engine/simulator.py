@@ -37,9 +37,12 @@ rounding. The engine therefore replays SimGrid's own time arithmetic, as Batsim 
   cost that does not grow with the number of running jobs.
 - *Within a step* the server first handles the message whose transfer ended, and checks its mailbox, before
   the sends of the actors woken in the same step reach the mailbox (SimGrid runs all woken actors, then
-  handles their requests); those sends queue in the order the actors' activities were started.
+  handles their requests); those sends queue in the order the actors' activities were started, ahead of
+  the sends of actors that only run later in the step: the request-reply actor the server creates to send
+  a message (its decisions reach the mailbox after a job's JOB_COMPLETED sent in the same step), a killer.
 - Actors read SimGrid's clock as Batsim does: a submitter sleeps ``next subtime - clock read after its
-  previous wake-up`` (so it wakes late by the duration of the send in between); a waiter sleeps
+  previous wake-up`` (so it wakes late by the duration of the send in between) and submits the job it slept
+  for whatever the clock reads when it wakes; a waiter sleeps
   ``max(target - clock, 1e-5)``; the request-reply actor sleeps until a decision's timestamp when it is still
   ahead of the clock (Batsim's ``send_message_at_time``, also used for SCHED_READY at the reply's ``now``).
 
@@ -106,6 +109,10 @@ _WORK_PRECISION = 1e-5 * 1e-9
 #: Activities expected to end within this many seconds of the earliest one are updated at each step (see
 #: ``BatsimEngine._advance``); rounding keeps expected ends within far less than this of the exact ones.
 _LOOKAHEAD = 1e-3
+#: A parallel task whose duration is within this fraction (of 1 + walltime, in seconds) of its walltime races
+#: its timeout with SimGrid's arithmetic; beyond it, the outcome is decided at start (see ``_start_job``).
+_RACE_BAND = 1e-6
+_SUCCESS, _WALLTIME_REACHED = "COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"
 #: Up to this many missed steps are replayed in Python, more with numpy.
 _SCALAR_REPLAY = 24
 #: Bandwidth (bytes/s) of the links carrying Batsim's 1-byte inter-actor messages on the usual platforms.
@@ -144,6 +151,8 @@ class Job:
     state: str = "SUBMITTED"
     start: float | None = None
     runtime: float | None = None
+    end: float | None = None  # the clock when it completed or was killed (unrounded, as SimGrid's)
+    timeout: Any = None  # the walltime sleep racing a parallel task whose duration is close to its walltime
     allocation: ProcSet | None = None
     kill_requested: bool = False
     metadata: str = ""
@@ -171,6 +180,9 @@ class JobRecord:
     starting_time: float | None
     execution_time: float | None
     finish_time: float | None
+    waiting_time: float | None
+    turnaround_time: float | None
+    stretch: float | None
     allocated_resources: str
     metadata: str
 
@@ -634,7 +646,8 @@ class BatsimEngine:
 
         Like Batsim's, it reads the clock after HELLO and after each wake-up; for the next job not yet due
         it sends the jobs gathered so far, then sleeps for ``subtime - clock read``: it wakes up late by the
-        duration of that send.
+        duration of that send (or, after many steps, early by up to SimGrid's 1e-9 s timing precision), and
+        takes that job without comparing its submission time with the clock again.
         """
         state = {"index": 0, "date": 0.0, "batch": []}
 
@@ -645,7 +658,8 @@ class BatsimEngine:
                 if job.subtime > state["date"]:
                     state["index"] = index
                     batch, state["batch"] = state["batch"], []
-                    duration = job.subtime - state["date"]
+                    # Batsim keeps both times as long doubles and casts their difference to double
+                    duration = float(np.longdouble(job.subtime) - np.longdouble(state["date"]))
                     if batch:
                         self._arrive(_Message(_SUBMIT, batch, lambda: self._sleep(duration, woken)))
                     else:
@@ -661,7 +675,12 @@ class BatsimEngine:
                 self._arrive(_Message(_BYE, wname))
 
         def woken() -> None:
+            # Batsim does not compare the job it slept for with the clock again: the clock may read a hair
+            # before its submission time (the sleep ended within SimGrid's 1e-9 s timing precision, in the step
+            # of another activity) and the job is still submitted now, with no second sleep.
             state["date"] = self._clock
+            state["batch"].append(jobs[state["index"]])
+            state["index"] += 1
             proceed()
 
         def hello_received() -> None:
@@ -677,28 +696,51 @@ class BatsimEngine:
         job.allocation = alloc
         self._mark(alloc, 1)
         self.nb_running += 1
-        if job.walltime >= 0 and not duration < job.walltime:
-            duration, final = job.walltime, "COMPLETED_WALLTIME_REACHED"
-            rate = 0.0
-        else:
-            final = "COMPLETED_SUCCESSFULLY"
-            rate = self._work_rate(job, alloc)
+        rate = self._work_rate(job, alloc)
+        walltime = job.walltime
         token = next(self._seq)
         job.completion_token = token
 
-        def finish() -> None:
-            if job.completion_token != token:  # killed meanwhile
+        def finish(final: str) -> None:
+            if job.completion_token != token:  # killed meanwhile, or the other side of the race won
                 return
+            job.completion_token = None
+            # When the walltime sleep wins the race, Batsim does not cancel the parallel task: it goes on (to no
+            # one) until the executor actor exits, once its JOB_COMPLETED is received, and SimGrid cancels the
+            # activities it left. If the task ends meanwhile, its end is one more step of the clock (KTH-SP2
+            # job 5464, 2.5 ns after its walltime).
+            leftover = job.activity if final == _WALLTIME_REACHED and job.timeout is not None else None
+            if leftover is None:
+                self._cancel(job.activity)
+            self._cancel(job.timeout)
+            job.activity = job.timeout = None
             job.state = final
+            job.end = self._clock
             job.runtime = self._clock - job.start
-            job.activity = None
             self._release(job)
-            self._send(_Message(_COMPLETED, job))
+            # The executor puts its message as soon as it is woken, like a submitter or a waiter: in SimGrid
+            # it reaches the mailbox before the decisions of a request-reply actor created in the same step
+            # (or its next decision, when that actor's previous message ended in this step).
+            self._arrive(_Message(_COMPLETED, job, None if leftover is None else lambda: self._cancel(leftover)))
 
-        if rate:
-            job.activity = self._start_activity(1.0, rate, _PRIO_SEND, finish)
+        # Batsim 4.2.1 sleeps a delay job only while its delay is strictly below the walltime; otherwise it
+        # sleeps until the walltime and reports it reached. A parallel task, though, is waited for with a
+        # timeout of the walltime (SimGrid's wait_for: a second action, a sleep, beside the computation): the
+        # first to end decides, and when both end in the same step the task wins (SimGrid handles the ended
+        # actions of the ptask_L07 model in the order they were started). Far from the walltime the outcome
+        # is certain and one action suffices; near it the engine runs both, with SimGrid's arithmetic (and a
+        # task that loses keeps running until its executor exits: see ``finish``; beyond the band it would
+        # end long after that).
+        if walltime < 0 or (rate and duration < walltime - _RACE_BAND * (1.0 + walltime)):
+            job.activity = self._start_activity(1.0, rate, _PRIO_SEND, finish, _SUCCESS) if rate \
+                else self._sleep(duration, finish, _SUCCESS)
+        elif rate and duration <= walltime + _RACE_BAND * (1.0 + walltime):
+            job.activity = self._start_activity(1.0, rate, _PRIO_SEND, finish, _SUCCESS)
+            job.timeout = self._sleep(walltime, finish, _WALLTIME_REACHED)
+        elif not rate and duration < walltime:
+            job.activity = self._sleep(duration, finish, _SUCCESS)
         else:
-            job.activity = self._sleep(duration, finish)
+            job.activity = self._sleep(walltime, finish, _WALLTIME_REACHED)
 
     def _work_rate(self, job: Job, alloc: ProcSet) -> float:
         """0 for a sleep (``delay``), else the progress rate of the job's parallel task (SimGrid's ptask_L07:
@@ -878,8 +920,10 @@ class BatsimEngine:
                 progress[job.full_id] = {"profile_name": job.profile_name, "progress": printed_time(elapsed / total)}
                 job.completion_token = None
                 self._cancel(job.activity)
-                job.activity = None
+                self._cancel(job.timeout)
+                job.activity = job.timeout = None
                 job.state = "COMPLETED_KILLED"
+                job.end = self._clock
                 job.runtime = elapsed
                 self._release(job)
                 killed.append(job)
@@ -933,6 +977,7 @@ class BatsimEngine:
     # ------------------------------------------------------------------ outputs
     def _record(self, job: Job) -> None:
         ran = job.start is not None
+        times = _batsim_job_times(job.subtime, job.start, job.end) if ran else _NO_TIMES
         self.records.append(
             JobRecord(
                 job_id=job.name,
@@ -943,13 +988,36 @@ class BatsimEngine:
                 requested_time=job.walltime,
                 success=1 if job.state == "COMPLETED_SUCCESSFULLY" else 0,
                 final_state=job.state,
-                starting_time=printed_time(job.start) if ran else None,
-                execution_time=printed_time(job.runtime) if ran else None,
-                finish_time=printed_time(job.start + job.runtime) if ran else None,
                 allocated_resources=_allocation_string(job.allocation) if ran else "",
                 metadata=job.metadata,
+                **times,
             )
         )
+
+
+_NO_TIMES = dict.fromkeys(("starting_time", "execution_time", "finish_time", "waiting_time", "turnaround_time",
+                           "stretch"))
+
+
+def _batsim_job_times(subtime: float, start: float, end: float) -> dict[str, float]:
+    """The time columns of a job's out_jobs.csv row, computed as Batsim 4.2.1 computes them: its job keeps
+    submission, start and run time as C ``long double`` (x87 80-bit extended precision, numpy's ``longdouble``
+    on x86-64 Linux) taken from SimGrid's ``double`` clock; each column is a long-double expression cast to
+    ``double`` and printed with six decimals. Deriving them from the printed values instead can move the last
+    printed digit (the stretch of job 1885 of golden case ``kth2000``: 1855.476191, not 1855.476190)."""
+    submitted, started = np.longdouble(subtime), np.longdouble(start)
+    runtime = np.longdouble(end) - started
+    if runtime == 0:  # Batsim gives an instantaneous job a run time of 1e-5 s
+        runtime = np.longdouble("1e-5")
+    finished = started + runtime
+    return {
+        "starting_time": printed_time(float(started)),
+        "execution_time": printed_time(float(runtime)),
+        "finish_time": printed_time(float(finished)),
+        "waiting_time": printed_time(float(started - submitted)),
+        "turnaround_time": printed_time(float(finished - submitted)),
+        "stretch": printed_time(float((finished - submitted) / runtime)),
+    }
 
 
 _DECISION_TYPES = frozenset(
