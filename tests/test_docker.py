@@ -20,7 +20,8 @@ from conftest import REPO_ROOT
 DOCKER = REPO_ROOT / "docker"
 COMPOSE_FILE = DOCKER / "compose.yaml"
 COMPOSE_VARIABLES = ("BATSIM_IMAGE", "SCHEDULER", "SCHEDULER_ARGS", "BATSIM_ARGS", "PLATFORM", "WORKLOAD",
-                     "BATREPLAY_IN", "BATREPLAY_OUT", "HOST_UID", "HOST_GID")
+                     "BATREPLAY_IN", "BATREPLAY_PLATFORMS", "BATREPLAY_SCHEDULERS", "BATREPLAY_OUT", "HOST_UID",
+                     "HOST_GID")
 
 
 def _compose_client() -> list[str] | None:
@@ -67,15 +68,19 @@ def test_compose_wires_batsim_to_the_decision_process(compose):
     assert "oarteam/batsim:4.2.1" in rendered  # the default image, a build argument
     assert "-e /data/out/out" in rendered  # out_jobs.csv etc. in the outputs volume
     assert re.search(r"/in:/data/in:ro", rendered) and re.search(r"/out:/data/out", rendered)
-    assert "-p /data/in/platform.xml" in rendered and "-w /data/in/workload.json" in rendered
+    assert re.search(r"/platforms:/data/platforms:ro", rendered)  # the shipped platforms by default
+    assert re.search(r"/schedulers:/data/schedulers:ro", rendered)  # a user's own scheduler files
+    assert "-p /data/platforms/kth-sp2.xml" in rendered and "-w /data/in/workload.json" in rendered
     assert "schedulers/easy.py" in rendered and "-t 0" in rendered
 
 
 def test_compose_variables_choose_image_scheduler_and_flags(compose):
-    rendered = compose("config", BATSIM_IMAGE="example.org/batsim:4.2.0", SCHEDULER="schedulers/fcfs.py",
-                       BATSIM_ARGS="--enable-dynamic-jobs --acknowledge-dynamic-jobs", WORKLOAD="kth.json")
+    rendered = compose("config", BATSIM_IMAGE="example.org/batsim:4.2.0", SCHEDULER="/data/schedulers/mySched.py",
+                       BATSIM_ARGS="--enable-dynamic-jobs --acknowledge-dynamic-jobs", WORKLOAD="kth.json",
+                       BATREPLAY_SCHEDULERS="/home/me/scheds", BATREPLAY_IN="/home/me/runs/kth")
     assert "example.org/batsim:4.2.0" in rendered and "oarteam/batsim" not in rendered
-    assert "schedulers/fcfs.py" in rendered and "schedulers/easy.py" not in rendered
+    assert "/data/schedulers/mySched.py" in rendered and "schedulers/easy.py" not in rendered
+    assert "/home/me/scheds:/data/schedulers:ro" in rendered and "/home/me/runs/kth:/data/in:ro" in rendered
     assert "--enable-dynamic-jobs --acknowledge-dynamic-jobs" in rendered
     assert "-w /data/in/kth.json" in rendered
 
@@ -105,3 +110,13 @@ def test_image_gets_every_folder_the_package_is_built_from():
     assert all((REPO_ROOT / source).exists() for source in copied)
     text = (DOCKER / "Dockerfile").read_text()
     assert "FROM python:3.11-slim" in text and "uv sync --frozen --no-dev" in text
+
+
+def test_batsim_built_from_source_as_ci_builds_it():
+    """The from-source Batsim image runs the very build command of .ci/run (same script, same Batsim 4.2.x)."""
+    ci = (REPO_ROOT / ".ci" / "run").read_text()
+    dockerfile = (DOCKER / "batsim-from-source.Dockerfile").read_text()
+    assert "SKIP_PYBATSIM=1 bash" in ci and "build.sh" in ci
+    assert re.search(r"SKIP_PYBATSIM=1 bash \S*build\.sh", dockerfile)
+    assert "4.2.*" in ci and "FROM debian:bookworm" in dockerfile  # build.sh targets Debian 12 (SimGrid 3.32)
+    assert 'ENTRYPOINT ["batsim"]' in dockerfile
