@@ -1,5 +1,7 @@
 """Shared test fixtures: where the read-only shared material lives (``../shared`` next to the checkout)."""
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +11,14 @@ SHARED = REPO_ROOT.parent / "shared"
 WORKLOADS = SHARED / "workloads"
 GOLDEN = SHARED / "batsim-golden"
 SEEDS = SHARED / "seeds"
+
+# `python -m pytest` puts the current directory first on sys.path. From the checkout, the top-level source folders
+# (`schedulers/`, `engine/`, ...) would then shadow installed packages of the same name: pybatsim's `schedulers`,
+# from which its launcher imports `easyBackfill`, above all. Plain `pytest` does not have the checkout on sys.path
+# (batreplay is installed): remove it, so that both ways of running the tests import the same code.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != REPO_ROOT]
+if Path(getattr(sys.modules.get("schedulers"), "__file__", None) or "/").resolve().parent == REPO_ROOT / "schedulers":
+    del sys.modules["schedulers"]  # imported from the checkout before this file ran
 
 
 #: Madon et al. 2024, Fig. 1, as a hand-made trace of one user (job, user, submission, wait, run time; seconds):
@@ -41,3 +51,40 @@ def golden_dir() -> Path:
     if not GOLDEN.is_dir():
         pytest.skip(f"golden Batsim recordings not found at {GOLDEN}")
     return GOLDEN
+
+
+#: Set by CI (``.ci/run``): a missing real Batsim fails the real-Batsim tests instead of skipping them.
+REQUIRE_BATSIM = os.environ.get("BATREPLAY_REQUIRE_BATSIM", "") not in ("", "0")
+
+
+def find_real_batsim() -> str:
+    """The ``batsim`` 4.2.x on PATH, for tests that run a real Batsim.
+
+    Skips the calling test when there is none (or it is another version), with how to get one; fails it
+    instead when ``BATREPLAY_REQUIRE_BATSIM=1`` (CI builds Batsim, so a skip there would hide a broken build).
+    """
+    import shutil
+
+    from batreplay.batsim_launcher import BatsimLaunchError, check_batsim_version
+
+    path = shutil.which("batsim")
+    problem = None
+    if path is None:
+        problem = ("batsim 4.2.x not on PATH: build it with `SKIP_PYBATSIM=1 bash ../shared/batsim/build.sh` "
+                   "(see docs/real-batsim.md)")
+    else:
+        try:
+            check_batsim_version(path)
+        except BatsimLaunchError as error:
+            problem = f"the batsim on PATH is not usable: {error}"
+    if problem is not None:
+        if REQUIRE_BATSIM:
+            pytest.fail(f"BATREPLAY_REQUIRE_BATSIM is set but {problem}")
+        pytest.skip(problem)
+    return path
+
+
+@pytest.fixture(scope="session")
+def real_batsim() -> str:
+    """Path of a real Batsim 4.2.x (see :func:`find_real_batsim`)."""
+    return find_real_batsim()

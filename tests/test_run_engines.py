@@ -9,7 +9,6 @@ out_jobs.csv as the embedded engine (zero-latency platform); without one that te
 from __future__ import annotations
 
 import json
-import shutil
 
 import pandas as pd
 import pytest
@@ -48,11 +47,8 @@ def test_launcher_path_equals_embedded_engine(tmp_path, replay):
     assert json.loads((tmp_path / "embedded" / "run.json").read_text())["engine"] == "embedded"
 
 
-def test_feedback_on_real_batsim_equals_embedded_engine(tmp_path):
-    batsim = shutil.which("batsim")
-    if batsim is None:
-        pytest.skip("batsim 4.2.x not on PATH: install it (docs/real-batsim.md) to compare real Batsim "
-                    "with the embedded engine on a feedback run")
+def test_feedback_on_real_batsim_equals_embedded_engine(tmp_path, real_batsim):
+    batsim = real_batsim
     embedded = _run(tmp_path, "embedded", "feedback", "embedded")
     real = _run(tmp_path, "real", "feedback", "batsim", batsim=batsim)
     _assert_same(embedded, real)
