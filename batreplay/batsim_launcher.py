@@ -65,7 +65,13 @@ STDERR_LOG = "batsim.stderr.log"
 _INSTALL_HINT = ("install Batsim 4.2.x (Nix package `batsim` from oar-team/nur-kapack, or the oarteam/batsim "
                  "Docker image: see docs/real-batsim.md), pass --batsim /path/to/batsim, "
                  "or use --engine embedded")
+#: Default of ``timeout`` (``--batsim-timeout``), seconds: long enough for Batsim to load a huge workload or
+#: platform before its first message, short enough to notice a hung Batsim within minutes.
+DEFAULT_TIMEOUT = 600.0
 _POLL_SLICE_MS = 50
+#: The clock of every wait on Batsim (seconds); the tests replace it to start a wait's window only once a fake
+#: Batsim is provably hanging, so that no test depends on the machine's speed.
+_clock = time.monotonic
 _CLOSE_LINGER_MS = 2000
 _VERSION_PATTERN = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
 
@@ -270,9 +276,10 @@ def run_with_batsim(
     profile_reuse: bool = False,
     master_host: str | None = None,
     extra_args: Sequence[str] = (),
-    timeout: float = 60.0,
+    timeout: float = DEFAULT_TIMEOUT,
     check_version: bool = True,
     on_request: Callable[[dict], None] | None = None,
+    deadline=None,
 ) -> BatsimRunResult:
     """Simulate with a real Batsim: ``scheduler`` decides in this process, Batsim runs as a subprocess.
 
@@ -293,8 +300,11 @@ def run_with_batsim(
         timeout: seconds; the longest Batsim may stay silent while the decision process waits for its next
             message (this includes its start-up before the first message), and the longest it may take to
             exit after SIMULATION_ENDS was answered. Time spent deciding in ``scheduler`` is not counted.
+            Default :data:`DEFAULT_TIMEOUT` (600 s).
         check_version: run :func:`check_batsim_version` first.
         on_request: called with each Batsim message before the scheduler sees it (progress reporting).
+        deadline: a wall-clock limit of the whole run (a :class:`batreplay.deadline.Deadline`), checked while
+            waiting for Batsim; :class:`~batreplay.deadline.WallClockTimeout` when it expires (Batsim killed).
 
     Returns:
         A :class:`BatsimRunResult`.
@@ -308,7 +318,8 @@ def run_with_batsim(
         BatsimTimeout: Batsim did not connect, stopped answering, or did not exit within ``timeout``.
         BatsimNoOutput: Batsim exited with status 0 without writing ``out_jobs.csv`` / ``out_schedule.csv``.
         BatsimProtocolError: Batsim sent a message that is not a protocol message.
-        Any exception raised by the scheduler, unchanged (Batsim is killed first).
+        Any exception raised by the scheduler, unchanged (Batsim is killed first); an exit of the scheduler
+            (``sys.exit``) becomes a :class:`~batreplay.schedulers.failures.DecisionProcessError`.
     """
     started = time.perf_counter()
     _check_dynamic_flags(dynamic_jobs, acknowledge_dynamic_jobs, profile_reuse)
@@ -323,7 +334,7 @@ def run_with_batsim(
         raise FileExistsError(f"{export} already holds {', '.join(stale)}: give an empty export directory")
     stdout_log, stderr_log = export / STDOUT_LOG, export / STDERR_LOG
 
-    channel = BatsimChannel(timeout=timeout, on_request=on_request)
+    channel = BatsimChannel(timeout=timeout, on_request=on_request, deadline=deadline)
     process: subprocess.Popen | None = None
     try:
         endpoint = channel.bind()
@@ -335,11 +346,10 @@ def run_with_batsim(
                                        cwd=export, start_new_session=True)
         channel.watch(process, stderr_log)
         _decide_until_end(channel, scheduler)
-        try:
-            status = process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        status = channel.wait_exit(process)
+        if status is None:
             raise BatsimTimeout(f"batsim did not exit within {timeout:g} s after the simulation ended (killed); "
-                                f"see {stderr_log}") from None
+                                f"see {stderr_log}")
         if status != 0:
             raise _crash(status, "after the simulation ended", stderr_log)
         outputs = _check_outputs(export, stderr_log, status)
@@ -367,12 +377,15 @@ class BatsimChannel:
         timeout: seconds Batsim may stay silent while a message is awaited.
         on_request: called with each message received.
         host: interface to bind (loopback by default).
+        deadline: optional wall-clock limit of the whole run (:class:`batreplay.deadline.Deadline`), checked
+            between slices.
     """
 
     def __init__(self, timeout: float, on_request: Callable[[dict], None] | None = None,
-                 host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1", deadline=None) -> None:
         self.timeout = timeout
         self.on_request = on_request
+        self.deadline = deadline
         self.host = host
         self.messages = 0
         self.scheduler_seconds = 0.0
@@ -398,6 +411,18 @@ class BatsimChannel:
         self._process = process
         self._stderr_log = stderr_log
 
+    def wait_exit(self, process: subprocess.Popen) -> int | None:
+        """Batsim's exit status once it has exited, or None if it is still running after ``timeout`` seconds
+        (polled every 50 ms; the run's deadline is checked meanwhile)."""
+        deadline = _clock() + self.timeout
+        while (status := process.poll()) is None:
+            if self.deadline is not None:
+                self.deadline.check()
+            if _clock() > deadline:
+                return None
+            time.sleep(_POLL_SLICE_MS / 1000)
+        return status
+
     def recv(self, blocking: bool = False) -> dict:
         """The next Batsim message (a dict); waits at most ``timeout`` seconds of Batsim's silence.
 
@@ -405,13 +430,16 @@ class BatsimChannel:
             BatsimCrashed / BatsimNoOutput: Batsim's process ended before sending it.
             BatsimTimeout: nothing arrived within ``timeout`` seconds.
             BatsimProtocolError: the message is not a JSON object with ``now`` and ``events``.
+            WallClockTimeout: the run's ``deadline`` expired.
         """
         assert self._socket is not None, "bind() first"
-        deadline = time.monotonic() + self.timeout
+        deadline = _clock() + self.timeout
         while not self._socket.poll(_POLL_SLICE_MS, zmq.POLLIN):
             if self._process is not None and self._process.poll() is not None:
                 raise self._early_exit(self._process.returncode)
-            if time.monotonic() > deadline:
+            if self.deadline is not None:
+                self.deadline.check()
+            if _clock() > deadline:
                 what = ("did not connect to" if self.messages == 0 else "sent nothing more on")
                 raise BatsimTimeout(f"batsim {what} {self.endpoint} within {self.timeout:g} s "
                                     f"(after {self.messages} messages; killed); see {self._stderr_log}")
@@ -457,8 +485,7 @@ class BatsimChannel:
         tail = _stderr_tail(self._stderr_log)
         if missing:
             return BatsimNoOutput(f"Batsim wrote no output: it exited with status 0 {when} without writing "
-                                  f"{', '.join(missing)} (it does so when it refuses its inputs, e.g. a delay "
-                                  f"profile of 0 s); see {self._stderr_log}" + _indent(tail))
+                                  f"{', '.join(missing)}; see {self._stderr_log}" + _indent(tail))
         return BatsimCrashed(f"batsim exited with status 0 {when}; see {self._stderr_log}" + _indent(tail),
                              0, tail)
 
@@ -479,9 +506,12 @@ def _as_pybatsim_network(channel: BatsimChannel):
 
 
 def _decide_until_end(channel: BatsimChannel, scheduler) -> None:
-    with _as_pybatsim_network(channel) as pybatsim:
-        decision_process = pybatsim.Batsim(scheduler, network_endpoint=channel.endpoint, timeout=0)
-    decision_process.start()
+    from batreplay.schedulers.failures import decision_process_guard
+
+    with decision_process_guard(exits_only=True):  # a scheduler's sys.exit() is a failure, not the end
+        with _as_pybatsim_network(channel) as pybatsim:
+            decision_process = pybatsim.Batsim(scheduler, network_endpoint=channel.endpoint, timeout=0)
+        decision_process.start()
     if not channel.simulation_ended:  # pybatsim returns only after answering SIMULATION_ENDS
         raise BatsimProtocolError("the decision process stopped before Batsim's SIMULATION_ENDS")
 
@@ -553,7 +583,26 @@ def _crash(status: int, when: str, stderr_log: Path | None) -> BatsimCrashed:
     else:
         how = f"exited with status {status}"
     tail = _stderr_tail(stderr_log)
+    reason = _batsim_reason(stderr_log)
+    if reason:  # Batsim said why (an xbt CRITICAL log line before its abort): that line is the message
+        return BatsimCrashed(f"batsim {how} {when}: {reason}; see {stderr_log}", status, tail)
     return BatsimCrashed(f"batsim {how} {when}; see {stderr_log}" + _indent(tail), status, tail)
+
+
+#: Batsim's (SimGrid xbt) log lines that say why it stopped: ``[time] file:line: [category/CRITICAL] text``.
+_BATSIM_REASON = re.compile(r"\[(?:[\w.]+/)?(?:CRITICAL|ERROR)\]\s*(.+)$")
+
+
+def _batsim_reason(path: Path | None, max_bytes: int = 65536) -> str:
+    """The text of the last CRITICAL or ERROR line of Batsim's standard error ("" if none), without its
+    time stamp and source location: what Batsim says when it refuses its inputs and aborts (SIGABRT)."""
+    if path is None or not path.is_file():
+        return ""
+    with open(path, "rb") as stream:
+        stream.seek(max(path.stat().st_size - max_bytes, 0))
+        text = stream.read().decode("utf-8", errors="replace")
+    reasons = [m.group(1).strip() for m in map(_BATSIM_REASON.search, text.splitlines()) if m]
+    return reasons[-1] if reasons else ""
 
 
 def _stderr_tail(path: Path | None, lines: int = 10, max_bytes: int = 8192) -> str:

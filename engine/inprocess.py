@@ -16,6 +16,7 @@ from unittest import mock
 import batsim.batsim as pybatsim
 
 from batreplay.engine.simulator import BatsimEngine
+from batreplay.schedulers.failures import decision_process_guard
 
 
 class EngineConnection:
@@ -24,11 +25,15 @@ class EngineConnection:
     Args:
         engine: the engine to drive.
         on_request: optional callback called with each request (for progress reporting).
+        deadline: optional wall-clock limit (a :class:`batreplay.deadline.Deadline`), checked each time the
+            decision process asks for the next message.
     """
 
-    def __init__(self, engine: BatsimEngine, on_request: Callable[[dict], None] | None = None) -> None:
+    def __init__(self, engine: BatsimEngine, on_request: Callable[[dict], None] | None = None,
+                 deadline=None) -> None:
         self.engine = engine
         self.on_request = on_request
+        self.deadline = deadline
         self.messages = 0
         self.scheduler_seconds = 0.0
         self._sent_at = None
@@ -40,7 +45,13 @@ class EngineConnection:
         """pybatsim closes its socket after SIMULATION_ENDS; nothing to do in memory."""
 
     def recv(self, blocking: bool = False) -> dict | None:
-        """The engine's next Batsim message (the engine runs until it has one); None once it has ended."""
+        """The engine's next Batsim message (the engine runs until it has one); None once it has ended.
+
+        Raises:
+            WallClockTimeout: the deadline has expired.
+        """
+        if self.deadline is not None:
+            self.deadline.check()
         request = self.engine.next_request()
         if request is not None:
             self.messages += 1
@@ -63,7 +74,7 @@ def _in_memory_network(connection: EngineConnection):
 
 
 def run_scheduler(engine: BatsimEngine, scheduler: pybatsim.BatsimScheduler,
-                  on_request: Callable[[dict], None] | None = None) -> EngineConnection:
+                  on_request: Callable[[dict], None] | None = None, deadline=None) -> EngineConnection:
     """Simulate until the end: ``scheduler`` decides, ``engine`` plays Batsim.
 
     Returns the connection, whose ``messages`` and ``scheduler_seconds`` (wall-clock time spent in the
@@ -72,9 +83,15 @@ def run_scheduler(engine: BatsimEngine, scheduler: pybatsim.BatsimScheduler,
     Raises:
         EngineError: the scheduler asked for something Batsim would refuse (double allocation, unknown job,
             unsupported event) or left jobs pending forever.
+        WallClockTimeout: ``deadline`` (a :class:`batreplay.deadline.Deadline`) expired between two messages.
+        DecisionProcessError: the scheduler (or pybatsim on its behalf) raised an exception, or exited
+            (``sys.exit``) before the simulation ended; the one-line message names the file and line of the
+            scheduler's code and the Batsim event being handled, the original exception is the ``__cause__``
+            (see :mod:`batreplay.schedulers.failures`).
     """
-    connection = EngineConnection(engine, on_request)
-    with _in_memory_network(connection):
-        bs = pybatsim.Batsim(scheduler, network_endpoint="inprocess://engine", timeout=0)
-    bs.start()
+    connection = EngineConnection(engine, on_request, deadline)
+    with decision_process_guard():
+        with _in_memory_network(connection):
+            bs = pybatsim.Batsim(scheduler, network_endpoint="inprocess://engine", timeout=0)
+        bs.start()
     return connection

@@ -30,10 +30,14 @@ from xml.parsers import expat
 from batreplay.platforms.model import Host, Platform, batsim_name_order
 from batreplay.platforms.speed_units import parse_pstate_speeds, parse_speed
 
-__all__ = ["DEFAULT_MASTER_HOST", "PlatformError", "read_platform", "expand_radical"]
+__all__ = ["DEFAULT_MASTER_HOST", "MAX_HOSTS", "PlatformError", "read_platform", "expand_radical", "radical_size"]
 
 #: Default of Batsim's ``-m/--master-host`` option.
 DEFAULT_MASTER_HOST = "master_host"
+#: Most hosts a platform may declare. The largest recorded logs use some 25,000 processors (LCG) and the largest
+#: machines some 160,000 nodes; a million hosts take the reader and the embedded engine tens of seconds and
+#: gigabytes of memory, beyond that a typo (``radical="0-50000000"``) would run for many minutes.
+MAX_HOSTS = 1_000_000
 
 _COMPUTE_ROLES = ("", "compute_node")
 _KNOWN_ROLES = (*_COMPUTE_ROLES, "master", "storage")
@@ -80,13 +84,9 @@ class PlatformError(ValueError):
         super().__init__(f"{where}:{what} {message}")
 
 
-def expand_radical(radical: str) -> list[int]:
-    """Numbers listed by a SimGrid radical, in the written order: ``"0-1,4-7" -> [0, 1, 4, 5, 6, 7]``.
-
-    Raises:
-        ValueError: an item that is not ``N`` or ``N-M`` with integers ``0 <= N <= M``.
-    """
-    numbers: list[int] = []
+def _radical_ranges(radical: str) -> list[tuple[int, int]]:
+    """The ``(first, last)`` ranges of a SimGrid radical, in the written order (see :func:`expand_radical`)."""
+    ranges: list[tuple[int, int]] = []
     for item in radical.split(","):
         match = _RADICAL_ITEM_RE.fullmatch(item.strip())
         if match is None:
@@ -95,6 +95,27 @@ def expand_radical(radical: str) -> list[int]:
         end = int(match[2]) if match[2] is not None else start
         if end < start:
             raise ValueError(f"radical {radical!r}: range {item!r} ends before it starts")
+        ranges.append((start, end))
+    return ranges
+
+
+def radical_size(radical: str) -> int:
+    """How many numbers a SimGrid radical lists, without listing them: ``"0-1,4-7" -> 6``.
+
+    Raises:
+        ValueError: as :func:`expand_radical`.
+    """
+    return sum(end - start + 1 for start, end in _radical_ranges(radical))
+
+
+def expand_radical(radical: str) -> list[int]:
+    """Numbers listed by a SimGrid radical, in the written order: ``"0-1,4-7" -> [0, 1, 4, 5, 6, 7]``.
+
+    Raises:
+        ValueError: an item that is not ``N`` or ``N-M`` with integers ``0 <= N <= M``.
+    """
+    numbers: list[int] = []
+    for start, end in _radical_ranges(radical):
         numbers.extend(range(start, end + 1))
     return numbers
 
@@ -102,9 +123,10 @@ def expand_radical(radical: str) -> list[int]:
 class _Reader:
     """One pass over one parsed file, collecting hosts with their properties."""
 
-    def __init__(self, path: Path, lines: dict[ET.Element, int]) -> None:
+    def __init__(self, path: Path, lines: dict[ET.Element, int], max_hosts: int = MAX_HOSTS) -> None:
         self.path = path
         self.lines = lines
+        self.max_hosts = max_hosts
         # name -> (speed, properties, element) in document order
         self.hosts: dict[str, tuple[float, dict[str, str], ET.Element]] = {}
 
@@ -130,10 +152,20 @@ class _Reader:
             raise self.error(element, f"attribute {field!r}: {exc}") from None
 
     def radical(self, element: ET.Element) -> list[int]:
+        """The numbers of the element's radical, refused before they are listed if the platform would then
+        have more than ``max_hosts`` hosts."""
+        text = self.attr(element, "radical")
         try:
-            return expand_radical(self.attr(element, "radical"))
+            size = radical_size(text)
         except ValueError as exc:
             raise self.error(element, f"attribute 'radical': {exc}") from None
+        self.check_size(element, size, f"attribute 'radical' {text!r} declares {size:,} hosts")
+        return expand_radical(text)
+
+    def check_size(self, element: ET.Element, added: int, what: str) -> None:
+        if len(self.hosts) + added > self.max_hosts:
+            raise self.error(element, f"{what}; with the {len(self.hosts):,} before it the platform would have more "
+                                      f"than {self.max_hosts:,} hosts, the most batreplay simulates")
 
     def properties(self, element: ET.Element, allowed_children: frozenset[str]) -> dict[str, str]:
         props: dict[str, str] = {}
@@ -148,6 +180,8 @@ class _Reader:
         return props
 
     def add_host(self, element: ET.Element, name: str, speed: float, props: dict[str, str]) -> None:
+        if len(self.hosts) >= self.max_hosts:
+            self.check_size(element, 1, f"host {name!r}")
         if name in self.hosts:
             first = self.hosts[name][2]
             raise self.error(
@@ -244,12 +278,15 @@ def _parse_with_lines(path: Path) -> tuple[ET.Element, dict[ET.Element, int]]:
     return builder.close(), lines
 
 
-def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MASTER_HOST) -> Platform:
+def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MASTER_HOST,
+                  max_hosts: int = MAX_HOSTS) -> Platform:
     """Read the compute resources of a SimGrid XML platform as Batsim 4.2.1 numbers them.
 
     Args:
         path: platform file (SimGrid XML, ``<platform version="4.1">``).
         master_host: value of Batsim's ``-m`` option; a host of that name is the master whatever its role.
+        max_hosts: the most hosts (all roles) the platform may declare (default :data:`MAX_HOSTS`); a cluster's
+            radical is checked before it is expanded.
 
     Returns:
         A :class:`Platform`: compute hosts with ids 0..n-1 in lexicographic host-name order and their speeds in
@@ -260,11 +297,12 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
         PlatformError: not well-formed XML, root not ``<platform>`` of version 4/4.1, a missing or malformed
             attribute (speed, radical, pstate), an unknown role, duplicate host names, an unsupported element
             (non-flat cluster topology, speed traces, unknown tags), no or several master hosts, no compute
-            host, or a compute host of speed 0. The message names file, line and element.
+            host, a compute host of speed 0, or more than ``max_hosts`` hosts. The message names file, line and
+            element.
     """
     path = Path(path)
     root, lines = _parse_with_lines(path)
-    reader = _Reader(path, lines)
+    reader = _Reader(path, lines, max_hosts)
     if root.tag != "platform":
         raise reader.error(root, "the root element must be <platform>")
     version = root.get("version")

@@ -196,6 +196,9 @@ def drive_engine(engine: BatsimEngine, batsim: ZmqBatsim) -> int:
 # --- a fake `batsim` executable -------------------------------------------------------------------------------
 
 FAKE_MODES = ("protocol", "crash", "signal", "hang", "silent", "refuse", "no_output", "linger")
+#: Written by the ``hang``, ``silent`` and ``linger`` fakes (in their working directory, the export directory)
+#: once they are in the state they stay in: a test can start a timeout's window from that moment.
+FAKE_HANGING = "fake_batsim_hanging"
 
 
 def _fake_arguments(argv: list[str]) -> argparse.Namespace:
@@ -212,13 +215,20 @@ def _fake_arguments(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _sleep_forever_with_child() -> None:
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-    Path("fake_batsim_pids.json").write_text(json.dumps({"batsim": os.getpid(), "child": child.pid}))
+def _hang() -> None:
+    """Say that this fake now stays as it is (:data:`FAKE_HANGING`), then sleep."""
+    Path(FAKE_HANGING).write_text(str(os.getpid()))
     time.sleep(600)
 
 
-def fake_batsim_main(argv: list[str], mode: str = "protocol", version: str = "4.2.1") -> int:
+def _sleep_forever_with_child() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    Path("fake_batsim_pids.json").write_text(json.dumps({"batsim": os.getpid(), "child": child.pid}))
+    _hang()
+
+
+def fake_batsim_main(argv: list[str], mode: str = "protocol", version: str = "4.2.1",
+                     startup_delay: float = 0.0) -> int:
     """A stand-in for the ``batsim`` command (see :data:`FAKE_MODES`).
 
     ``--version`` prints ``version`` (``"hang"``: never answers). Otherwise it records its arguments in
@@ -234,12 +244,16 @@ def fake_batsim_main(argv: list[str], mode: str = "protocol", version: str = "4.
       delay profile of 0 s);
     - ``no_output``: plays the whole protocol, exits 0 without writing outputs;
     - ``linger``: plays the whole protocol, writes outputs, then sleeps instead of exiting.
+
+    ``hang``, ``silent`` and ``linger`` write :data:`FAKE_HANGING` when they start sleeping. ``startup_delay``
+    (seconds) is slept before anything else but ``--version``: a Batsim starting slowly on a busy machine.
     """
     if "--version" in argv:
         if version == "hang":
             time.sleep(600)
         print(version)
         return 0
+    time.sleep(startup_delay)
     args = _fake_arguments(argv)
     Path("fake_batsim_argv.json").write_text(json.dumps(argv))
     Path("fake_batsim_pids.json").write_text(json.dumps({"batsim": os.getpid()}))
@@ -262,7 +276,7 @@ def fake_batsim_main(argv: list[str], mode: str = "protocol", version: str = "4.
             if mode == "crash":
                 print("[batsim] line one of the log\n[batsim] fatal: fake failure for the tests", file=sys.stderr)
                 return 3
-            time.sleep(600)
+            _hang()
             return 0
         drive_engine(engine, batsim)
     finally:
@@ -276,13 +290,14 @@ def fake_batsim_main(argv: list[str], mode: str = "protocol", version: str = "4.
     write_out_schedule(schedule_summary(jobs, engine.nb_hosts, 0.0, 0.0),
                        Path(f"{prefix}_schedule.csv"))
     if mode == "linger":
-        time.sleep(600)
+        _hang()
     return 0
 
 
 def write_fake_batsim(directory: Path, mode: str = "protocol", version: str = "4.2.1",
-                      name: str = "batsim") -> Path:
-    """Write an executable ``directory/name`` that runs :func:`fake_batsim_main` with this mode and version."""
+                      name: str = "batsim", startup_delay: float = 0.0) -> Path:
+    """Write an executable ``directory/name`` that runs :func:`fake_batsim_main` with this mode, version and
+    start-up delay."""
     assert mode in FAKE_MODES, mode
     path = Path(directory) / name
     path.write_text(
@@ -290,7 +305,8 @@ def write_fake_batsim(directory: Path, mode: str = "protocol", version: str = "4
         "import sys\n"
         f"sys.path.insert(0, {str(TESTS_DIR)!r})\n"
         "from batsim_doubles import fake_batsim_main\n"
-        f"sys.exit(fake_batsim_main(sys.argv[1:], mode={mode!r}, version={version!r}))\n"
+        f"sys.exit(fake_batsim_main(sys.argv[1:], mode={mode!r}, version={version!r}, "
+        f"startup_delay={startup_delay!r}))\n"
     )
     path.chmod(0o755)
     return path

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from batreplay import batsim_launcher
 from batreplay.batsim_launcher import (
     BatsimCrashed,
     BatsimLaunchError,
@@ -35,7 +36,7 @@ from batreplay.batsim_launcher import (
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.outputs import jobs_frame
 from batreplay.schedulers.registry import load_scheduler
-from batsim_doubles import PROBES_DIR, TOLERANCE, batsim_options, engine_for, write_fake_batsim
+from batsim_doubles import FAKE_HANGING, PROBES_DIR, TOLERANCE, batsim_options, engine_for, write_fake_batsim
 from conftest import GOLDEN
 
 DELAYS = GOLDEN / "delays"
@@ -54,7 +55,7 @@ def _is_gone(pid: int) -> bool:
         return False
 
 
-def _wait_gone(pid: int, seconds: float = 5.0) -> bool:
+def _wait_gone(pid: int, seconds: float = 60.0) -> bool:
     deadline = time.monotonic() + seconds
     while not _is_gone(pid):
         if time.monotonic() > deadline:
@@ -63,10 +64,10 @@ def _wait_gone(pid: int, seconds: float = 5.0) -> bool:
     return True
 
 
-def _fake(tmp_path: Path, mode: str = "protocol", version: str = "4.2.1") -> Path:
+def _fake(tmp_path: Path, mode: str = "protocol", version: str = "4.2.1", startup_delay: float = 0.0) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
-    return write_fake_batsim(bin_dir, mode=mode, version=version)
+    return write_fake_batsim(bin_dir, mode=mode, version=version, startup_delay=startup_delay)
 
 
 def _fake_pid(tmp_path: Path) -> int:
@@ -274,23 +275,50 @@ def test_batsim_killed_by_a_signal_is_reported(tmp_path):
     assert caught.value.exit_status == -11
 
 
-def test_hanging_batsim_times_out_and_leaves_no_process(tmp_path):
+#: Start-up delay of a fake Batsim longer than the 2 s timeouts below: what a busy machine does to a process.
+SLOW_START = 3.0
+SPEEDS = pytest.mark.parametrize("startup_delay", [0.0, SLOW_START], ids=["prompt", "slow-start"])
+
+
+@pytest.fixture
+def clock_from_hanging(tmp_path, monkeypatch):
+    """The launcher's clock stands still until the fake Batsim has written FAKE_HANGING (it then provably stays
+    silent or running), and runs from 0 afterwards: a timeout's window opens only once the fake hangs, however
+    slowly the machine started it. (After 300 s without the file the clock runs anyway, to fail, not hang.)"""
+    hanging = tmp_path / "run" / FAKE_HANGING
+    first_call: list[float] = []
+    since: list[float] = []
+
+    def clock() -> float:
+        now = time.monotonic()
+        first_call[:] = first_call or [now]
+        if not since and (hanging.exists() or now - first_call[0] > 300):
+            since.append(now)
+        return now - since[0] if since else 0.0
+
+    monkeypatch.setattr(batsim_launcher, "_clock", clock)
+
+
+@SPEEDS
+def test_hanging_batsim_times_out_and_leaves_no_process(tmp_path, startup_delay, clock_from_hanging):
     with pytest.raises(BatsimTimeout, match=r"did not connect to tcp://127\.0\.0\.1:\d+ within 2 s"):
-        _run(tmp_path, _fake(tmp_path, mode="hang"), timeout=2.0)
+        _run(tmp_path, _fake(tmp_path, mode="hang", startup_delay=startup_delay), timeout=2.0)
     pids = json.loads((tmp_path / "run" / "fake_batsim_pids.json").read_text())
     assert _wait_gone(pids["batsim"]), "batsim survived"
     assert _wait_gone(pids["child"]), "batsim's child process survived (process group not killed)"
 
 
-def test_batsim_that_stops_answering_times_out(tmp_path):
+@SPEEDS
+def test_batsim_that_stops_answering_times_out(tmp_path, startup_delay, clock_from_hanging):
     with pytest.raises(BatsimTimeout, match=r"sent nothing more on .* within 2 s \(after 1 messages; killed\)"):
-        _run(tmp_path, _fake(tmp_path, mode="silent"), timeout=2.0)
+        _run(tmp_path, _fake(tmp_path, mode="silent", startup_delay=startup_delay), timeout=2.0)
     assert _wait_gone(_fake_pid(tmp_path))
 
 
-def test_batsim_that_does_not_exit_after_the_end_times_out(tmp_path):
+@SPEEDS
+def test_batsim_that_does_not_exit_after_the_end_times_out(tmp_path, startup_delay, clock_from_hanging):
     with pytest.raises(BatsimTimeout, match="did not exit within 2 s after the simulation ended"):
-        _run(tmp_path, _fake(tmp_path, mode="linger"), timeout=2.0)
+        _run(tmp_path, _fake(tmp_path, mode="linger", startup_delay=startup_delay), timeout=2.0)
     assert _wait_gone(_fake_pid(tmp_path))
 
 

@@ -60,3 +60,86 @@ def test_analyze_command_on_a_run(tmp_path):
     metrics = pd.read_csv(report / "metrics.csv")
     assert len(metrics) == 1 and metrics["nb_jobs"].iloc[0] == 500
     assert (report / "report.html").is_file()
+
+
+# --- issue 9: --max-jobs, --timeout / --batsim-timeout, platform size ----------------------------------------------
+
+GOLDEN_DELAYS = WORKLOADS.parent / "batsim-golden" / "delays"
+
+
+def _run_args(tmp_path, *extra: str) -> list[str]:
+    return ["run", "--workload", str(GOLDEN_DELAYS / "workload.json"), "--platform",
+            str(GOLDEN_DELAYS / "platform.xml"), "--scheduler", "easy", "--out", str(tmp_path / "run"), "--quiet",
+            *extra]
+
+
+def _one_line_error(capsys, call) -> str:
+    import pytest
+
+    with pytest.raises(SystemExit) as stop:
+        call()
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("batreplay: error:") and "\n" not in err, err
+    return err
+
+
+def test_max_jobs_below_one_is_refused_everywhere(tmp_path, capsys):
+    """A JSON workload sliced with --max-jobs -1 silently lost its last job; 0 kept nothing."""
+    for value in ("-1", "0"):
+        err = _one_line_error(capsys, lambda: main(_run_args(tmp_path, "--max-jobs", value)))
+        assert f"max_jobs (--max-jobs) must be an integer >= 1 (or None for all jobs), got {value}" in err
+        assert not (tmp_path / "run").exists()
+        err = _one_line_error(capsys, lambda: main(["sessions", "--workload", str(KTH), "--max-jobs", value,
+                                                    "--out", str(tmp_path / "sessions")]))
+        assert f"--max-jobs must be an integer >= 1, got {value}" in err
+        assert not (tmp_path / "sessions").exists()
+
+
+def test_timeout_options_reach_the_run_and_are_checked(tmp_path, capsys):
+    assert main(_run_args(tmp_path, "--timeout", "3600", "--batsim-timeout", "30")) == 0
+    spec = json.loads((tmp_path / "run" / "run.json").read_text())["spec"]
+    assert (spec["timeout"], spec["batsim_timeout"]) == (3600.0, 30.0)
+    assert main(_run_args(tmp_path, "--force")) == 0
+    spec = json.loads((tmp_path / "run" / "run.json").read_text())["spec"]
+    assert (spec["timeout"], spec["batsim_timeout"]) == (None, 600.0)  # no limit; docs/real-batsim.md says 600 s
+    for option in ("--timeout", "--batsim-timeout"):
+        err = _one_line_error(capsys, lambda: main(_run_args(tmp_path / "x", option, "0")))
+        assert f"{option} must be a number of seconds > 0, got 0.0" in err
+
+
+def _cluster_platform(path, *radicals: str, hosts: int = 0):
+    clusters = "".join(f'<cluster id="c{i}" prefix="n{i}_" suffix="" radical="{radical}" speed="1Gf" bw="125MBps" '
+                       f'lat="0us"/>\n' for i, radical in enumerate(radicals))
+    singles = "".join(f'<host id="h{i}" speed="1Gf"/>\n' for i in range(hosts))
+    path.write_text(f'<?xml version="1.0"?>\n<platform version="4.1">\n<zone id="z" routing="Full">\n{clusters}'
+                    f'{singles}<host id="master_host" speed="1Gf"/>\n</zone>\n</platform>\n')
+    return path
+
+
+def test_platforms_above_the_size_limit_are_refused_before_expanding(tmp_path, capsys):
+    import pytest
+
+    from batreplay.platforms.reader import PlatformError
+
+    just_above = _cluster_platform(tmp_path / "above.xml", "0-1000000")  # one host more than the limit
+    with pytest.raises(PlatformError, match=r"above\.xml:4: <cluster id='c0'>: attribute 'radical' '0-1000000' "
+                                            r"declares 1,000,001 hosts; .* more than 1,000,000 hosts"):
+        read_platform(just_above)
+    # the typo of the issue: refused at once, by the command, in one line naming the file and line
+    huge = _cluster_platform(tmp_path / "huge.xml", "0-50000000")
+    err = _one_line_error(capsys, lambda: main(["run", "--workload", str(GOLDEN_DELAYS / "workload.json"),
+                                                "--platform", str(huge), "--scheduler", "easy",
+                                                "--out", str(tmp_path / "run"), "--quiet"]))
+    assert f"{huge}:4: <cluster id='c0'>: attribute 'radical' '0-50000000' declares 50,000,001 hosts" in err
+    # clusters and hosts count together
+    two = _cluster_platform(tmp_path / "two.xml", "0-5", "0-5")
+    with pytest.raises(PlatformError, match=r"two\.xml:5: <cluster id='c1'>: .* with the 6 before it .* more than 10"):
+        read_platform(two, max_hosts=10)
+    singles = _cluster_platform(tmp_path / "singles.xml", "0-8", hosts=3)
+    with pytest.raises(PlatformError, match=r"singles\.xml:6: <host id='h1'>: host 'h1'; with the 10 before it"):
+        read_platform(singles, max_hosts=10)
+    assert read_platform(_cluster_platform(tmp_path / "fits.xml", "0-8"), max_hosts=10).nb_compute == 9
+    from batreplay.platforms.reader import MAX_HOSTS
+
+    assert MAX_HOSTS == 1_000_000

@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from batreplay.atomic import write_json_atomically
+from batreplay.atomic import process_alive, write_json_atomically
 
 INSTANCE_MANIFEST = "instance.json"
 FAILED_SUFFIX = ".failed.json"
@@ -74,21 +74,6 @@ def task_for(instance, campaign) -> dict[str, Any]:
 
 def _on_signal(signum, frame) -> None:
     raise SystemExit(128 + signum)
-
-
-def process_alive(pid: int) -> bool:
-    """True when process ``pid`` exists and is not a zombie (Linux: state read from ``/proc/<pid>/stat``)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def _watch_parent(parent: int, runner: int | None) -> None:
