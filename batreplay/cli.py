@@ -47,9 +47,30 @@ def _metrics_table(metrics: dict, title: str) -> Table:
     return table
 
 
+def scheduler_options_argument(text: str) -> dict:
+    """The ``--scheduler-options`` value: a JSON object of option names to values.
+
+    Raises:
+        ValueError: not valid JSON (the message gives the line and column of the error), or JSON that is not
+            an object (``[1]``, ``3``, ``null``...).
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--scheduler-options: not valid JSON: {err.msg} at line {err.lineno} column {err.colno} "
+                         f"(character {err.pos + 1}) of {text!r}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"--scheduler-options: expected a JSON object such as '{{\"name\": value}}', "
+                         f"got {text.strip()!r} ({type(value).__name__})")
+    return value
+
+
 def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     from batreplay.runner import RunSpec, run
+    from batreplay.schedulers.registry import check_scheduler_options
 
+    scheduler_options = scheduler_options_argument(args.scheduler_options)
+    check_scheduler_options(args.scheduler, scheduler_options)  # before reading any input
     spec = RunSpec(
         workload=Path(args.workload),
         platform=args.platform,
@@ -59,12 +80,14 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
         recorded_speed=args.recorded_speed,
         max_jobs=args.max_jobs,
         walltime_factor=args.walltime_factor,
-        scheduler_options=json.loads(args.scheduler_options),
+        scheduler_options=scheduler_options,
         replay=args.replay,
         sessions=args.sessions,
         engine=args.engine,
         batsim=args.batsim,
         force=args.force,
+        timeout=args.timeout,
+        **({} if args.batsim_timeout is None else {"batsim_timeout": args.batsim_timeout}),
     )
     columns = [TextColumn("[bold]simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
                TextColumn("t = {task.fields[now]:.0f} s"), TimeElapsedColumn()]
@@ -89,6 +112,8 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     from batreplay.replay.workload import swf_to_workload
     from batreplay.runner import session_graphs_for
 
+    if args.max_jobs is not None and args.max_jobs < 1:
+        raise ValueError(f"--max-jobs must be an integer >= 1, got {args.max_jobs}")
     log = read_swf(args.workload)
     converted = swf_to_workload(log, profile="delay", max_jobs=args.max_jobs)
     console.print(log.anomalies.summary(), highlight=False)
@@ -149,7 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--walltime-factor", type=float, default=None,
                      help="walltime = max(requested time, FACTOR x run time), as Batsim's SWF converter "
                           "(2 in Madon et al. 2024); default: the requested time")
-    run.add_argument("--scheduler-options", default="{}", help="JSON options passed to the scheduler")
+    run.add_argument("--scheduler-options", default="{}",
+                     help="JSON object of options for the scheduler: checked against what a built-in scheduler "
+                          "declares (its OPTIONS), passed unchecked to a scheduler file (self.options)")
     run.add_argument("--replay", choices=["rigid", "feedback"], default="rigid",
                      help="rigid: recorded submission times; feedback: users replay their session graphs "
                           "(Madon et al. 2024; SWF logs only)")
@@ -159,7 +186,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--engine", choices=["embedded", "batsim"], default="embedded",
                      help="embedded: in-process Batsim-exact engine (default); batsim: a real Batsim 4.2 over ZeroMQ")
     run.add_argument("--batsim", default=None, help="path of the batsim executable (default: found on PATH)")
-    run.add_argument("--force", action="store_true", help="replace an existing run directory")
+    run.add_argument("--batsim-timeout", type=float, default=None, metavar="SECONDS",
+                     help="--engine batsim: the longest Batsim may stay silent (including its start-up) or take to "
+                          "exit after the end before the run is stopped (default: 600)")
+    run.add_argument("--force", action="store_true",
+                     help="replace an existing run directory (only one holding a previous run, atomically)")
+    run.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                     help="stop the run with an error after SECONDS of wall-clock time, even if the scheduler never "
+                          "answers (default: no limit)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_cmd_run)
 
@@ -216,8 +250,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError, RuntimeError, KeyError) as err:
         if args.debug:
             raise
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        parser.exit(2, f"batreplay: error: {message}\n")
+        parser.exit(2, f"batreplay: error: {error_message(err)}\n")
+
+
+def error_message(err: BaseException) -> str:
+    """The text of a command-line error: the exception's message, without Python's ``[Errno N]`` prefix for a
+    system error (``PATH: reason``), and a bare ``KeyError('x')`` (no sentence, an internal slip) said as such."""
+    if isinstance(err, KeyError):
+        key = err.args[0] if err.args else None
+        if isinstance(key, str) and " " in key.strip():
+            return key  # our own KeyError("unknown platform ...") carries a sentence
+        return (f"unexpected KeyError {key!r}: an internal error of batreplay, please report it "
+                "(batreplay --debug shows the traceback)")
+    if isinstance(err, OSError) and err.strerror and err.filename is not None and str(err).startswith("[Errno"):
+        paths = f"{err.filename} -> {err.filename2}" if err.filename2 is not None else f"{err.filename}"
+        return f"{paths}: {err.strerror}"
+    return str(err)
 
 
 if __name__ == "__main__":

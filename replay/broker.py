@@ -32,10 +32,13 @@ LOGGER = logging.getLogger(__name__)
 class _AcknowledgementEcho(logging.Filter):
     """Drops pybatsim's warning that a job it registered was submitted again: with
     ``--acknowledge-dynamic-jobs`` every registered job comes back as a JOB_SUBMITTED, by design (pybatsim
-    3.2.1 logs one warning per job of a feedback replay, "... was alredy in the job list ...")."""
+    3.2.1 logs one warning per job of a feedback replay, "... was alredy in the job list ..."), and its
+    warning that dynamic registration is enabled (the broker sends ``registration_finished`` itself); neither
+    is news to the user, and they came before any error line of the command."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return "was alredy in the job list" not in str(record.msg)
+        text = str(record.msg)
+        return "was alredy in the job list" not in text and "Dynamic registration of jobs is ENABLED" not in text
 
 
 _ECHO_FILTER = _AcknowledgementEcho()

@@ -814,8 +814,16 @@ def _read_json(path: Path) -> Any:
     try:
         with path.open(encoding="utf-8") as handle:
             return json.load(handle)
+    except FileNotFoundError as error:
+        what = "no index.json" if path.name == _INDEX_NAME else f"{path.name}, listed in index.json, does not exist"
+        raise FileNotFoundError(error.errno, f"{path.parent}: {what} (expected a directory written by "
+                                "'batreplay sessions')", str(path)) from None
     except json.JSONDecodeError as error:
         raise SessionGraphFormatError(f"{path.name}: line {error.lineno}: not valid JSON ({error.msg})") from error
+    except UnicodeDecodeError as error:
+        raise SessionGraphFormatError(f"{path.name}: not UTF-8 text ({error.reason})") from None
+    except RecursionError:
+        raise SessionGraphFormatError(f"{path.name}: JSON nested too deeply to be a session graph") from None
 
 
 def _expect(doc: Any, key: str, kind: Any, where: str, *, equals: Any = None, prefix: str = "") -> Any:

@@ -11,6 +11,7 @@ Loadable by the plain pybatsim launcher: ``pybatsim schedulers/fcfs.py`` instant
 from __future__ import annotations
 
 from collections import deque
+from typing import Any, ClassVar
 
 from procset import ProcSet
 
@@ -50,6 +51,11 @@ class FcfsPolicy(SchedulingPolicy):
 
 
 class Fcfs(PolicyScheduler):
-    """pybatsim scheduler running :class:`FcfsPolicy` (see :class:`PolicyScheduler` for the event handling)."""
+    """pybatsim scheduler running :class:`FcfsPolicy` (see :class:`PolicyScheduler` for the event handling).
+
+    Options (``--scheduler-options``): none; any key is refused by the registry.
+    """
 
     policy_class = FcfsPolicy
+    #: Options this scheduler reads, ``{name: (default, doc)}`` (checked by the registry): none.
+    OPTIONS: ClassVar[dict[str, tuple[Any, str]]] = {}

@@ -1,4 +1,13 @@
-"""Scheduler registry: the project's schedulers by name, and loading of any pybatsim scheduler file."""
+"""Scheduler registry: the project's schedulers by name, and loading of any pybatsim scheduler file.
+
+Options: each built-in scheduler declares the options it reads in a class attribute ``OPTIONS``
+(``{name: (default, short doc)}``); :func:`load_scheduler` refuses any other key and fills in the defaults, for
+the command line (``--scheduler-options``) and campaigns alike. A scheduler file gets its options unchecked, as
+pybatsim's launcher passes them: it reads what it likes from ``self.options``.
+
+Failures of a scheduler file (SyntaxError, ImportError, an exception or ``sys.exit`` while it is imported or
+built) are one-line :class:`~batreplay.schedulers.failures.SchedulerLoadError` naming the file and the line.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +15,7 @@ import importlib.util
 import inspect
 import itertools
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +23,7 @@ from batsim.batsim import BatsimScheduler
 
 from batreplay.schedulers.conservative import Conservative
 from batreplay.schedulers.easy import Easy
+from batreplay.schedulers.failures import load_failure
 from batreplay.schedulers.fcfs import Fcfs
 
 _LOADED = itertools.count()
@@ -38,6 +49,8 @@ def load_scheduler_class(path: str | Path) -> type[BatsimScheduler]:
 
     Raises:
         FileNotFoundError: no such file.
+        SchedulerLoadError (a ValueError): the file cannot be imported (SyntaxError, ImportError, any exception or
+            exit while it runs); the message names the file and the line.
         ValueError: the file has no such class, or it is not a ``BatsimScheduler`` subclass.
     """
     path = Path(path)
@@ -52,7 +65,10 @@ def load_scheduler_class(path: str | Path) -> type[BatsimScheduler]:
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
-    except BaseException:
+    except (Exception, SystemExit) as error:  # a file that exits is a broken scheduler file too
+        del sys.modules[module_name]
+        raise load_failure(path, error) from error
+    except BaseException:  # KeyboardInterrupt, a wall-clock limit: not the file's fault, pass unchanged
         del sys.modules[module_name]
         raise
     cls = getattr(module, class_name, None)
@@ -63,23 +79,66 @@ def load_scheduler_class(path: str | Path) -> type[BatsimScheduler]:
     return cls
 
 
-def load_scheduler(name_or_path: str | Path, options: dict[str, Any] | None = None) -> BatsimScheduler:
+def check_scheduler_options(name_or_path: str | Path, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The options a scheduler will be built with: for a built-in scheduler (a name of :data:`SCHEDULERS`),
+    ``options`` checked against the scheduler's ``OPTIONS`` declaration, with the declared defaults filled in;
+    for anything else (a scheduler file), ``options`` as given, unchecked.
+
+    Args:
+        name_or_path: a registry name or a scheduler file path.
+        options: option names to values (the ``--scheduler-options`` JSON object); None for none.
+
+    Raises:
+        ValueError: ``options`` is not a mapping, or has a key the built-in scheduler does not declare (the
+            message lists the known keys).
+    """
+    if options is None:
+        options = {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"scheduler options must be a JSON object (option names to values), "
+                         f"not {type(options).__name__} {options!r}")
+    scheduler = SCHEDULERS.get(str(name_or_path))
+    if scheduler is None:
+        return dict(options)
+    declared: dict[str, tuple[Any, str]] = getattr(scheduler, "OPTIONS", {})
+    unknown = [key for key in options if key not in declared]
+    if unknown:
+        keys = ", ".join(repr(key) for key in unknown)
+        plural = "s" if len(unknown) > 1 else ""
+        if declared:
+            known = "; ".join(f"{key} (default {default!r}): {doc}" for key, (default, doc) in declared.items())
+            hint = f"known options: {', '.join(declared)} ({known})"
+        else:
+            hint = f"{name_or_path} takes no options"
+        raise ValueError(f"scheduler {name_or_path}: unknown option{plural} {keys}; {hint}")
+    return {**{key: default for key, (default, _doc) in declared.items()}, **options}
+
+
+def load_scheduler(name_or_path: str | Path, options: Mapping[str, Any] | None = None) -> BatsimScheduler:
     """A new scheduler instance, from a registry name (see :data:`SCHEDULERS`) or a path to a pybatsim scheduler
     file (a ``.py`` file, or any existing file path containing a directory separator).
 
     Args:
         name_or_path: ``"fcfs"``, ``"easy"``, ``"conservative"`` or a file path.
-        options: passed to the scheduler's constructor (pybatsim's options dict); ``{}`` by default.
+        options: passed to the scheduler's constructor (pybatsim's options dict); ``{}`` by default. Checked
+            for built-in schedulers (see :func:`check_scheduler_options`), passed unchecked to scheduler files.
 
     Raises:
-        ValueError: an unknown name (the message lists the known ones), or a file without a suitable class.
+        ValueError: an unknown name (the message lists the known ones), bad options for a built-in scheduler,
+            or a file without a suitable class.
+        SchedulerLoadError (a ValueError): the file cannot be imported, or its class's constructor raised or
+            exited; the message names the file and the line.
         FileNotFoundError: a path that does not exist.
     """
-    options = {} if options is None else dict(options)
+    options = check_scheduler_options(name_or_path, options)
     text = str(name_or_path)
     if text in SCHEDULERS:
         return SCHEDULERS[text](options)
     if isinstance(name_or_path, Path) or text.endswith(".py") or "/" in text or "\\" in text:
-        return load_scheduler_class(text)(options)
+        cls = load_scheduler_class(text)
+        try:
+            return cls(options)
+        except (Exception, SystemExit) as error:  # the user's constructor raised or exited
+            raise load_failure(text, error) from error
     known = ", ".join(sorted(SCHEDULERS))
     raise ValueError(f"unknown scheduler {text!r}: known names are {known}, or give the path of a pybatsim scheduler file")

@@ -572,7 +572,9 @@ def test_pybatsim_launcher_loads_each_scheduler_file():
 def test_registry_names_and_paths(tmp_path):
     assert set(SCHEDULERS) == {"fcfs", "easy", "conservative"}
     assert isinstance(load_scheduler("easy"), Easy)
-    assert load_scheduler("fcfs", {"x": 1}).options == {"x": 1}
+    assert load_scheduler("fcfs", {}).options == {}
+    with pytest.raises(ValueError, match="fcfs takes no options"):  # issue 9, item 14: unknown keys are refused
+        load_scheduler("fcfs", {"x": 1})
     from_file = load_scheduler(REPO_ROOT / "schedulers" / "conservative.py")
     assert type(from_file).__name__ == "Conservative" and isinstance(from_file, BatsimScheduler)
 
