@@ -7,13 +7,21 @@ separated numeric fields, ``-1`` for a value that is not known, and header comme
 such as ``; MaxProcs: 100``. Files may be plain text or gzip-compressed; compression is detected from the
 magic bytes (``1f 8b``), not from the file name.
 
+Lines: a file that holds a line feed is split at line feeds (a carriage return just before one belongs to the
+line end, as in CRLF files); a file without any line feed is split at carriage returns (old Mac files). A
+carriage return left inside a line is refused (mixed line ends could hide job lines in a comment). A UTF-8 byte
+order mark at the start is skipped. Job lines are handed to pandas with their fields joined by single spaces,
+so pandas sees exactly the rows and fields counted here.
+
 What counts as an error and what counts as an anomaly:
 
 - *format errors* (the line cannot be read as a job): a number of fields other than 18, a field that is not
-  a finite number, a fraction in an integer field (processors, ids, status). They raise
+  a finite number, a fraction in an integer field (processors, ids, status), an integer field beyond the
+  64-bit range, a control character inside the line (a stray carriage return, a NUL byte...). They raise
   :class:`SwfFormatError` (file, line, field) by default; with ``on_error="skip"`` the line is left out of the
   frame and counted in the :class:`AnomalyReport` under ``wrong_field_count`` / ``non_numeric_field`` /
-  ``non_integral_value``, with the full error text in ``AnomalyReport.format_errors``.
+  ``non_integral_value`` / ``integer_out_of_range`` / ``control_character``, with the full error text in
+  ``AnomalyReport.format_errors``.
 - *anomalies* (the line is a readable job but something is odd): the job stays in the frame unchanged, and
   its line number is recorded under the kinds listed in :data:`ANOMALY_KINDS`.
 
@@ -23,12 +31,14 @@ the log, memory in kilobytes per processor (SWF definition).
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
 import re
 import zlib
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Literal
 
@@ -81,9 +91,12 @@ ANOMALY_KINDS: dict[str, str] = {
     "wrong_field_count": "line skipped: not 18 fields",
     "non_numeric_field": "line skipped: a field is not a finite number",
     "non_integral_value": "line skipped: a fraction in an integer field",
+    "integer_out_of_range": "line skipped: an integer field beyond the 64-bit range",
+    "control_character": "line skipped: a control character (stray carriage return, NUL...) inside the line",
     "run_time_missing": "run time is -1",
     "run_time_zero": "run time is 0",
     "negative_time": "submit, wait, run or requested time negative (other than -1)",
+    "time_beyond_precision": "submit, wait, run or requested time of magnitude >= 2**53 s (not exact to the second)",
     "allocated_missing": "allocated processors is -1",
     "requested_processors_missing": "requested processors is -1",
     "nonpositive_processors": "allocated or requested processors is 0 or negative (other than -1)",
@@ -94,10 +107,23 @@ ANOMALY_KINDS: dict[str, str] = {
     "run_time_exceeds_requested": "run time > requested time (both known)",
 }
 
-_FORMAT_ERROR_KINDS = ("wrong_field_count", "non_numeric_field", "non_integral_value")
+_FORMAT_ERROR_KINDS = (
+    "wrong_field_count",
+    "non_numeric_field",
+    "non_integral_value",
+    "integer_out_of_range",
+    "control_character",
+)
 _TIME_COLUMNS = ("submit_time", "wait_time", "run_time", "requested_time")
 _HEADER_KEY = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_]*):(?:\s+(.*))?$")
 _LEADING_INTEGER = re.compile(r"^\s*(-?\d+)")
+#: Control characters (C0 and C1 but tab) that may not appear inside a job line: pandas' tokenizer gives some of
+#: them a meaning of their own (line ends, NUL), so a line holding one is refused rather than guessed at.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LINE_ENDS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+#: Magnitude (seconds) from which float64 no longer holds every integer: times this large are not exact.
+EXACT_SECONDS_LIMIT = 2.0**53
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 class SwfFormatError(ValueError):
@@ -256,6 +282,7 @@ def _read_text(path: Path) -> str:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
             raise SwfFormatError(path, None, None, f"cannot decompress gzip data: {exc}") from exc
+    data = data.removeprefix(codecs.BOM_UTF8)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -298,9 +325,14 @@ def _empty_frame() -> pd.DataFrame:
 def _parse_job_lines(
     path: Path, texts: list[str], numbers: np.ndarray
 ) -> tuple[pd.DataFrame, list[tuple[str, SwfFormatError]]]:
-    """Parse job lines; return the frame of the good lines and (kind, error) for the bad ones."""
+    """Parse job lines; return the frame of the good lines and (kind, error) for the bad ones.
+
+    ``texts`` hold no control character (see :func:`read_swf`); each is re-joined with single spaces, so the
+    rows and fields pandas reads are exactly the lines and ``str.split`` fields counted here.
+    """
     errors: list[tuple[str, SwfFormatError]] = []
-    n_fields = np.fromiter((len(t.split()) for t in texts), dtype=np.int64, count=len(texts))
+    texts = [" ".join(t.split()) for t in texts]
+    n_fields = np.fromiter((t.count(" ") + 1 for t in texts), dtype=np.int64, count=len(texts))
     wrong = np.flatnonzero(n_fields != len(SWF_COLUMNS))
     for i in wrong:
         n = int(n_fields[i])
@@ -320,18 +352,25 @@ def _parse_job_lines(
 
     raw = pd.read_csv(
         io.StringIO("\n".join(texts)),
-        sep=r"\s+",
+        sep=" ",
         header=None,
         names=list(SWF_COLUMNS),
         na_filter=False,
         quoting=csv.QUOTE_NONE,  # split exactly like str.split: a stray quote must not join fields
         engine="c",
     )
+    if len(raw) != len(texts):  # cannot happen with the texts built above; never index with a wrong length
+        raise SwfFormatError(path, None, None, f"internal error: {len(texts)} job lines, {len(raw)} rows read")
+
+    def token(i: int, k: int) -> str:
+        return texts[i].split(" ")[k]
+
     bad = np.zeros(len(raw), dtype=bool)
     columns: dict[str, np.ndarray] = {}
-    for name in SWF_COLUMNS:
+    for k, name in enumerate(SWF_COLUMNS):
         column = raw[name]
-        if column.dtype.kind in "iu":
+        exact_ints = column.dtype.kind == "i"  # pandas read every value as an int64: exact
+        if exact_ints:
             values = column.to_numpy(dtype=np.float64)
             not_number = np.zeros(len(values), dtype=bool)
         else:
@@ -341,37 +380,50 @@ def _parse_job_lines(
             errors.append(
                 (
                     "non_numeric_field",
-                    SwfFormatError(path, int(numbers[i]), name, f"not a finite number: {column.iat[i]!r}"),
+                    SwfFormatError(path, int(numbers[i]), name, f"not a finite number: {token(i, k)!r}"),
                 )
             )
         bad |= not_number
-        if name not in FLOAT_COLUMNS:
-            if column.dtype.kind in "iu":
-                columns[name] = column.to_numpy(dtype=np.int64)
+        if name in FLOAT_COLUMNS:
+            columns[name] = values
+            continue
+        if exact_ints:
+            columns[name] = column.to_numpy(dtype=np.int64)
+            continue
+        # An integer field read as a float, a text or an uint64: exact below 2**52; larger values are read
+        # again from their text, exactly, so that no digit is lost and the int64 range is checked.
+        ints = np.zeros(len(values), dtype=np.int64)
+        small = ~not_number & (np.abs(values) < 2.0**52)
+        fractional = small & (values != np.round(values))
+        whole = small & ~fractional
+        ints[whole] = values[whole].astype(np.int64)
+        for i in np.flatnonzero(~not_number & ~small):
+            try:
+                exact = Decimal(token(i, k))
+            except InvalidOperation:  # pandas read it as a number, Decimal does not: treat as not a number
+                errors.append(("non_numeric_field", SwfFormatError(
+                    path, int(numbers[i]), name, f"not a finite number: {token(i, k)!r}")))
+                bad[i] = True
                 continue
-            fractional = ~not_number & (values != np.round(values))
-            for i in np.flatnonzero(fractional):
-                errors.append(
-                    (
-                        "non_integral_value",
-                        SwfFormatError(
-                            path, int(numbers[i]), name, f"integer field holds a fraction: {column.iat[i]!r}"
-                        ),
-                    )
+            if exact != exact.to_integral_value():
+                fractional[i] = True
+            elif not _INT64_MIN <= exact <= _INT64_MAX:
+                errors.append(("integer_out_of_range", SwfFormatError(
+                    path, int(numbers[i]), name, f"integer beyond the 64-bit range: {token(i, k)!r}")))
+                bad[i] = True
+            else:
+                ints[i] = int(exact)
+        for i in np.flatnonzero(fractional):
+            errors.append(
+                (
+                    "non_integral_value",
+                    SwfFormatError(path, int(numbers[i]), name, f"integer field holds a fraction: {token(i, k)!r}"),
                 )
-            bad |= fractional
-        columns[name] = values
-    keep = ~bad
-    frame = pd.DataFrame(
-        {
-            name: (
-                values[keep]
-                if name in FLOAT_COLUMNS
-                else np.where(np.isfinite(values[keep]), values[keep], 0).astype(np.int64)
             )
-            for name, values in columns.items()
-        }
-    )
+        bad |= fractional
+        columns[name] = ints
+    keep = ~bad
+    frame = pd.DataFrame({name: values[keep] for name, values in columns.items()})
     frame["line"] = numbers[keep].astype(np.int64)
     return frame, errors
 
@@ -391,6 +443,11 @@ def _find_anomalies(
         "run_time_missing": run == MISSING,
         "run_time_zero": run == 0,
         "negative_time": np.logical_or.reduce([(col(c) < 0) & (col(c) != MISSING) for c in _TIME_COLUMNS])
+        if len(jobs)
+        else np.zeros(0, dtype=bool),
+        "time_beyond_precision": np.logical_or.reduce(
+            [np.abs(col(c)) >= EXACT_SECONDS_LIMIT for c in _TIME_COLUMNS]
+        )
         if len(jobs)
         else np.zeros(0, dtype=bool),
         "allocated_missing": alloc == MISSING,
@@ -451,18 +508,29 @@ def read_swf(path: str | Path, *, on_error: Literal["raise", "skip"] = "raise") 
     comments: list[str] = []
     job_texts: list[str] = []
     job_numbers: list[int] = []
-    for number, raw_line in enumerate(text.split("\n"), start=1):
+    line_errors: list[tuple[str, SwfFormatError]] = []
+    # Line ends: line feeds (CRLF's carriage return goes with the surrounding whitespace), or carriage
+    # returns in a file without any line feed.
+    any_control = _CONTROL_BUT_LINE_ENDS.search(text) is not None  # else only carriage returns need a look
+    for number, raw_line in enumerate(text.split("\n" if "\n" in text else "\r"), start=1):
         stripped = raw_line.strip()
         if not stripped:
             continue
-        if stripped[0] == ";":
+        if "\r" in stripped:
+            line_errors.append(("control_character", SwfFormatError(
+                path, number, None, "carriage return inside the line (mixed line ends?)")))
+        elif stripped[0] == ";":
             comments.append(stripped)
+        elif any_control and (control := _CONTROL.search(stripped)):
+            line_errors.append(("control_character", SwfFormatError(
+                path, number, None, f"control character {control.group()!r} inside the line")))
         else:
             job_texts.append(stripped)
             job_numbers.append(number)
     header, entries = _parse_header(comments)
 
     jobs, errors = _parse_job_lines(path, job_texts, np.asarray(job_numbers, dtype=np.int64))
+    errors = line_errors + errors
     if errors and on_error == "raise":
         first = min((e for _, e in errors), key=lambda e: (e.line, _field_rank(e.field)))
         raise first

@@ -11,7 +11,8 @@ Mapping of one SWF job (fields of Feitelson's SWF definition, read by :mod:`batr
 
 - ``id`` = ``str(job_id)``;
 - ``subtime`` = ``submit_time - origin``, where origin is the earliest submit time among the converted jobs
-  (for a log in submission order, as SWF requires, that is the first converted job's submit time);
+  (for a log in submission order, as SWF requires, that is the first converted job's submit time); times with
+  a fraction are subtracted as the decimals written in the log, so no digit changes;
 - ``res`` = allocated processors, or requested processors when the allocated count is missing (option
   ``res_source`` swaps the roles; a value <= 0 counts as missing);
 - ``walltime`` = requested time, or a fallback when it is missing or <= 0 (option ``walltime_fallback``);
@@ -20,16 +21,26 @@ Mapping of one SWF job (fields of Feitelson's SWF definition, read by :mod:`batr
 Jobs Batsim cannot run are dropped and counted: run time missing or negative, run time 0 (Batsim refuses a
 delay of 0 s and then aborts loading the whole workload) unless ``zero_runtime="min"``, no positive resource
 count, more resources than ``nb_res`` (unless ``oversized="keep"``), a job number already used (Batsim refuses
-duplicate ids). Numbers are written as JSON integers when every value of that field is integral, else as
-floats (both are exact images of the parsed log values).
+duplicate ids). So are jobs whose times would corrupt the others: a submit time unknown (-1) or negative (it
+would become the origin and shift every job), or any time of magnitude 2**53 s or more (float64 no longer
+holds every second there; such a job would stretch the simulation to that time). Numbers are written as JSON
+integers when every value of that field is integral, else as floats (both are exact images of the parsed log
+values).
+
+``nb_res`` decides which jobs fit: when given (``batreplay run`` gives the platform's compute nodes), a header
+``MaxProcs`` that differs is only noted, and the jobs wider than ``MaxProcs`` that fit are kept (noted under
+``res_exceeds_max_procs``); without it, a positive ``MaxProcs`` is the size (a ``MaxProcs`` <= 0 is ignored,
+with a note).
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from numbers import Real
 from pathlib import Path
 from typing import Any, Literal
@@ -37,7 +48,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from batreplay.atomic import write_text_atomically
-from batreplay.replay.swf import MISSING, SwfLog, read_swf
+from batreplay.replay.swf import EXACT_SECONDS_LIMIT, MISSING, SwfFormatError, SwfLog, read_swf
 
 #: Reasons for which a job is left out, in the order they are checked; a job is counted once, under the
 #: first reason that applies.
@@ -47,7 +58,10 @@ DROP_REASONS: dict[str, str] = {
     "run_time_zero": "run time is 0 s (Batsim refuses a delay of 0 s); see zero_runtime='min'",
     "res_missing": "no positive processor count (allocated nor requested)",
     "walltime_missing": "requested time missing or <= 0 and walltime_fallback='drop'",
-    "res_exceeds_nb_res": "more processors than nb_res (the platform size)",
+    "submit_time_missing": "submit time is -1 (unknown): the job has no place in time",
+    "submit_time_negative": "submit time negative (other than -1): it would shift every other job",
+    "time_beyond_precision": "a submit, wait, run or requested time of magnitude >= 2**53 s (not exact to the second)",
+    "res_exceeds_nb_res": "more processors than nb_res (see the nb_res line for where it comes from)",
     "duplicate_job_id": "job number already used by an earlier converted job (Batsim refuses duplicate ids)",
 }
 
@@ -68,7 +82,8 @@ NOTE_REASONS: dict[str, str] = {
         "walltime == run time: Batsim 4.2.1 ends such a job as COMPLETED_WALLTIME_REACHED"
         " (golden run kth2000, job 1252) although it ran its full length"
     ),
-    "res_exceeds_nb_res_kept": "more processors than nb_res, kept (oversized='keep'): no platform can run it",
+    "res_exceeds_nb_res_kept": "more processors than nb_res, kept (oversized='keep'): the scheduler must reject it",
+    "res_exceeds_max_procs": "more processors than MaxProcs of the header, kept: the job fits nb_res",
 }
 
 JOB_TABLE_COLUMNS = (
@@ -121,6 +136,11 @@ class ConversionReport:
         changed: reason (:data:`CHANGE_REASONS`) -> SWF line numbers of converted jobs changed that way.
         notes: reason (:data:`NOTE_REASONS`) -> SWF line numbers of converted jobs concerned.
         options: the conversion options used.
+        nb_res_source: where ``nb_res`` (the size jobs are checked against) comes from: ``"given"`` (the
+            ``nb_res`` argument: the platform's compute nodes in ``batreplay run``), ``"MaxProcs of the
+            header"`` or ``"largest converted job"``.
+        header_notes: facts about the header that do not concern single jobs (a ``MaxProcs`` that is not a
+            positive count, or that differs from the given ``nb_res``).
     """
 
     source: str
@@ -131,6 +151,8 @@ class ConversionReport:
     changed: dict[str, np.ndarray]
     notes: dict[str, np.ndarray]
     options: dict[str, Any] = field(default_factory=dict)
+    nb_res_source: str = ""
+    header_notes: list[str] = field(default_factory=list)
 
     @property
     def n_dropped(self) -> int:
@@ -160,6 +182,9 @@ class ConversionReport:
             f"({self.n_dropped} dropped, {self.n_not_considered} not considered after max_jobs)"
         )
         out = [head]
+        if self.nb_res_source:
+            out.append(f"  nb_res = {self.options.get('nb_res')} ({self.nb_res_source})")
+        out.extend(f"  header: {note}" for note in self.header_notes)
         for title, table, descriptions in (
             ("dropped", self.dropped, DROP_REASONS),
             ("changed", self.changed, CHANGE_REASONS),
@@ -191,6 +216,8 @@ class ConversionReport:
             "dropped_lines": lines(self.dropped),
             "changed_lines": lines(self.changed),
             "note_lines": lines(self.notes),
+            "nb_res_source": self.nb_res_source,
+            "header_notes": list(self.header_notes),
             "options": {
                 k: (v if isinstance(v, (str, int, float, type(None))) else str(v)) for k, v in self.options.items()
             },
@@ -249,6 +276,21 @@ def _json_numbers(values: np.ndarray) -> list:
     return values.tolist()
 
 
+def _rebase(submit: np.ndarray, origin: float) -> np.ndarray:
+    """``submit - origin`` (seconds), each difference the float nearest to the difference of the decimal values
+    as written in the log (shortest repr): integral times (below 2**53) subtract exactly in float64; a time
+    with a fraction is subtracted in decimal, so that e.g. 1000.1 - 1000 gives 0.1, not 0.10000000000002274."""
+    subtime = submit - origin
+    fractional = submit != np.floor(submit)
+    if origin != math.floor(origin):
+        fractional[:] = True
+    if fractional.any():
+        base = Decimal(repr(origin))
+        for i in np.flatnonzero(fractional):
+            subtime[i] = float(Decimal(repr(float(submit[i]))) - base)
+    return subtime
+
+
 def _value_label(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
@@ -294,7 +336,8 @@ def swf_to_workload(
         min_runtime: seconds (> 0) given to zero-run-time jobs with ``zero_runtime="min"``; default 1 s, the
             resolution of most SWF logs.
         oversized: jobs with more processors than ``nb_res``: ``"drop"`` or ``"keep"`` (noted).
-        nb_res: platform size; default ``MaxProcs`` of the header, else the largest ``res`` converted.
+        nb_res: platform size (number of resources); default ``MaxProcs`` of the header when positive, else
+            the largest ``res`` converted. When given, ``MaxProcs`` does not drop any job (see the module).
         max_jobs: keep only the first ``max_jobs`` converted jobs (file order); the SWF jobs after the last
             one are reported as not considered.
         on_error: passed to :func:`~batreplay.replay.swf.read_swf` when ``source`` is a path.
@@ -306,7 +349,8 @@ def swf_to_workload(
         ValueError: an invalid option (unknown mode, missing or non-positive ``node_speed`` in
             ``parallel_homogeneous`` mode, non-positive ``min_runtime`` / fallback / ``nb_res``, negative
             ``max_jobs``), or no way to determine ``nb_res`` (no job converted and no MaxProcs).
-        SwfFormatError: from reading the file.
+        SwfFormatError: from reading the file; or converted jobs that would keep the simulation running
+            past 2**53 s (last submission + all run times), where seconds are no longer exact.
     """
     if profile not in ("delay", "parallel_homogeneous"):
         raise ValueError(f"profile must be 'delay' or 'parallel_homogeneous', not {profile!r}")
@@ -375,8 +419,33 @@ def swf_to_workload(
         raised = walltime_known & (floor > walltime)
         walltime = np.where(raised, floor, walltime)
 
+    # Submit and other times.
+    submit_all = frame["submit_time"].to_numpy(dtype=np.float64)
+    submit_missing = submit_all == MISSING
+    submit_negative = (submit_all < 0) & ~submit_missing
+    inexact_time = np.logical_or.reduce(
+        [np.abs(frame[c].to_numpy(dtype=np.float64)) >= EXACT_SECONDS_LIMIT
+         for c in ("submit_time", "wait_time", "run_time", "requested_time")]
+    )
+
+    # The size jobs are checked against: the given nb_res (the platform), else a positive MaxProcs.
+    header_notes: list[str] = []
+    max_procs = log.max_procs
+    if max_procs is not None and max_procs <= 0:
+        header_notes.append(f"MaxProcs {max_procs} ignored: not a positive processor count")
+        max_procs = None
+    if nb_res is not None:
+        platform_size, nb_res_source = int(nb_res), "given"
+        if max_procs is not None and max_procs != nb_res:
+            header_notes.append(
+                f"MaxProcs {max_procs} differs from nb_res {nb_res}: jobs are checked against nb_res"
+            )
+    elif max_procs is not None:
+        platform_size, nb_res_source = max_procs, "MaxProcs of the header"
+    else:
+        platform_size, nb_res_source = None, "largest converted job"
+
     # Drops, each job under the first reason that applies.
-    platform_size = nb_res if nb_res is not None else log.max_procs
     dropped_mask = np.zeros(n, dtype=bool)
     drop_masks: dict[str, np.ndarray] = {}
 
@@ -390,6 +459,9 @@ def swf_to_workload(
     claim("run_time_zero", run_zero if zero_runtime == "drop" else np.zeros(n, dtype=bool))
     claim("res_missing", ~res_ok)
     claim("walltime_missing", ~walltime_known if walltime_fallback == "drop" else np.zeros(n, dtype=bool))
+    claim("submit_time_missing", submit_missing)
+    claim("submit_time_negative", submit_negative)
+    claim("time_beyond_precision", inexact_time)
     oversize = res > platform_size if platform_size is not None else np.zeros(n, dtype=bool)
     claim("res_exceeds_nb_res", oversize if oversized == "drop" else np.zeros(n, dtype=bool))
     duplicate = np.zeros(n, dtype=bool)
@@ -410,12 +482,12 @@ def swf_to_workload(
 
     rows = np.flatnonzero(kept)
     if nb_res is None:
-        if log.max_procs is not None:
-            nb_res = int(log.max_procs)
+        if platform_size is not None:
+            nb_res = int(platform_size)
         elif len(rows):
             nb_res = int(res[rows].max())
         else:
-            raise ValueError(f"{log.path}: no job converted and no MaxProcs in the header: give nb_res")
+            raise ValueError(f"{log.path}: no job converted and no positive MaxProcs in the header: give nb_res")
 
     change_masks = {
         "run_time_zero_set_to_min": run_zero & (zero_runtime == "min"),
@@ -429,6 +501,9 @@ def swf_to_workload(
         "walltime_below_run_time": walltime < duration,
         "walltime_equals_run_time": walltime == duration,
         "res_exceeds_nb_res_kept": (res > nb_res) & (oversized == "keep"),
+        "res_exceeds_max_procs": (res > max_procs) & (res <= nb_res)
+        if max_procs is not None and nb_res_source == "given"
+        else np.zeros(n, dtype=bool),
     }
 
     def lines_of(mask: np.ndarray) -> np.ndarray:
@@ -455,13 +530,23 @@ def swf_to_workload(
             "nb_res": nb_res,
             "max_jobs": max_jobs,
         },
+        nb_res_source=nb_res_source,
+        header_notes=header_notes,
     )
 
     # Converted jobs.
-    submit = frame["submit_time"].to_numpy(dtype=np.float64)[rows]
+    submit = submit_all[rows]
     origin = float(submit.min()) if len(rows) else 0.0
-    subtime = submit - origin
+    subtime = _rebase(submit, origin)
     job_duration = duration[rows]
+    if len(rows):
+        horizon = float(subtime.max()) + float(np.sum(job_duration))
+        if horizon >= EXACT_SECONDS_LIMIT:
+            raise SwfFormatError(
+                log.path, None, "submit_time",
+                f"the converted jobs span up to {horizon:.6g} s (last submission + all run times), beyond "
+                "2**53 s where seconds are no longer exact; check the log's times or cut it with max_jobs",
+            )
     job_walltime = walltime[rows]
     job_res = res[rows].astype(np.int64)
     job_ids = frame["job_id"].to_numpy()[rows].astype(str)
@@ -524,10 +609,27 @@ def _is_integer(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: Deepest nesting of JSON arrays and objects accepted inside one job or profile (Batsim's own fields are at
+#: most 2 deep); deeper values would overflow Python's recursion limit when the workload is copied or written.
+MAX_NESTING = 32
+
+
+def _check_nesting(source: str, where: str, value: Any) -> None:
+    """Raise WorkloadFormatError when ``value`` nests arrays/objects more than :data:`MAX_NESTING` deep."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise WorkloadFormatError(source, where, f"arrays/objects nested more than {MAX_NESTING} levels deep")
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+
+
 def _check_profile(source: str, name: str, prof: Any, names: Mapping[str, Any]) -> None:
     where = f"profiles.{name}"
     if not isinstance(prof, dict):
         raise WorkloadFormatError(source, where, "a profile must be a JSON object")
+    _check_nesting(source, where, prof)
     kind = prof.get("type")
     if not isinstance(kind, str):
         raise WorkloadFormatError(source, f"{where}.type", "missing or not a string")
@@ -538,6 +640,10 @@ def _check_profile(source: str, name: str, prof: Any, names: Mapping[str, Any]) 
             raise WorkloadFormatError(
                 source, f"{where}.delay", f"must be > 0 (Batsim refuses a delay of {prof['delay']} s)"
             )
+        if prof["delay"] >= EXACT_SECONDS_LIMIT:
+            raise WorkloadFormatError(
+                source, f"{where}.delay", f"{prof['delay']!r} s is beyond 2**53 s, where seconds are not exact"
+            )
     elif kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
         for key in ("cpu", "com"):
             if not _is_number(prof.get(key)) or prof[key] < 0:
@@ -547,6 +653,13 @@ def _check_profile(source: str, name: str, prof: Any, names: Mapping[str, Any]) 
             values = prof.get(key)
             if not isinstance(values, list) or not all(_is_number(v) and v >= 0 for v in values):
                 raise WorkloadFormatError(source, f"{where}.{key}", "missing or not a list of numbers >= 0")
+        if not prof["cpu"]:
+            raise WorkloadFormatError(source, f"{where}.cpu", "empty: one value per allocated host is needed")
+        if len(prof["com"]) != len(prof["cpu"]) ** 2:
+            raise WorkloadFormatError(
+                source, f"{where}.com",
+                f"{len(prof['com'])} values for {len(prof['cpu'])} hosts: the matrix needs {len(prof['cpu']) ** 2}",
+            )
     elif kind == "composed":
         seq = prof.get("seq")
         if not isinstance(seq, list) or not all(isinstance(s, str) for s in seq):
@@ -559,13 +672,16 @@ def _check_profile(source: str, name: str, prof: Any, names: Mapping[str, Any]) 
 def validate_workload(data: Any, source: str | Path = "<dict>") -> dict:
     """Check a Batsim workload document (already decoded from JSON) and return it.
 
-    Checks (Batsim 4.2.1 ``docs/input-workload.rst`` and its loader's checks): ``nb_res`` a positive
-    integer; ``jobs`` a list; ``profiles`` an object; each job has ``id`` (string or integer, unique),
-    ``subtime`` (number), ``res`` (integer >= 0), ``profile`` (a name in ``profiles``), optional ``walltime``
-    (number, -1 or > 0); each profile has a string ``type``; for ``delay``: ``delay`` > 0; for
-    ``parallel_homogeneous``/``_total``: numbers ``cpu``, ``com`` >= 0; for ``parallel``: lists ``cpu``,
-    ``com``; for ``composed``: ``seq`` of known profile names. Other profile types are only checked for
-    ``type``.
+    Checks (Batsim 4.2.1 ``docs/input-workload.rst`` and its loader's checks, plus what the embedded engine
+    would only find while simulating): ``nb_res`` a positive integer; ``jobs`` a list; ``profiles`` an object;
+    each job has ``id`` (string or integer, ``name`` or ``workload!name``, the name unique), ``subtime``
+    (number of seconds, 0 <= subtime < 2**53), ``res`` (integer > 0; equal to the length of ``cpu`` for a
+    ``parallel`` profile), ``profile`` (a name in ``profiles``), optional ``walltime`` (number, -1 or > 0);
+    each profile has a string ``type``; for ``delay``: 0 < ``delay`` < 2**53 s; for
+    ``parallel_homogeneous``/``_total``: numbers ``cpu``, ``com`` >= 0; for ``parallel``: a non-empty list
+    ``cpu`` and a list ``com`` of ``len(cpu)**2`` numbers >= 0; for ``composed``: ``seq`` of known profile
+    names. Other profile types are only checked for ``type``. Values inside a job or profile may not nest
+    arrays/objects more than :data:`MAX_NESTING` deep.
 
     Raises:
         WorkloadFormatError: naming ``source`` and the field (e.g. ``jobs[12].profile``).
@@ -595,13 +711,27 @@ def validate_workload(data: Any, source: str | Path = "<dict>") -> dict:
         job_id = job["id"]
         if not (isinstance(job_id, str) or _is_integer(job_id)):
             raise WorkloadFormatError(source, f"{where}.id", f"must be a string or an integer, not {job_id!r}")
-        if str(job_id) in seen:
-            raise WorkloadFormatError(source, f"{where}.id", f"duplicate job id {job_id!r}")
-        seen.add(str(job_id))
-        if not _is_number(job["subtime"]):
-            raise WorkloadFormatError(source, f"{where}.subtime", f"not a number: {job['subtime']!r}")
-        if not _is_integer(job["res"]) or job["res"] < 0:
-            raise WorkloadFormatError(source, f"{where}.res", f"must be an integer >= 0, not {job['res']!r}")
+        # Batsim names a job "workload!name"; an id may be given either way, so the name decides uniqueness.
+        name = str(job_id).split("!", 1)[-1]
+        if not name or "!" in name:
+            raise WorkloadFormatError(source, f"{where}.id", f"{job_id!r}: expected 'name' or 'workload!name'")
+        if name in seen:
+            raise WorkloadFormatError(source, f"{where}.id", f"duplicate job id {job_id!r} (job name {name!r})")
+        seen.add(name)
+        for value in job.values():
+            if isinstance(value, (dict, list)):
+                _check_nesting(source, where, value)
+        subtime = job["subtime"]
+        if not _is_number(subtime):
+            raise WorkloadFormatError(source, f"{where}.subtime", f"not a number: {subtime!r}")
+        if subtime < 0:
+            raise WorkloadFormatError(source, f"{where}.subtime", f"negative ({subtime!r} s): time starts at 0")
+        if subtime >= EXACT_SECONDS_LIMIT:
+            raise WorkloadFormatError(
+                source, f"{where}.subtime", f"{subtime!r} s is beyond 2**53 s, where seconds are not exact"
+            )
+        if not _is_integer(job["res"]) or job["res"] <= 0:
+            raise WorkloadFormatError(source, f"{where}.res", f"must be an integer > 0, not {job['res']!r}")
         if "walltime" in job:
             walltime = job["walltime"]
             if not _is_number(walltime) or not (walltime == -1 or walltime > 0):
@@ -612,25 +742,46 @@ def validate_workload(data: Any, source: str | Path = "<dict>") -> dict:
             raise WorkloadFormatError(
                 source, f"{where}.profile", f"job {job_id!r} uses unknown profile {job['profile']!r}"
             )
+        prof = profiles[job["profile"]]
+        if prof["type"] == "parallel" and len(prof["cpu"]) != job["res"]:
+            raise WorkloadFormatError(
+                source, f"{where}.res",
+                f"{job['res']} hosts, but its parallel profile {job['profile']!r} gives {len(prof['cpu'])} cpu values",
+            )
     return data
 
 
 def read_workload_json(path: str | Path) -> dict:
     """Read and validate a Batsim JSON workload file (see :func:`validate_workload` for the checks).
 
+    The file is UTF-8 text; a byte order mark at its start is skipped.
+
     Returns:
         The decoded document.
 
     Raises:
-        WorkloadFormatError: not JSON (message with line and column) or an invalid field (named).
+        WorkloadFormatError: naming the file: not UTF-8 (line and column of the first bad byte), not JSON
+            (line and column), nested too deeply to decode, or an invalid field (named).
         FileNotFoundError: no such file.
     """
     path = Path(path)
+    raw = path.read_bytes().removeprefix(codecs.BOM_UTF8)
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise WorkloadFormatError(
+            path, None, f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at line {line}, column {column}"
+        ) from None
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise WorkloadFormatError(
             path, None, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from exc
+    except RecursionError:
+        raise WorkloadFormatError(path, None, "invalid JSON: arrays/objects nested too deeply to read") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise WorkloadFormatError(path, None, f"invalid JSON: {exc}") from None
     return validate_workload(data, path)

@@ -253,9 +253,12 @@ HAND_COUNTED_LINES = {
     "wrong_field_count": [],
     "non_numeric_field": [],
     "non_integral_value": [],
+    "integer_out_of_range": [],
+    "control_character": [],
     "run_time_missing": [10],
     "run_time_zero": [11],
     "negative_time": [12],
+    "time_beyond_precision": [],
     "allocated_missing": [11],
     "requested_processors_missing": [13],
     "nonpositive_processors": [13],
@@ -367,3 +370,126 @@ def test_random_logs_round_trip(tmp_path, rows, compress):
     expected = {k: [line + 1 for line in v] for k, v in _oracle(rows, 200).items()}
     assert {k: v.tolist() for k, v in log.anomalies.lines.items()} == expected
     assert log.anomalies.missing == {c: sum(1 for r in rows if r[k] == -1) for k, c in enumerate(SWF_COLUMNS)}
+
+
+# Issue 9, item 5: integer fields beyond int64 are an error naming line and field (they used to wrap around to
+# -9223372036854775808); integers pandas reads as floats are read again exactly from their text.
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("job_id", "99999999999999999999"),  # beyond uint64 too: pandas keeps the column as text
+        ("user_id", "99999999999999999999"),
+        ("job_id", "9223372036854775808"),  # int64 max + 1: pandas reads the column as uint64
+        ("group_id", "-9223372036854775809"),
+        ("allocated_processors", "1e19"),
+        ("status", "18446744073709551616"),
+    ],
+)
+def test_integer_beyond_int64_names_line_and_field(tmp_path, field, value):
+    fields = GOOD.split()
+    fields[SWF_COLUMNS.index(field)] = value
+    path = _write(tmp_path, "big.swf", ["; MaxProcs: 4", GOOD, " ".join(fields), GOOD.replace("1 0 0", "4 20 0", 1)])
+    with pytest.raises(SwfFormatError) as info:
+        read_swf(path)
+    assert (info.value.path, info.value.line, info.value.field) == (str(path), 3, field)
+    assert "64-bit" in str(info.value) and value in str(info.value)
+    skipped = read_swf(path, on_error="skip")
+    assert skipped.jobs["line"].tolist() == [2, 4]
+    assert skipped.anomalies.lines["integer_out_of_range"].tolist() == [3]
+
+
+def test_large_integers_are_read_exactly(tmp_path):
+    # 2**53 + 1 has no float64 image: the reader must not round it, even when another line of the same column
+    # makes pandas read that column as floats ("2e0") or as uint64 (a value above the int64 range elsewhere
+    # would be an error, so the float case is the one that matters).
+    lines = [
+        "9007199254740993 0 0 10 1 -1 -1 1 20 -1 1 9223372036854775807 1 -1 -1 -1 -1 -1",
+        "2e0 5 0 10 1 -1 -1 1 20 -1 1 -9223372036854775808 1 -1 -1 -1 -1 -1",
+    ]
+    log = read_swf(_write(tmp_path, "exact.swf", lines))
+    assert log.jobs["job_id"].tolist() == [9007199254740993, 2]
+    assert log.jobs["user_id"].tolist() == [2**63 - 1, -(2**63)]
+    assert log.jobs["job_id"].dtype == np.int64
+
+
+# Issue 9, item 4 (reading side): times beyond 2**53 s are not exact to the second; they are anomalies.
+def test_times_beyond_float_precision_are_anomalies(tmp_path):
+    lines = [
+        GOOD,
+        "2 1e30 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
+        "3 -1e16 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
+        "4 9 0 10 1 -1 -1 1 99999999999999999999 -1 1 1 1 -1 -1 -1 -1 -1",
+        "5 9007199254740991 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",  # 2**53 - 1: still exact
+    ]
+    log = read_swf(_write(tmp_path, "huge.swf", lines))
+    assert log.anomalies.lines["time_beyond_precision"].tolist() == [2, 3, 4]
+    assert log.anomalies.lines["negative_time"].tolist() == [3]
+    assert "time_beyond_precision: 3" in log.anomalies.summary()
+
+
+# Issue 9, item 7: line ends. pandas and the line splitter used to disagree on a stray carriage return (an
+# IndexError), a byte order mark failed line 1, and a file with carriage-return line ends read as one comment.
+def _kth_head(workloads_dir: Path, n_jobs: int) -> tuple[list[str], list[str]]:
+    """Header lines and the first ``n_jobs`` job lines of KTH-SP2, as text lines."""
+    text = gzip.decompress((workloads_dir / "KTH-SP2-1996-2.1-cln.swf.gz").read_bytes()).decode()
+    lines = text.split("\n")
+    header = [t for t in lines if t.startswith(";")]
+    jobs = [t for t in lines if t.strip() and not t.startswith(";")][:n_jobs]
+    return header, jobs
+
+
+def test_bom_and_carriage_return_line_ends_read_like_plain_lines(workloads_dir, tmp_path):
+    header, jobs = _kth_head(workloads_dir, 60)
+    plain = tmp_path / "plain.swf"
+    plain.write_bytes(("\n".join(header + jobs) + "\n").encode())
+    reference = read_swf(plain)
+    variants = {
+        "bom.swf": b"\xef\xbb\xbf" + plain.read_bytes(),
+        "cr.swf": ("\r".join(header + jobs) + "\r").encode(),
+        "crlf.swf": ("\r\n".join(header + jobs) + "\r\n").encode(),
+        "bom-cr.swf.gz": gzip.compress(b"\xef\xbb\xbf" + ("\r".join(header + jobs)).encode()),
+    }
+    for name, data in variants.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        log = read_swf(path)
+        pd.testing.assert_frame_equal(log.jobs, reference.jobs)
+        assert log.header == reference.header and log.max_procs == 100, name
+        assert log.anomalies.counts == reference.anomalies.counts
+
+
+@pytest.mark.parametrize(
+    ("damage", "fragment"),
+    [
+        (lambda t: t[:20] + "\r" + t[20:], "carriage return"),  # inside a field or between two
+        (lambda t: t.strip().replace(" ", "\r", 1), "carriage return"),
+        (lambda t: t[:10] + "\x00" + t[10:], "'\\x00'"),
+        (lambda t: t + "\x0c", None),  # a form feed at the end is whitespace: the line reads fine
+        (lambda t: t.strip().replace(" ", "\x0b", 3), "'\\x0b'"),
+    ],
+)
+def test_control_character_inside_a_job_line_names_the_line(workloads_dir, tmp_path, damage, fragment):
+    header, jobs = _kth_head(workloads_dir, 30)
+    jobs[9] = damage(jobs[9])
+    path = tmp_path / "damaged.swf"
+    path.write_bytes(("\n".join(header + jobs) + "\n").encode())
+    line = len(header) + 10
+    if fragment is None:
+        assert read_swf(path).n_jobs == 30
+        return
+    with pytest.raises(SwfFormatError) as info:
+        read_swf(path)
+    assert (info.value.path, info.value.line) == (str(path), line)
+    assert fragment in str(info.value) and f"line {line}" in str(info.value)
+    skipped = read_swf(path, on_error="skip")
+    assert skipped.n_jobs == 29 and line not in skipped.jobs["line"].tolist()
+    assert skipped.anomalies.lines["control_character"].tolist() == [line]
+
+
+def test_mixed_line_ends_cannot_hide_jobs_in_a_comment(tmp_path):
+    # A block with carriage-return line ends inside a file with line feeds: the comment on line 2 would swallow
+    # the job after it; refused instead, naming the line.
+    path = tmp_path / "mixed.swf"
+    path.write_bytes(f"; MaxProcs: 4\n; Note: converted\r{GOOD}\r\n{GOOD.replace('1 0 0', '2 5 0', 1)}\n".encode())
+    with pytest.raises(SwfFormatError, match=r"line 2: carriage return"):
+        read_swf(path)

@@ -8,8 +8,10 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
-from batreplay.replay.swf import read_swf
+from batreplay.cli import main
+from batreplay.replay.swf import SwfFormatError, read_swf
 from batreplay.replay.workload import (
     CHANGE_REASONS,
     DROP_REASONS,
@@ -168,6 +170,9 @@ def test_hand_made_defaults(hand_log):
         "run_time_zero": 1,
         "res_missing": 1,
         "walltime_missing": 0,
+        "submit_time_missing": 0,
+        "submit_time_negative": 0,
+        "time_beyond_precision": 0,
         "res_exceeds_nb_res": 1,
         "duplicate_job_id": 1,
     }
@@ -352,3 +357,263 @@ def test_walltime_factor_raises_short_walltimes_only(tmp_path):
     assert list(converted.report.changed["walltime_raised_to_factor_x_run_time"]) == [2]
     with pytest.raises(ValueError, match="walltime_factor"):
         swf_to_workload(path, walltime_factor=0)
+
+
+# --- Issue 9: absurd times, MaxProcs headers, and JSON workloads refused before simulating -----------------
+
+
+def _kth_slice(workloads_dir: Path, n_jobs: int = 200) -> tuple[list[str], list[str]]:
+    """Header lines and the first ``n_jobs`` job lines of KTH-SP2."""
+    text = gzip.decompress((workloads_dir / KTH).read_bytes()).decode()
+    lines = text.split("\n")
+    return [t for t in lines if t.startswith(";")], [t for t in lines if t.strip() and not t.startswith(";")][:n_jobs]
+
+
+def _write_swf(path: Path, header: list[str], jobs: list[str]) -> Path:
+    path.write_text("\n".join(header + jobs) + "\n")
+    return path
+
+
+def _set_field(line: str, field: int, value: str) -> str:
+    fields = line.split()
+    fields[field] = value
+    return " ".join(fields)
+
+
+def _used_profiles(workload) -> dict:
+    return {j["profile"]: workload.profiles[j["profile"]] for j in workload.jobs}
+
+
+@pytest.mark.parametrize("submit", ["-500", "1e30", "-1e16"])
+@pytest.mark.parametrize("profile", ["delay", "parallel_homogeneous"])
+def test_one_absurd_submit_time_changes_no_other_job(workloads_dir, tmp_path, submit, profile):
+    # Item 4: the job is dropped and reported with its line; the other 199 jobs convert exactly as in the clean
+    # slice (a negative origin used to shift them all, 1e30 turned every subtime into a float, -1e16 rounded
+    # them to even seconds).
+    header, jobs = _kth_slice(workloads_dir)
+    clean = _write_swf(tmp_path / "clean.swf", header, jobs)
+    bad_jobs = list(jobs)
+    bad_jobs[50] = _set_field(jobs[50], 1, submit)
+    bad = _write_swf(tmp_path / "bad.swf", header, bad_jobs)
+    bad_line = len(header) + 51
+    options = {"profile": profile, "node_speed": 1e9 if profile == "parallel_homogeneous" else None, "nb_res": 100}
+    reference = swf_to_workload(clean, **options)
+    converted = swf_to_workload(bad, **options)
+
+    others = reference.job_table["swf_line"].to_numpy() != bad_line
+    assert converted.jobs == [j for j, keep in zip(reference.jobs, others) if keep]
+    assert _used_profiles(converted).items() <= _used_profiles(reference).items()
+    pd.testing.assert_frame_equal(converted.job_table, reference.job_table[others].reset_index(drop=True))
+    assert converted.submit_origin == reference.submit_origin == 599850.0
+    reason = "submit_time_negative" if submit.startswith("-") else "time_beyond_precision"
+    assert converted.report.dropped[reason].tolist() == [bad_line]
+    assert converted.report.n_jobs == reference.report.n_jobs - 1 == 199
+    assert f"dropped {reason}: 1" in converted.report.summary() and str(bad_line) in converted.report.summary()
+    kind = "negative_time" if submit.startswith("-") else "time_beyond_precision"
+    assert read_swf(bad).anomalies.lines[kind].tolist() == [bad_line]
+
+
+def test_unknown_submit_time_is_dropped_not_used_as_origin(tmp_path):
+    lines = [
+        "; MaxProcs: 4",
+        "1 100 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
+        "2 -1 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
+        "3 150 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
+    ]
+    path = tmp_path / "unknown.swf"
+    path.write_text("\n".join(lines) + "\n")
+    converted = swf_to_workload(path)
+    assert [(j["id"], j["subtime"]) for j in converted.jobs] == [("1", 0), ("3", 50)]
+    assert converted.report.dropped["submit_time_missing"].tolist() == [3]
+
+
+def test_fractional_submit_times_rebase_to_their_decimal_difference(tmp_path):
+    # 1000.1 - 1000 in float64 is 0.10000000000002274: the log says 0.1 s after the first job.
+    lines = [
+        "1 1000 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
+        "2 1000.1 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
+        "3 123456789.37 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
+    ]
+    path = tmp_path / "fraction.swf"
+    path.write_text("\n".join(lines) + "\n")
+    converted = swf_to_workload(path)
+    assert [j["subtime"] for j in converted.jobs] == [0.0, 0.1, 123455789.37]
+    assert json.dumps([j["subtime"] for j in converted.jobs]) == "[0.0, 0.1, 123455789.37]"
+
+
+def test_times_beyond_exact_seconds_are_an_error(tmp_path):
+    # Every submit time is below 2**53, but the simulation would run past it: seconds would not be exact.
+    lines = [
+        "1 0 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
+        "2 9007199254740000 0 3600 1 -1 -1 1 7200 -1 1 1 1 -1 -1 -1 -1 -1",
+    ]
+    path = tmp_path / "late.swf"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(SwfFormatError) as info:
+        swf_to_workload(path)
+    assert info.value.path == str(path) and info.value.field == "submit_time" and "2**53" in str(info.value)
+
+
+def test_execution_times_stay_exact_with_an_absurd_submit_time(workloads_dir, tmp_path):
+    # Item 4 end to end: with one job at -1e16, 118 of the 200 jobs used to get a wrong execution_time.
+    header, jobs = _kth_slice(workloads_dir)
+    jobs[50] = _set_field(jobs[50], 1, "-1e16")
+    bad = _write_swf(tmp_path / "bad.swf", header, jobs)
+    out = tmp_path / "run"
+    assert main(["run", "--workload", str(bad), "--platform", "kth-sp2", "--scheduler", "easy", "--profile",
+                 "delay", "--out", str(out), "--quiet"]) == 0
+    result = pd.read_csv(out / "out_jobs.csv")
+    recorded = {int(f[0]): (float(f[3]), float(f[8])) for f in (line.split() for line in jobs)}
+    assert len(result) == 199 and int(jobs[50].split()[0]) not in set(result["job_id"])
+    for job_id, execution, walltime in zip(result["job_id"], result["execution_time"], result["requested_time"]):
+        run_time, _ = recorded[job_id]
+        assert execution == min(run_time, walltime), job_id
+    assert result["submission_time"].min() == 0
+
+
+@pytest.mark.parametrize("max_procs", ["50", "0", "-1", "abc"])
+def test_maxprocs_header_does_not_drop_jobs_that_fit_the_platform(workloads_dir, tmp_path, max_procs):
+    # Item 6: the platform (100 nodes) decides which jobs fit; a header that disagrees is a note.
+    header, jobs = _kth_slice(workloads_dir)
+    header = [f"; MaxProcs: {max_procs}" if t.startswith("; MaxProcs:") else t for t in header]
+    path = _write_swf(tmp_path / "header.swf", header, jobs)
+    reference = swf_to_workload(_write_swf(tmp_path / "clean.swf", *_kth_slice(workloads_dir)), nb_res=100)
+    converted = swf_to_workload(path, nb_res=100)
+    assert converted.jobs == reference.jobs and converted.nb_res == 100
+    assert converted.report.n_dropped == reference.report.n_dropped == 0
+    wide = converted.job_table["swf_line"][converted.job_table["res"] > 50].tolist()
+    if max_procs == "50":
+        assert len(wide) > 0 and converted.report.notes["res_exceeds_max_procs"].tolist() == wide
+        assert "MaxProcs 50 differs from nb_res 100" in converted.report.summary()
+    elif max_procs in ("0", "-1"):
+        assert f"MaxProcs {max_procs} ignored" in converted.report.summary()
+    assert "nb_res = 100 (given)" in converted.report.summary()
+    # Without a platform, MaxProcs 0 is no size: nothing dropped, nb_res from the widest job.
+    alone = swf_to_workload(path)
+    if max_procs == "50":
+        assert alone.report.dropped["res_exceeds_nb_res"].tolist() == wide
+        assert "nb_res = 50 (MaxProcs of the header)" in alone.report.summary()
+    else:
+        widest = int(alone.job_table["res"].max())
+        assert alone.report.n_dropped == 0 and alone.nb_res == widest
+        assert f"nb_res = {widest} (largest converted job)" in alone.report.summary()
+
+
+def test_run_checks_swf_jobs_against_the_platform_not_the_header(workloads_dir, tmp_path):
+    # Item 6 through `batreplay run`: a MaxProcs 50 (or 0) header gives the same simulation as the clean slice.
+    header, jobs = _kth_slice(workloads_dir)
+    outputs = {}
+    for label, max_procs in (("clean", "100"), ("fifty", "50"), ("zero", "0")):
+        changed = [f"; MaxProcs: {max_procs}" if t.startswith("; MaxProcs:") else t for t in header]
+        path = _write_swf(tmp_path / f"{label}.swf", changed, jobs)
+        out = tmp_path / f"run-{label}"
+        assert main(["run", "--workload", str(path), "--platform", "kth-sp2", "--scheduler", "easy",
+                     "--out", str(out), "--quiet"]) == 0
+        outputs[label] = (out / "out_jobs.csv").read_bytes()
+    assert len(pd.read_csv(tmp_path / "run-fifty" / "out_jobs.csv")) == 200
+    assert outputs["fifty"] == outputs["clean"] and outputs["zero"] == outputs["clean"]
+    notes = json.loads((tmp_path / "run-fifty" / "run.json").read_text())["input_notes"]
+    assert any("MaxProcs 50 differs from nb_res 100" in note for note in notes)
+
+
+def test_run_keeps_and_notes_jobs_wider_than_the_platform(workloads_dir, tmp_path):
+    # Jobs wider than the platform are kept (the scheduler rejects them, as the campaigns' infra/2 expects) and
+    # the conversion report says so with their lines.
+    from batreplay.platforms.generate import write_platform
+
+    header, jobs = _kth_slice(workloads_dir, 100)
+    path = _write_swf(tmp_path / "slice.swf", header, jobs)
+    platform = write_platform(tmp_path / "p50.xml", 50, 1e9)
+    out = tmp_path / "run"
+    assert main(["run", "--workload", str(path), "--platform", str(platform), "--scheduler", "easy",
+                 "--out", str(out), "--quiet"]) == 0
+    result = pd.read_csv(out / "out_jobs.csv")
+    assert len(result) == 100
+    wide = [int(t.split()[0]) for t in jobs if int(t.split()[4]) > 50]
+    assert wide and set(result.loc[result["final_state"] == "REJECTED", "job_id"]) == set(wide)
+    notes = json.loads((out / "run.json").read_text())["input_notes"]
+    assert any(f"note res_exceeds_nb_res_kept: {len(wide)}" in note for note in notes)
+
+
+# Item 11: a JSON workload error that can be seen in the file is reported when it is read, naming the file and
+# the field, and `batreplay run` prints it as one line.
+def _small_workload() -> dict:
+    return {
+        "nb_res": 4,
+        "jobs": [
+            {"id": "1", "subtime": 0, "walltime": 100, "res": 2, "profile": "d10"},
+            {"id": "2", "subtime": 5, "walltime": 100, "res": 2, "profile": "par"},
+        ],
+        "profiles": {
+            "d10": {"type": "delay", "delay": 10},
+            "par": {"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 0, 0, 0]},
+        },
+    }
+
+
+_JSON_MUTATIONS = {
+    "negative subtime": (lambda d: d["jobs"][1].update(subtime=-5), "jobs[1].subtime", "negative"),
+    "huge subtime": (lambda d: d["jobs"][1].update(subtime=10**30), "jobs[1].subtime", "2**53"),
+    "res 0": (lambda d: d["jobs"][0].update(res=0), "jobs[0].res", "> 0"),
+    "parallel size": (lambda d: d["jobs"][1].update(res=3), "jobs[1].res", "2 cpu values"),
+    "com size": (lambda d: d["profiles"]["par"].update(com=[0, 0]), "profiles.par.com", "needs 4"),
+    "same job name": (lambda d: d["jobs"][1].update(id="w0!1"), "jobs[1].id", "duplicate"),
+    "two bangs": (lambda d: d["jobs"][1].update(id="a!b!c"), "jobs[1].id", "workload!name"),
+    "deep extra field": (
+        lambda d: d["jobs"][0].update(extra=json.loads("[" * 600 + "]" * 600)), "jobs[0]", "nested"
+    ),
+    "deep profile field": (
+        lambda d: d["profiles"]["d10"].update(x=json.loads("[" * 600 + "]" * 600)), "profiles.d10", "nested"
+    ),
+    "huge delay": (lambda d: d["profiles"]["d10"].update(delay=1e300), "profiles.d10.delay", "2**53"),
+}
+
+
+@pytest.mark.parametrize("case", list(_JSON_MUTATIONS))
+def test_json_workload_errors_are_found_when_read(tmp_path, case):
+    mutate, field, fragment = _JSON_MUTATIONS[case]
+    document = _small_workload()
+    mutate(document)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(WorkloadFormatError) as info:
+        read_workload_json(path)
+    assert (info.value.path, info.value.field) == (str(path), field)
+    assert fragment in str(info.value)
+
+
+_BAD_JSON_FILES = {
+    "invalid utf-8": (lambda: json.dumps(_small_workload()).encode().replace(b'"1"', b'"\xff"'), "not UTF-8"),
+    "nested deeply": (lambda: b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    "huge integer": (lambda: b'{"nb_res": ' + b"9" * 5000 + b"}", "invalid JSON"),
+    "negative subtime": (
+        lambda: json.dumps(_small_workload()).replace('"subtime": 5', '"subtime": -5').encode(), "negative"
+    ),
+    "unsupported profile": (
+        lambda: json.dumps(_small_workload()).replace('"parallel"', '"smpi"').encode(), "embedded engine"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_BAD_JSON_FILES))
+def test_run_reports_a_bad_json_workload_in_one_line(tmp_path, capsys, case):
+    from batreplay.platforms.generate import write_platform
+
+    make, fragment = _BAD_JSON_FILES[case]
+    path = tmp_path / "bad.json"
+    path.write_bytes(make())
+    platform = write_platform(tmp_path / "p4.xml", 4, 1e9)
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--workload", str(path), "--platform", str(platform), "--scheduler", "easy",
+              "--out", str(tmp_path / "run"), "--quiet"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("batreplay: error: ")
+    assert str(path) in err and fragment in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_json_workload_with_a_byte_order_mark_is_read(tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(_small_workload()).encode())
+    assert read_workload_json(path) == _small_workload()
