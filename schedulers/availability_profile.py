@@ -61,6 +61,23 @@ class AvailabilityProfile:
         """Free nodes at ``time`` (s); ``time`` before the origin is read as the origin."""
         return self.free[max(0, bisect_right(self.times, time + TIME_EPSILON) - 1)]
 
+    def min_free(self, start: float, end: float) -> int:
+        """Fewest free nodes over ``[start, end)`` (s; ``end`` may be ``inf``; ``start`` before the origin is read
+        as the origin), with the breakpoint tolerance of :meth:`add`: ``add(start, end, -n)`` succeeds exactly when
+        this is at least ``n``."""
+        times = self.times
+        free = self.free
+        index = max(0, bisect_right(times, start + TIME_EPSILON) - 1)
+        lowest = free[index]
+        limit = end - TIME_EPSILON
+        index += 1
+        count = len(times)
+        while index < count and times[index] < limit:
+            if free[index] < lowest:
+                lowest = free[index]
+            index += 1
+        return lowest
+
     def _breakpoint(self, time: float) -> int:
         """Index of the segment starting at ``time`` (s, >= origin), splitting a segment if needed."""
         times = self.times

@@ -21,7 +21,11 @@ other nodes; if no finite start exists (nodes held forever by other jobs), the r
 is placed again at the next compression. Times are compared with a tolerance of
 :data:`~batreplay.schedulers.policy.TIME_EPSILON`. A due job whose nodes are still held (a job terminating at
 ``now`` whose completion has not arrived yet, as Batsim delivers submissions before completions of one instant)
-is started by a later decision of the same instant.
+is started by a later decision of the same instant. A job may also start later than its reservation, when the
+job before it ends after its walltime (Batsim can report a job stopped at its walltime a microsecond late); the
+reservations behind it then overlap its real interval, so the next compression first keeps, in queue order, the
+reservations that still fit and places the others again, possibly later (the only case where a reservation moves
+later).
 
 Cost: placing a job walks the profile (O(profile breakpoints)); a compression places every waiting job, so it is
 O(queue x breakpoints), done at most once per message that carried a termination. This is inherent to compressing
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from typing import Any, ClassVar
 
 from procset import ProcSet
 
@@ -93,12 +98,39 @@ class ConservativePolicy(SchedulingPolicy):
             profile.add(start, start + duration, -job.requested_resources)
         self._reserved[job.id] = start
 
+    def _readmit(
+        self, now: float, running_steps: list[tuple[float, int]], placed: list[QueuedJob]
+    ) -> AvailabilityProfile:
+        """Profile of the running jobs plus the reservations that still fit, taken in queue order; the others are
+        marked unplaced (``inf``), so that the compression places them again where they fit.
+
+        Reservations stop fitting when a job started later than its reservation: its completion came after its
+        walltime (Batsim may report a job stopped at its walltime a microsecond late; LANL-CM5 has many), or its
+        predecessor's did. Its nodes are then held past the reservations made for the planned end. Earlier jobs in
+        the queue keep their place; a later job that collides with them is moved, possibly later.
+        """
+        profile = AvailabilityProfile.from_steps(now, self.pool.nb_free, running_steps)
+        reserved = self._reserved
+        for job in placed:
+            start = reserved[job.id]
+            if start == math.inf:
+                continue
+            start = max(start, now)
+            end = start + _duration(job)
+            nodes = job.requested_resources
+            if profile.min_free(start, end) >= nodes:
+                profile.add(start, end, -nodes)
+            else:
+                reserved[job.id] = math.inf
+        return profile
+
     def _rebuild(self, now: float) -> AvailabilityProfile:
         """New profile from the running jobs and the reservations, then compression in queue order."""
         steps: list[tuple[float, int]] = []
         for entry in self.running:
             if entry.expected_end != math.inf:
                 steps.append((entry.expected_end, entry.job.requested_resources))
+        nb_running_steps = len(steps)
         reserved = self._reserved
         placed = [job for job in self._queue.values() if job.id in reserved]
         for job in placed:
@@ -107,9 +139,9 @@ class ConservativePolicy(SchedulingPolicy):
                 start = max(start, now)
                 steps.append((start, -job.requested_resources))
                 steps.append((start + _duration(job), job.requested_resources))
-        # A job that overran its walltime (not seen on zero-latency platforms) can make old reservations collide
-        # and counts go negative; the compression below only ever places a job where it fits.
         profile = AvailabilityProfile.from_steps(now, self.pool.nb_free, steps)
+        if min(profile.free) < 0:
+            profile = self._readmit(now, steps[:nb_running_steps], placed)
         limit = now + TIME_EPSILON
         for job in placed:
             old = reserved[job.id]
@@ -162,6 +194,11 @@ class ConservativePolicy(SchedulingPolicy):
 
 class Conservative(PolicyScheduler):
     """pybatsim scheduler running :class:`ConservativePolicy` (see :class:`PolicyScheduler` for the event
-    handling)."""
+    handling).
+
+    Options (``--scheduler-options``): none; any key is refused by the registry.
+    """
 
     policy_class = ConservativePolicy
+    #: Options this scheduler reads, ``{name: (default, doc)}`` (checked by the registry): none.
+    OPTIONS: ClassVar[dict[str, tuple[Any, str]]] = {}

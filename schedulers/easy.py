@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from procset import ProcSet
 
@@ -192,6 +192,11 @@ class EasyPolicy(SchedulingPolicy):
 
 
 class Easy(PolicyScheduler):
-    """pybatsim scheduler running :class:`EasyPolicy` (see :class:`PolicyScheduler` for the event handling)."""
+    """pybatsim scheduler running :class:`EasyPolicy` (see :class:`PolicyScheduler` for the event handling).
+
+    Options (``--scheduler-options``): none; any key is refused by the registry.
+    """
 
     policy_class = EasyPolicy
+    #: Options this scheduler reads, ``{name: (default, doc)}`` (checked by the registry): none.
+    OPTIONS: ClassVar[dict[str, tuple[Any, str]]] = {}

@@ -227,3 +227,105 @@ def test_experiments_and_matrix_product_are_exclusive(tmp_path):
     text = minimal() + '\n[[experiments]]\nname = "E"\nscheduler = "easy"\n'
     with pytest.raises(CampaignSpecError, match="either \\[\\[experiments\\]\\] or \\[matrix\\]"):
         load_campaign(write_spec(tmp_path, text))
+
+
+# ------------------------------------------------------------------ issue 9 item 15: the whole spec checked at load
+
+def experiments(*lines: str, scheduler: str = "easy"):
+    """A change replacing the [matrix] product by one [[experiments]] table with extra lines."""
+    table = f'[[experiments]]\nname = "E"\nscheduler = "{scheduler}"\n' + "\n".join(lines)
+    return lambda t: t.replace('[matrix]\nschedulers = ["easy"]', table)
+
+
+def in_log(*lines: str):
+    """A change adding lines to the [[logs]] table (after its platform line)."""
+    return lambda t: t.replace('platform = "kth-sp2"', "\n".join(['platform = "kth-sp2"', *lines]))
+
+
+def in_defaults(line: str):
+    """A change adding a [defaults] table holding ``line``."""
+    return lambda t: t.replace("[[logs]]", f"[defaults]\n{line}\n\n[[logs]]")
+
+
+def replaced(old: str, new: str, tail: str = ""):
+    return lambda t: t.replace(old, new) + tail
+
+
+WHOLE_SPEC_CASES = {
+    # schedulers: unknown names, missing files, options a built-in scheduler does not take
+    "unknown scheduler": (replaced('["easy"]', '["easy", "nope"]'),
+                          r"\[matrix\], key 'schedulers': unknown scheduler 'nope'.*conservative, easy, fcfs"),
+    "empty scheduler": (replaced('["easy"]', '[""]'), r"\[matrix\], key 'schedulers': unknown scheduler ''"),
+    "missing scheduler file": (replaced('["easy"]', '["mine.py"]'),
+                               r"\[matrix\], key 'schedulers': scheduler file 'mine.py' not found"),
+    "unknown experiment scheduler": (experiments(scheduler="Easy"),
+                                     r"\[\[experiments\]\] #1, key 'scheduler': unknown scheduler 'Easy'"),
+    "unknown scheduler option": (experiments('scheduler_options = {colour = "red"}'),
+                                 r"\[\[experiments\]\] #1, key 'scheduler_options': .*unknown option 'colour'"),
+    "no experiment": (lambda t: "experiments = []\n" + t.replace('[matrix]\nschedulers = ["easy"]', ""),
+                      r"\[\[experiments\]\]: none given"),
+    # platforms: unreadable file, variants that cannot be built from the recorded machine
+    "platform not XML": (replaced('platform = "kth-sp2"', 'platform = "bad.xml"'),
+                         r"\[\[logs\]\] #1, key 'platform': .*bad.xml"),
+    "variant below one node": (
+        replaced("", "", 'platforms = ["recorded", "nodes-d1000"]\n'),
+        r"\[matrix\], key 'platforms': variant nodes-d1000 of log 'kth': 100 nodes x 0.001 = 0.1"),
+    "variant not whole": (
+        experiments('platform = "nodes-d3"'),
+        r"\[\[experiments\]\] #1, key 'platform': variant nodes-d3 of log 'kth': 100 nodes x 0.333333"),
+    "generated variant not whole": (replaced('platform = "kth-sp2"', "nodes = 5", 'platforms = ["nodes-d2"]\n'),
+                                    r"\[matrix\], key 'platforms': variant nodes-d2 of log 'kth': 5 nodes x 0.5 = 2.5"),
+    # logs: what the runner cannot read, or cannot replay
+    "workload not a log": (replaced(KTH.as_posix(), "log.txt"),
+                           r"\[\[logs\]\] #1, key 'workload': .*log.txt.*\.swf, \.swf\.gz or \.json"),
+    "feedback of JSON": (replaced(KTH.as_posix(), "w.json", 'replay_models = ["rigid", "feedback"]\n'),
+                         r"\[\[logs\]\] #1, key 'workload': .*w.json.*feedback replay needs an SWF log"),
+    # numbers and session specs
+    "default max_jobs 0": (in_defaults("max_jobs = 0"), r"\[defaults\], key 'max_jobs': must be >= 1"),
+    "default walltime_factor": (in_defaults("walltime_factor = -1.0"),
+                                r"\[defaults\], key 'walltime_factor': must be > 0"),
+    "default speed inf": (in_defaults("recorded_speed = inf"), r"\[defaults\], key 'recorded_speed': must be > 0"),
+    "default profile": (in_defaults('profile = "fast"'), r"\[defaults\], key 'profile': 'fast'"),
+    "negative max_jobs": (in_log("max_jobs = -3"), r"\[\[logs\]\] #1, key 'max_jobs': must be >= 1"),
+    "node_speed nan": (in_log("node_speed = nan"), r"\[\[logs\]\] #1, key 'node_speed': must be > 0"),
+    "zero nodes": (replaced('platform = "kth-sp2"', "nodes = 0"), r"\[\[logs\]\] #1, key 'nodes': must be >= 1"),
+    "negative session threshold": (
+        replaced("", "", 'replay_models = ["feedback"]\nsession_methods = ["arrival:-5"]\n'),
+        r"\[matrix\], key 'session_methods': 'arrival:-5': .*threshold.*>= 0"),
+    "NaN session threshold": (replaced("", "", 'replay_models = ["feedback"]\nsession_methods = ["arrival:nan"]\n'),
+                              r"\[matrix\], key 'session_methods': 'arrival:nan': .*threshold"),
+    # the output folder
+    "output_root a file": (replaced('output_root = "out"', 'output_root = "log.txt"'),
+                           r"\[campaign\], key 'output_root': .*not a folder"),
+}
+
+
+@pytest.mark.parametrize("change, message", list(WHOLE_SPEC_CASES.values()), ids=list(WHOLE_SPEC_CASES))
+def test_whole_spec_is_checked_when_loaded(tmp_path, change, message):
+    """Issue 9 item 15: what used to fail only when an instance ran is refused by load_campaign, in one line naming
+    the spec file and the table and key."""
+    (tmp_path / "bad.xml").write_text("<platform version='4.1'>\n  <zone id='z' routing='Full'>\n")
+    (tmp_path / "log.txt").write_text("1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 -1 -1 -1\n")
+    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 4, "jobs": [], "profiles": {}}))
+    path = write_spec(tmp_path, change(minimal()))
+    with pytest.raises(CampaignSpecError, match=message) as info:
+        load_campaign(path)
+    text = str(info.value)
+    assert text.startswith(f"{path}: ")
+    assert "\n" not in text
+
+
+def test_scheduler_files_and_generated_variants_that_exist_are_accepted(tmp_path):
+    (tmp_path / "sched").mkdir()
+    (tmp_path / "sched" / "mine.py").write_text("# a pybatsim scheduler file\n")
+    text = minimal().replace('platform = "kth-sp2"', "nodes = 6").replace(
+        '["easy"]', '["easy", "sched/mine.py", "conservative"]\nplatforms = ["recorded", "nodes-d2", "nodes-x3"]')
+    spec = load_campaign(write_spec(tmp_path, text))
+    assert len(spec.instances()) == 9
+    # relative to the campaign root, as the worker runs instances from there
+    sub = tmp_path / "expe"
+    sub.mkdir()
+    moved = load_campaign(write_spec(sub, text.replace('name = "t"', 'name = "t"\nroot = ".."')))
+    assert {e.scheduler for e in moved.experiments} == {"easy", "sched/mine.py", "conservative"}
+    with pytest.raises(CampaignSpecError, match="scheduler file 'sched/mine.py' not found"):
+        load_campaign(write_spec(sub, text))

@@ -32,9 +32,11 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
 from batreplay.replay.sessions import parse_session_spec, session_spec_label
 
@@ -50,6 +52,8 @@ REPORT_FIGURES: tuple[str, ...] = ("submissions", "cumulative", "throughput-util
 ID_HASH_LENGTH = 8
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _VARIANT_TOKEN = re.compile(r"^(nodes|speed)-([xd])(\d+(?:\.\d+)?)$")
+#: Workload file endings :func:`batreplay.runner.load_workload` reads (lower-cased).
+WORKLOAD_SUFFIXES: tuple[str, ...] = (".swf", ".swf.gz", ".json")
 
 
 class CampaignSpecError(ValueError):
@@ -388,7 +392,41 @@ def default_output_root(name: str) -> Path:
     return base / "batreplay" / "campaigns" / name
 
 
-def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> LogSpec:
+def scheduler_problem(scheduler: str, root: Path) -> str | None:
+    """Why ``scheduler`` cannot name a scheduler of a campaign rooted at ``root``, or None if it can.
+
+    As :func:`batreplay.schedulers.registry.load_scheduler` reads it: a name of the registry, or a file path
+    (ending in ``.py`` or holding a directory separator), relative to the campaign root (instances run from
+    there), that must exist.
+    """
+    from batreplay.schedulers.registry import SCHEDULERS
+
+    if scheduler in SCHEDULERS:
+        return None
+    if scheduler.endswith(".py") or "/" in scheduler or "\\" in scheduler:
+        candidate = Path(scheduler)
+        candidate = candidate if candidate.is_absolute() else root / candidate
+        if not candidate.is_file():
+            return f"scheduler file {scheduler!r} not found ({candidate})"
+        return None
+    return (f"unknown scheduler {scheduler!r}: known names are {', '.join(sorted(SCHEDULERS))}, or give the path "
+            "of a pybatsim scheduler file (.py)")
+
+
+def _variant_problem(variant: PlatformVariant, log: LogSpec, groups: list[tuple[int, float]]) -> str | None:
+    """Why ``variant`` of ``log``'s recorded machine (its ``(node count, speed)`` groups) cannot be generated, or
+    None: campaigns scale node counts exactly (:func:`batreplay.campaign.platforms.prepare_platforms`)."""
+    factor = Fraction(variant.nodes_factor)
+    for count, _speed in groups:
+        target = count * factor
+        if target.denominator != 1 or target < 1:
+            return (f"variant {variant.label} of log {log.name!r}: {count} nodes x {float(factor):g} = "
+                    f"{float(target):g} is not a whole number >= 1 (campaign platforms are never rounded)")
+    return None
+
+
+def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple[LogSpec, list[tuple[int, float]]]:
+    """The log of a ``[[logs]]`` table and the ``(node count, speed)`` groups of its recorded machine."""
     name = table.get("name", str)
     if not _NAME_PATTERN.match(name):
         raise table.error("name", f"{name!r}: use letters, digits, '.', '_' and '-' only")
@@ -397,21 +435,35 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> LogSp
     resolved = path if path.is_absolute() else spec_root / path
     if not resolved.is_file():
         raise table.error("workload", f"no such file {resolved}")
+    if not resolved.name.lower().endswith(WORKLOAD_SUFFIXES):
+        raise table.error("workload", f"{resolved}: expected a .swf, .swf.gz or .json file")
+    if not os.access(resolved, os.R_OK):
+        raise table.error("workload", f"{resolved}: not readable")
     platform = table.get("platform", str, None)
     nodes = table.get("nodes", int, None)
     if (platform is None) == (nodes is None):
         raise CampaignSpecError(f"{table.source}: {table.where}: give either 'platform' (a shipped platform name "
                                 f"or a file) or 'nodes' (a generated cluster), not {'both' if platform else 'neither'}")
-    if platform is not None and platform not in SHIPPED_PLATFORMS:
-        candidate = Path(os.path.expanduser(platform))
-        candidate = candidate if candidate.is_absolute() else spec_root / candidate
-        if not candidate.is_file():
-            raise table.error("platform", f"{platform!r} is neither a shipped platform "
-                                          f"({', '.join(SHIPPED_PLATFORMS)}) nor a file ({candidate})")
+    groups: list[tuple[int, float]] = []
+    if platform is not None:
+        if platform in SHIPPED_PLATFORMS:
+            candidate = SHIPPED_PLATFORMS[platform]
+        else:
+            candidate = Path(os.path.expanduser(platform))
+            candidate = candidate if candidate.is_absolute() else spec_root / candidate
+            if not candidate.is_file():
+                raise table.error("platform", f"{platform!r} is neither a shipped platform "
+                                              f"({', '.join(SHIPPED_PLATFORMS)}) nor a file ({candidate})")
+        try:
+            groups = list(read_platform(candidate).speed_groups())
+        except (OSError, ValueError) as err:  # PlatformError is a ValueError; it names the file and line
+            raise table.error("platform", " ".join(str(err).split())) from None
     if nodes is not None and nodes < 1:
         raise table.error("nodes", f"must be >= 1, got {nodes}")
     node_speed = table.get("node_speed", float, float(defaults.get("node_speed", REFERENCE_NODE_SPEED)))
     _positive(table, "node_speed", node_speed)
+    if nodes is not None:
+        groups = [(nodes, node_speed)]
     profile = table.get("profile", str, defaults.get("profile", "parallel_homogeneous"))
     if profile not in PROFILES:
         raise table.error("profile", f"{profile!r}: expected one of {', '.join(PROFILES)}")
@@ -424,18 +476,28 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> LogSp
     walltime_factor = table.get("walltime_factor", float, defaults.get("walltime_factor"))
     _positive(table, "walltime_factor", walltime_factor)
     table.finish()
-    return LogSpec(name, workload, platform, nodes, node_speed, profile, recorded_speed, max_jobs, label,
-                   None if walltime_factor is None else float(walltime_factor))
+    log = LogSpec(name, workload, platform, nodes, node_speed, profile, recorded_speed, max_jobs, label,
+                  None if walltime_factor is None else float(walltime_factor))
+    return log, groups
 
 
-def _read_experiment(table: _Table) -> ExperimentSpec:
+def _read_experiment(table: _Table, root: Path) -> ExperimentSpec:
+    from batreplay.schedulers.registry import check_scheduler_options
+
     name = table.get("name", str)
     scheduler = table.get("scheduler", str)
+    problem = scheduler_problem(scheduler, root)
+    if problem is not None:
+        raise table.error("scheduler", problem)
     try:
         variant = parse_variant(table.get("platform", str, "recorded"))
     except ValueError as err:
         raise table.error("platform", str(err)) from None
     options = table.get("scheduler_options", dict, {})
+    try:
+        check_scheduler_options(scheduler, options)
+    except ValueError as err:
+        raise table.error("scheduler_options", str(err)) from None
     table.finish()
     return ExperimentSpec(name, scheduler, variant, dict(options))
 
@@ -451,9 +513,12 @@ def _read_replays(matrix: _Table) -> list[ReplaySpec]:
         try:
             if ":" in method:
                 kind, threshold = method.split(":", 1)
-                labels.append(session_spec_label(kind.strip(), float(threshold)))
+                kind, minutes = kind.strip(), float(threshold)
             else:
-                labels.append(session_spec_label(*parse_session_spec(method)))
+                kind, minutes = parse_session_spec(method)
+            if not (math.isfinite(minutes) and minutes >= 0):
+                raise ValueError(f"the threshold must be a number of minutes >= 0, got {minutes:g}")
+            labels.append(session_spec_label(kind, minutes))
         except ValueError as err:
             raise matrix.error("session_methods", f"{method!r}: {err}") from None
     if len(set(labels)) != len(labels):
@@ -475,11 +540,16 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
         output_root: use this folder for the run directories instead of the spec's ``output_root``.
 
     Returns:
-        The :class:`CampaignSpec`; its logs and platform files exist (checked).
+        The :class:`CampaignSpec`. The whole file is checked before any instance runs: logs exist, are readable
+        and have a known type (``.swf``, ``.swf.gz``, ``.json``; SWF only for feedback replay), platform files
+        read as Batsim platforms, every scaled variant gives a whole number of nodes >= 1 on every log's machine,
+        schedulers are registry names or existing files (relative to the root), a built-in scheduler's options
+        are ones it declares, numbers are in range and session thresholds are minutes >= 0.
 
     Raises:
-        CampaignSpecError: unreadable TOML (line and column given), unknown / missing keys, bad values, missing
-            files, or two points of the campaign that are the same simulation.
+        CampaignSpecError: one line naming the file and the table and key (``[[logs]] #2, key 'workload'``):
+            unreadable TOML (line and column given), unknown / missing keys, bad values, missing files, unknown
+            schedulers, or two points of the campaign that are the same simulation.
     """
     path = Path(path)
     if not path.is_file():
@@ -505,6 +575,10 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
     spec_output = campaign.get("output_root", str, None)
     out = Path(output_root) if output_root is not None else (rooted(spec_output) if spec_output
                                                               else default_output_root(name))
+    if out.exists() and not out.is_dir():
+        if output_root is None and spec_output:
+            raise campaign.error("output_root", f"{out} exists and is not a folder")
+        raise CampaignSpecError(f"{path}: output folder {out} exists and is not a folder")
     report_dir = campaign.get("report_dir", str, None)
     engine = campaign.get("engine", str, "embedded")
     if engine not in ENGINES:
@@ -513,15 +587,23 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
 
     defaults = top.get("defaults", dict, {})
     defaults_table = _Table(defaults, "[defaults]", path)
-    for key, kinds in (("profile", str), ("recorded_speed", float), ("max_jobs", int), ("node_speed", float),
-                       ("walltime_factor", float)):
-        defaults_table.get(key, kinds, None)
+    checked = {key: defaults_table.get(key, kinds, None)
+               for key, kinds in (("profile", str), ("recorded_speed", float), ("max_jobs", int),
+                                  ("node_speed", float), ("walltime_factor", float))}
+    for key in ("recorded_speed", "node_speed", "walltime_factor"):
+        _positive(defaults_table, key, checked[key])
+    if checked["max_jobs"] is not None and checked["max_jobs"] < 1:
+        raise defaults_table.error("max_jobs", f"must be >= 1, got {checked['max_jobs']}")
+    if checked["profile"] is not None and checked["profile"] not in PROFILES:
+        raise defaults_table.error("profile", f"{checked['profile']!r}: expected one of {', '.join(PROFILES)}")
     defaults_table.finish()
 
     raw_logs = top.get("logs", list, what="one [[logs]] table per workload log")
     if not raw_logs:
         raise CampaignSpecError(f"{path}: no [[logs]]")
-    logs = [_read_log(_Table(raw, f"[[logs]] #{k}", path), defaults, root) for k, raw in enumerate(raw_logs, 1)]
+    log_tables = [_Table(raw, f"[[logs]] #{k}", path) for k, raw in enumerate(raw_logs, 1)]
+    read_logs = [_read_log(table, defaults, root) for table in log_tables]
+    logs = [log for log, _groups in read_logs]
     names = [log.name for log in logs]
     if len(set(names)) != len(names):
         raise CampaignSpecError(f"{path}: [[logs]]: duplicated name(s) {sorted({n for n in names if names.count(n) > 1})}")
@@ -531,10 +613,17 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
     if raw_experiments is not None:
         if "platforms" in matrix.data or "schedulers" in matrix.data:
             raise CampaignSpecError(f"{path}: give either [[experiments]] or [matrix] platforms/schedulers, not both")
-        experiments = [_read_experiment(_Table(raw, f"[[experiments]] #{k}", path))
-                       for k, raw in enumerate(raw_experiments, 1)]
+        if not raw_experiments:
+            raise CampaignSpecError(f"{path}: [[experiments]]: none given (give at least one, or [matrix] schedulers)")
+        experiment_tables = [_Table(raw, f"[[experiments]] #{k}", path) for k, raw in enumerate(raw_experiments, 1)]
+        experiments = [_read_experiment(table, root) for table in experiment_tables]
+        variant_places = [(table, "platform") for table in experiment_tables]
     else:
         schedulers = matrix.get_list("schedulers", str)
+        for scheduler in schedulers:
+            problem = scheduler_problem(scheduler, root)
+            if problem is not None:
+                raise matrix.error("schedulers", problem)
         variants = []
         for text in matrix.get_list("platforms", str, ["recorded"]):
             try:
@@ -543,11 +632,22 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
                 raise matrix.error("platforms", str(err)) from None
         experiments = [ExperimentSpec(s if v.is_recorded else f"{s} {v.label}", s, v)
                        for v in variants for s in schedulers]
+        variant_places = [(matrix, "platforms")] * len(experiments)
+    for log, groups in read_logs:
+        for experiment, (table, key) in zip(experiments, variant_places):
+            problem = None if experiment.variant.is_recorded else _variant_problem(experiment.variant, log, groups)
+            if problem is not None:
+                raise table.error(key, problem)
     exp_names = [e.name for e in experiments]
     if len(set(exp_names)) != len(exp_names):
         raise CampaignSpecError(f"{path}: experiments: duplicated name(s) "
                                 f"{sorted({n for n in exp_names if exp_names.count(n) > 1})}")
     replays = _read_replays(matrix)
+    if any(replay.model == "feedback" for replay in replays):
+        for table, log in zip(log_tables, logs):
+            if log.workload.lower().endswith(".json"):
+                raise table.error("workload", f"{log.workload}: feedback replay needs an SWF log (user ids and "
+                                              "recorded times), not a Batsim JSON workload ([matrix] replay_models)")
     seeds = matrix.get_list("seeds", int, [0])
     if len(set(seeds)) != len(seeds) or any(s < 0 for s in seeds):
         raise matrix.error("seeds", f"expected distinct non-negative integers, got {seeds}")
