@@ -11,11 +11,12 @@ turns each processor into one Batsim resource. Checked on the written ``out_jobs
 - each job got as many resources as it requested.
 
 Issue 9 item 12: conservative backfilling crashed on LANL-CM5 (a job started a microsecond after its reservation
-and the reservations behind it then overlapped it). These runs are long (about an hour and a half in all on a
-2-core machine with whole logs), so they are marked ``slow`` and, in the suite, simulate the first
-:data:`SUITE_MAX_JOBS` jobs of each log. With ``BATREPLAY_FULL_LOGS=1``, FCFS and EASY run the full logs and
-conservative backfilling, which compresses every reservation at every early termination, the first
-:data:`CONSERVATIVE_MAX_JOBS` jobs.
+and the reservations behind it then overlapped it; the generated case is in tests/test_scheduler_properties.py, the
+reported run in :func:`test_conservative_completes_the_first_12000_jobs_of_lanl_cm5`). Whole logs are long (about
+36 min for the 48 runs on a 2-core machine, see :data:`CONSERVATIVE_FULL`), so these runs are marked ``slow`` and,
+in the suite, simulate the first :data:`SUITE_MAX_JOBS` jobs of each log. With ``BATREPLAY_FULL_LOGS=1``, FCFS and
+EASY run the full logs and conservative backfilling, which compresses every reservation at every early termination,
+the full logs of :data:`CONSERVATIVE_FULL` and the first :data:`CONSERVATIVE_MAX_JOBS` jobs of the others.
 """
 
 from __future__ import annotations
@@ -51,7 +52,12 @@ NODES_WITHOUT_HEADER = {"METACENTRUM-2009-2.swf.gz": 806}
 SUITE_MAX_JOBS = 5_000
 FULL_LOGS = os.environ.get("BATREPLAY_FULL_LOGS", "") not in ("", "0")
 CONSERVATIVE_MAX_JOBS = 20_000
-CONSERVATIVE_FULL = frozenset()
+#: Logs conservative backfilling runs in full with ``BATREPLAY_FULL_LOGS=1``: all but METACENTRUM (806 nodes, long
+#: queues that every early termination compresses: 560 s in full) and LCG (24,515 one-processor nodes: 372 s).
+#: Measured on a 2-core machine shared with other work, checks included: 5-200 s per full log (HPC2N 198 s,
+#: SDSC-BLUE 119 s, LANL-CM5 94 s), about 12 min for these 14; FCFS and EASY 4-125 s per full log (LCG 110-125 s,
+#: SDSC-BLUE 107-116 s, HPC2N 74-79 s), about 22 min for the 32 runs.
+CONSERVATIVE_FULL = frozenset(LOGS) - {"METACENTRUM-2009-2.swf.gz", "LCG.swf.gz"}
 
 
 def platform_size(path: Path) -> int:
@@ -129,6 +135,16 @@ def test_scheduler_completes_log_with_out_jobs_invariants(tmp_path, workloads_di
     result = run(RunSpec(workload=path, platform=platform, scheduler=scheduler, out_dir=tmp_path / "run",
                          max_jobs=max_jobs))
     assert check_out_jobs(result.out_dir) > 0
+
+
+def test_conservative_completes_the_first_12000_jobs_of_lanl_cm5(tmp_path, workloads_dir):
+    """Issue 9 item 12, as reported: conservative backfilling on LANL-CM5's 1024 nodes stopped at t = 3227043 s with
+    ``reserving -32 nodes ... leaves -448 - -32 < 0 free`` (job 9191 started 1 us after its reservation)."""
+    path = workloads_dir / "LANL-CM5-1994-4.1-cln.swf.gz"
+    platform = write_platform_text(tmp_path / "cm5.xml", cluster_platform(1024, REFERENCE_NODE_SPEED))
+    result = run(RunSpec(workload=path, platform=platform, scheduler="conservative", out_dir=tmp_path / "run",
+                         max_jobs=12_000))
+    assert check_out_jobs(result.out_dir) == 12_000
 
 
 def test_invariant_check_finds_a_resource_used_twice(tmp_path):
