@@ -275,14 +275,20 @@ def test_write_and_read_back(hand_log, tmp_path):
     ],
 )
 def test_invalid_workload_names_file_and_field(hand_log, tmp_path, mutate, field, fragment):
-    document = swf_to_workload(hand_log).to_json_dict()
+    path, error = _refused_after(mutate, swf_to_workload(hand_log).to_json_dict(), tmp_path, field)
+    assert str(path) in error and field in error and fragment in error
+
+
+def _refused_after(mutate, document: dict, tmp_path, field: str) -> tuple:
+    """Apply ``mutate`` to ``document``, write it, and check read_workload_json refuses it naming the file and
+    ``field``; the file and the error text."""
     mutate(document)
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(document))
     with pytest.raises(WorkloadFormatError) as info:
         read_workload_json(path)
     assert (info.value.path, info.value.field) == (str(path), field)
-    assert str(path) in str(info.value) and field in str(info.value) and fragment in str(info.value)
+    return path, str(info.value)
 
 
 def test_not_json(tmp_path):
@@ -413,15 +419,17 @@ def test_one_absurd_submit_time_changes_no_other_job(workloads_dir, tmp_path, su
     assert read_swf(bad).anomalies.lines[kind].tolist() == [bad_line]
 
 
-def test_unknown_submit_time_is_dropped_not_used_as_origin(tmp_path):
-    lines = [
-        "; MaxProcs: 4",
-        "1 100 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
-        "2 -1 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
-        "3 150 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
-    ]
-    path = tmp_path / "unknown.swf"
+def _small_log(path, submit_times: list[str], header: str | None = None):
+    """An SWF file of one-processor jobs numbered from 1 (run time 10 s, requested 20 s), submitted at
+    ``submit_times`` (written as given)."""
+    lines = ([header] if header else []) + [
+        f"{number} {submit} 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1" for number, submit in enumerate(submit_times, 1)]
     path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_unknown_submit_time_is_dropped_not_used_as_origin(tmp_path):
+    path = _small_log(tmp_path / "unknown.swf", ["100", "-1", "150"], header="; MaxProcs: 4")
     converted = swf_to_workload(path)
     assert [(j["id"], j["subtime"]) for j in converted.jobs] == [("1", 0), ("3", 50)]
     assert converted.report.dropped["submit_time_missing"].tolist() == [3]
@@ -429,13 +437,7 @@ def test_unknown_submit_time_is_dropped_not_used_as_origin(tmp_path):
 
 def test_fractional_submit_times_rebase_to_their_decimal_difference(tmp_path):
     # 1000.1 - 1000 in float64 is 0.10000000000002274: the log says 0.1 s after the first job.
-    lines = [
-        "1 1000 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
-        "2 1000.1 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
-        "3 123456789.37 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1",
-    ]
-    path = tmp_path / "fraction.swf"
-    path.write_text("\n".join(lines) + "\n")
+    path = _small_log(tmp_path / "fraction.swf", ["1000", "1000.1", "123456789.37"])
     converted = swf_to_workload(path)
     assert [j["subtime"] for j in converted.jobs] == [0.0, 0.1, 123455789.37]
     assert json.dumps([j["subtime"] for j in converted.jobs]) == "[0.0, 0.1, 123455789.37]"
@@ -572,14 +574,8 @@ _JSON_MUTATIONS = {
 @pytest.mark.parametrize("case", list(_JSON_MUTATIONS))
 def test_json_workload_errors_are_found_when_read(tmp_path, case):
     mutate, field, fragment = _JSON_MUTATIONS[case]
-    document = _small_workload()
-    mutate(document)
-    path = tmp_path / "bad.json"
-    path.write_text(json.dumps(document))
-    with pytest.raises(WorkloadFormatError) as info:
-        read_workload_json(path)
-    assert (info.value.path, info.value.field) == (str(path), field)
-    assert fragment in str(info.value)
+    _path, error = _refused_after(mutate, _small_workload(), tmp_path, field)
+    assert fragment in error
 
 
 _BAD_JSON_FILES = {
