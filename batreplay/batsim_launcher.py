@@ -596,22 +596,22 @@ _BATSIM_REASON = re.compile(r"\[(?:[\w.]+/)?(?:CRITICAL|ERROR)\]\s*(.+)$")
 def _batsim_reason(path: Path | None, max_bytes: int = 65536) -> str:
     """The text of the last CRITICAL or ERROR line of Batsim's standard error ("" if none), without its
     time stamp and source location: what Batsim says when it refuses its inputs and aborts (SIGABRT)."""
-    if path is None or not path.is_file():
-        return ""
-    with open(path, "rb") as stream:
-        stream.seek(max(path.stat().st_size - max_bytes, 0))
-        text = stream.read().decode("utf-8", errors="replace")
+    text = _last_bytes(path, max_bytes)
     reasons = [m.group(1).strip() for m in map(_BATSIM_REASON.search, text.splitlines()) if m]
     return reasons[-1] if reasons else ""
 
 
-def _stderr_tail(path: Path | None, lines: int = 10, max_bytes: int = 8192) -> str:
+def _last_bytes(path: Path | None, max_bytes: int) -> str:
+    """The end of the file ``path`` (at most ``max_bytes``, decoded leniently); "" without such a file."""
     if path is None or not path.is_file():
         return ""
     with open(path, "rb") as stream:
         stream.seek(max(path.stat().st_size - max_bytes, 0))
-        text = stream.read().decode("utf-8", errors="replace")
-    kept = [line.rstrip() for line in text.splitlines() if line.strip()]
+        return stream.read().decode("utf-8", errors="replace")
+
+
+def _stderr_tail(path: Path | None, lines: int = 10, max_bytes: int = 8192) -> str:
+    kept = [line.rstrip() for line in _last_bytes(path, max_bytes).splitlines() if line.strip()]
     return "\n".join(kept[-lines:])
 
 

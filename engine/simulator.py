@@ -731,13 +731,13 @@ class BatsimEngine:
         # is certain and one action suffices; near it the engine runs both, with SimGrid's arithmetic (and a
         # task that loses keeps running until its executor exits: see ``finish``; beyond the band it would
         # end long after that).
-        if walltime < 0 or (rate and duration < walltime - _RACE_BAND * (1.0 + walltime)):
-            job.activity = self._start_activity(1.0, rate, _PRIO_SEND, finish, _SUCCESS) if rate \
-                else self._sleep(duration, finish, _SUCCESS)
-        elif rate and duration <= walltime + _RACE_BAND * (1.0 + walltime):
+        band = _RACE_BAND * (1.0 + walltime)
+        if rate and (walltime < 0 or duration < walltime - band):
+            job.activity = self._start_activity(1.0, rate, _PRIO_SEND, finish, _SUCCESS)
+        elif rate and duration <= walltime + band:
             job.activity = self._start_activity(1.0, rate, _PRIO_SEND, finish, _SUCCESS)
             job.timeout = self._sleep(walltime, finish, _WALLTIME_REACHED)
-        elif not rate and duration < walltime:
+        elif not rate and (walltime < 0 or duration < walltime):
             job.activity = self._sleep(duration, finish, _SUCCESS)
         else:
             job.activity = self._sleep(walltime, finish, _WALLTIME_REACHED)

@@ -44,6 +44,19 @@ PRINTED_TOLERANCE = 1e-9
 REPLY_TIMEOUT = 30.0  # seconds a double waits for one reply before giving up
 
 
+def wait_until_gone(pid: int, seconds: float = 60.0) -> bool:
+    """Wait until no process ``pid`` runs any more (a zombie waiting for its parent counts as gone); False if it
+    still runs after ``seconds`` (a generous bound: a pass never depends on how fast the machine is)."""
+    from batreplay.atomic import process_alive
+
+    deadline = time.monotonic() + seconds
+    while process_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def transcript_pairs(case_dir: Path) -> list[tuple[dict, dict]]:
     """The (Batsim message, scheduler reply) pairs of a golden ``transcript.jsonl``, checked to alternate."""
     with open(case_dir / "transcript.jsonl") as stream:

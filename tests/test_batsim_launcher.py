@@ -9,7 +9,6 @@ outputs. Others crash, hang, stop answering, refuse their inputs or write nothin
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -36,32 +35,11 @@ from batreplay.batsim_launcher import (
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.outputs import jobs_frame
 from batreplay.schedulers.registry import load_scheduler
-from batsim_doubles import FAKE_HANGING, PROBES_DIR, TOLERANCE, batsim_options, engine_for, write_fake_batsim
+from batsim_doubles import (FAKE_HANGING, PROBES_DIR, TOLERANCE, batsim_options, engine_for, wait_until_gone,
+                            write_fake_batsim)
 from conftest import GOLDEN
 
 DELAYS = GOLDEN / "delays"
-
-
-def _is_gone(pid: int) -> bool:
-    """True when no process ``pid`` runs any more (a zombie waiting for its parent counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    stat = Path(f"/proc/{pid}/stat")
-    try:
-        return stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def _wait_gone(pid: int, seconds: float = 60.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not _is_gone(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def _fake(tmp_path: Path, mode: str = "protocol", version: str = "4.2.1", startup_delay: float = 0.0) -> Path:
@@ -304,22 +282,22 @@ def test_hanging_batsim_times_out_and_leaves_no_process(tmp_path, startup_delay,
     with pytest.raises(BatsimTimeout, match=r"did not connect to tcp://127\.0\.0\.1:\d+ within 2 s"):
         _run(tmp_path, _fake(tmp_path, mode="hang", startup_delay=startup_delay), timeout=2.0)
     pids = json.loads((tmp_path / "run" / "fake_batsim_pids.json").read_text())
-    assert _wait_gone(pids["batsim"]), "batsim survived"
-    assert _wait_gone(pids["child"]), "batsim's child process survived (process group not killed)"
+    assert wait_until_gone(pids["batsim"]), "batsim survived"
+    assert wait_until_gone(pids["child"]), "batsim's child process survived (process group not killed)"
 
 
 @SPEEDS
 def test_batsim_that_stops_answering_times_out(tmp_path, startup_delay, clock_from_hanging):
     with pytest.raises(BatsimTimeout, match=r"sent nothing more on .* within 2 s \(after 1 messages; killed\)"):
         _run(tmp_path, _fake(tmp_path, mode="silent", startup_delay=startup_delay), timeout=2.0)
-    assert _wait_gone(_fake_pid(tmp_path))
+    assert wait_until_gone(_fake_pid(tmp_path))
 
 
 @SPEEDS
 def test_batsim_that_does_not_exit_after_the_end_times_out(tmp_path, startup_delay, clock_from_hanging):
     with pytest.raises(BatsimTimeout, match="did not exit within 2 s after the simulation ended"):
         _run(tmp_path, _fake(tmp_path, mode="linger", startup_delay=startup_delay), timeout=2.0)
-    assert _wait_gone(_fake_pid(tmp_path))
+    assert wait_until_gone(_fake_pid(tmp_path))
 
 
 def test_batsim_refusing_its_inputs_with_status_0_is_an_error(tmp_path):
@@ -346,7 +324,7 @@ def test_scheduler_failure_kills_batsim_and_propagates(tmp_path):
     with pytest.raises(Broken):
         run_with_batsim(DELAYS / "platform.xml", DELAYS / "workload.json", scheduler, tmp_path / "run",
                         batsim_path=_fake(tmp_path))
-    assert _wait_gone(_fake_pid(tmp_path)), "batsim survived the scheduler's failure"
+    assert wait_until_gone(_fake_pid(tmp_path)), "batsim survived the scheduler's failure"
 
 
 def test_bad_inputs_are_refused_before_starting(tmp_path):

@@ -150,7 +150,7 @@ def test_an_exit_through_the_feedback_broker_fails_the_run(tmp_path, capsys):
 def test_the_launcher_turns_an_exit_into_an_error_and_stops_batsim(tmp_path):
     from batreplay.batsim_launcher import run_with_batsim
     from batreplay.schedulers.failures import DecisionProcessError
-    from batsim_doubles import write_fake_batsim
+    from batsim_doubles import wait_until_gone, write_fake_batsim
 
     (tmp_path / "bin").mkdir()
     fake = write_fake_batsim(tmp_path / "bin")
@@ -164,26 +164,7 @@ def test_the_launcher_turns_an_exit_into_an_error_and_stops_batsim(tmp_path):
         run_with_batsim(DELAYS / "platform.xml", DELAYS / "workload.json", scheduler, tmp_path / "out",
                         batsim_path=fake, timeout=120.0)
     pid = json.loads((tmp_path / "out" / "fake_batsim_pids.json").read_text())["batsim"]
-    assert _gone(pid), "batsim survived the decision process's exit"
-
-
-def _gone(pid: int, seconds: float = 30.0) -> bool:
-    import os
-    import time
-
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        try:
-            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                return True
-        except (OSError, IndexError):
-            return True
-        time.sleep(0.05)
-    return False
+    assert wait_until_gone(pid, 30.0), "batsim survived the decision process's exit"
 
 
 def test_an_exit_with_a_real_batsim_fails_the_run(tmp_path, capsys, real_batsim):
