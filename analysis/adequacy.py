@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from batreplay.analysis.out_jobs import FULL_ID, REJECTED
+from batreplay.formats.out_jobs import FULL_ID, REJECTED
 
 STREAM_COLUMNS: tuple[str, ...] = (
     "job_id", "submit_time", "requested_resources", "requested_time", "start_time", "processing_time")
@@ -81,7 +81,7 @@ def stream_from_out_jobs(jobs: pd.DataFrame, *, id_column: str = FULL_ID) -> pd.
     the time it actually ran).
 
     Args:
-        jobs: from :func:`batreplay.analysis.out_jobs.read_out_jobs`.
+        jobs: from :func:`batreplay.formats.out_jobs.read_out_jobs`.
         id_column: ``"full_job_id"`` (``workload!id``, to compare two runs) or ``"job_id"`` (bare id, to
             compare with a log whose jobs are numbered the same way).
 

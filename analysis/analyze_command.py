@@ -51,11 +51,11 @@ from batreplay.analysis.metrics import (
     per_user_summary,
     summarize,
 )
-from batreplay.analysis.out_jobs import out_jobs_anomalies
+from batreplay.formats.out_jobs import out_jobs_anomalies
 from batreplay.analysis.report import ReportContent, ReportFigure, ReportTable, write_report
 from batreplay.analysis.run_dir import RunData, RunDirError, load_run, unique_run_names
 from batreplay.atomic import write_json_atomically
-from batreplay.replay.swf import SwfLog, read_swf
+from batreplay.workloads.swf import SwfLog, read_swf
 
 #: Seed 000 (Baranov et al.), Table I: P (s) and number of jobs whose waiting time differs, on the first k
 #: jobs, for the SUPPZ job management system against itself with virtual nodes. The paper takes P = 12 s as

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from batreplay.analysis.out_jobs import FULL_ID, attach_job_table
+from batreplay.formats.out_jobs import FULL_ID, attach_job_table
 
 ORIGINALS_COLUMNS: tuple[str, ...] = ("job_id", "user_id", "original_submission_time")
 
@@ -35,7 +35,7 @@ def job_lateness(jobs: pd.DataFrame, originals: pd.DataFrame) -> pd.DataFrame:
     Rejected jobs count: they were submitted, so their submission time is known.
 
     Args:
-        jobs: validated ``out_jobs.csv`` table of the replay (:func:`batreplay.analysis.out_jobs.read_out_jobs`).
+        jobs: validated ``out_jobs.csv`` table of the replay (:func:`batreplay.formats.out_jobs.read_out_jobs`).
         originals: table with ``job_id``, ``user_id``, ``original_submission_time`` (s), one row per job.
 
     Returns:
@@ -47,7 +47,7 @@ def job_lateness(jobs: pd.DataFrame, originals: pd.DataFrame) -> pd.DataFrame:
     Raises:
         ValueError: a column is missing, an original submission time is not a finite number (job named),
             or jobs are missing on either side (named), see
-            :func:`batreplay.analysis.out_jobs.attach_job_table`.
+            :func:`batreplay.formats.out_jobs.attach_job_table`.
     """
     missing = [c for c in ORIGINALS_COLUMNS if c not in originals.columns]
     if missing:

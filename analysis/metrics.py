@@ -1,4 +1,4 @@
-"""Scheduling metrics over a jobs table (Batsim's ``out_jobs.csv`` as read by :mod:`batreplay.analysis.out_jobs`).
+"""Scheduling metrics over a jobs table (Batsim's ``out_jobs.csv`` as read by :mod:`batreplay.formats.out_jobs`).
 
 Definitions and where they come from (seeds in ``../shared/seeds/``):
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from batreplay.analysis.out_jobs import (
+from batreplay.formats.out_jobs import (
     FAILED,
     FULL_ID,
     KILLED,
@@ -42,6 +42,8 @@ from batreplay.analysis.out_jobs import (
     WALLTIME_REACHED,
     attach_job_table,
 )
+from batreplay.formats.out_schedule import job_times
+from batreplay.formats.out_schedule import busy_node_seconds as node_seconds
 
 SECONDS_PER_DAY = 86_400.0
 SECONDS_PER_WEEK = 7 * SECONDS_PER_DAY
@@ -94,7 +96,7 @@ def job_metrics(jobs: pd.DataFrame, *, tau: float = DEFAULT_TAU) -> pd.DataFrame
     """Per-job times and slowdowns, computed from ``submission_time``, ``starting_time`` and ``finish_time``.
 
     Args:
-        jobs: a validated jobs table (see :mod:`batreplay.analysis.out_jobs`).
+        jobs: a validated jobs table (see :mod:`batreplay.formats.out_jobs`).
         tau: interactive threshold of the bounded slowdown, seconds (> 0).
 
     Returns:
@@ -108,18 +110,12 @@ def job_metrics(jobs: pd.DataFrame, *, tau: float = DEFAULT_TAU) -> pd.DataFrame
     """
     if not tau > 0:
         raise ValueError(f"bounded slowdown threshold tau must be > 0 s, got {tau}")
-    sub = jobs["submission_time"].to_numpy(dtype="float64")
-    start = jobs["starting_time"].to_numpy(dtype="float64")
-    finish = jobs["finish_time"].to_numpy(dtype="float64")
-    waiting = start - sub
-    execution = finish - start
-    turnaround = finish - sub
+    times = job_times(jobs)
+    turnaround = times["turnaround_time"].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
-        slowdown = np.where(execution > 0, turnaround / execution, np.nan)
-        bounded = np.maximum(turnaround / np.maximum(execution, tau), 1.0)
+        bounded = np.maximum(turnaround / np.maximum(times["execution_time"].to_numpy(), tau), 1.0)
     bounded[np.isnan(turnaround)] = np.nan
-    return pd.DataFrame({"waiting_time": waiting, "execution_time": execution, "turnaround_time": turnaround,
-                         "slowdown": slowdown, "bounded_slowdown": bounded}, index=jobs.index)
+    return times.assign(bounded_slowdown=bounded)
 
 
 def _running_intervals(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -131,16 +127,11 @@ def _running_intervals(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def busy_node_seconds(jobs: pd.DataFrame, window: TimeWindow | None = None) -> float:
-    """Node-seconds used by jobs (``requested_number_of_resources`` x time running), clipped to ``window``.
-
-    Batsim jobs are rigid: the allocation has exactly the requested number of resources (checked by
-    :func:`batreplay.analysis.out_jobs.out_jobs_anomalies`). Without a window, this is Batsim's
-    ``time_computing`` of ``out_schedule.csv``.
-    """
-    start, finish, width = _running_intervals(jobs)
-    if window is not None:
-        start, finish = np.clip(start, window.start, window.end), np.clip(finish, window.start, window.end)
-    return float(np.sum(width * np.maximum(finish - start, 0.0)))
+    """Node-seconds used by jobs (``requested_number_of_resources`` x time running), clipped to ``window``;
+    without a window, Batsim's ``time_computing`` (see :func:`batreplay.formats.out_schedule.busy_node_seconds`)."""
+    if window is None:
+        return node_seconds(jobs)
+    return node_seconds(jobs, window.start, window.end)
 
 
 def _percentile(values: np.ndarray, q: float) -> float:
@@ -161,7 +152,7 @@ def summarize(jobs: pd.DataFrame, *, nb_resources: int, tau: float = DEFAULT_TAU
     one ``[first submission, last finish]`` (the makespan span). Spans are closed intervals.
 
     Args:
-        jobs: a validated jobs table (:func:`batreplay.analysis.out_jobs.read_out_jobs`).
+        jobs: a validated jobs table (:func:`batreplay.formats.out_jobs.read_out_jobs`).
         nb_resources: number of compute resources of the platform (nodes), > 0.
         tau: interactive threshold of the bounded slowdown, seconds.
         window: optional :class:`TimeWindow` to leave out warm-up and drain (seed 004, Fig. 9).
@@ -300,61 +291,13 @@ def running_jobs_over_time(jobs: pd.DataFrame) -> pd.DataFrame:
     return steps
 
 
-def batsim_schedule_summary(jobs: pd.DataFrame) -> dict[str, float | int]:
-    """The job-related aggregates of Batsim's ``out_schedule.csv``, with Batsim's conventions.
-
-    Conventions, determined by comparing with every golden run of ``../shared/batsim-golden/``:
-    ``makespan`` = last finish time (simulation clock, not minus the first submission);
-    ``*_slowdown`` = turnaround / execution time; means = (sum over the jobs that ran) / ``nb_jobs``
-    where ``nb_jobs`` counts rejected jobs too; maxima over the jobs that ran; ``nb_jobs_finished`` =
-    jobs not rejected; ``nb_jobs_killed`` = walltime reached + killed; ``success_rate`` =
-    ``nb_jobs_success / nb_jobs``; ``time_computing`` = busy node-seconds.
-
-    Returns:
-        dict with ``makespan``, ``max_slowdown``, ``max_turnaround_time``, ``max_waiting_time``,
-        ``mean_slowdown``, ``mean_turnaround_time``, ``mean_waiting_time``, ``nb_jobs``,
-        ``nb_jobs_finished``, ``nb_jobs_killed``, ``nb_jobs_rejected``, ``nb_jobs_success``,
-        ``success_rate``, ``time_computing`` (seconds / node-seconds / counts). Zeros for an empty table.
-    """
-    per_job = job_metrics(jobs)
-    ran = jobs["starting_time"].notna().to_numpy()
-    nb_jobs = len(jobs)
-    states = jobs["final_state"].to_numpy()
-    nb_success = int((states == SUCCESS).sum())
-
-    def total_over_all(column: str) -> float:
-        values = per_job[column].to_numpy()[ran]
-        return float(np.nansum(values)) / nb_jobs if nb_jobs else 0.0
-
-    def largest(column: str) -> float:
-        values = per_job[column].to_numpy()[ran]
-        return float(np.nanmax(values)) if values.size else 0.0
-
-    return {
-        "makespan": float(jobs["finish_time"].max()) if ran.any() else 0.0,
-        "max_slowdown": largest("slowdown"),
-        "max_turnaround_time": largest("turnaround_time"),
-        "max_waiting_time": largest("waiting_time"),
-        "mean_slowdown": total_over_all("slowdown"),
-        "mean_turnaround_time": total_over_all("turnaround_time"),
-        "mean_waiting_time": total_over_all("waiting_time"),
-        "nb_jobs": nb_jobs,
-        "nb_jobs_finished": int(ran.sum()),
-        "nb_jobs_killed": int(np.isin(states, list(KILLED_STATES)).sum()),
-        "nb_jobs_rejected": int((states == REJECTED).sum()),
-        "nb_jobs_success": nb_success,
-        "success_rate": nb_success / nb_jobs if nb_jobs else 0.0,
-        "time_computing": busy_node_seconds(jobs),
-    }
-
-
 def per_user_summary(jobs: pd.DataFrame, users: pd.DataFrame, *, tau: float = DEFAULT_TAU) -> pd.DataFrame:
     """Scheduling metrics per user.
 
     Args:
         jobs: a validated jobs table.
         users: side table with columns ``job_id`` (full ``workload!job_id`` or bare Batsim id, see
-            :func:`batreplay.analysis.out_jobs.attach_job_table`) and ``user_id``, one row per job.
+            :func:`batreplay.formats.out_jobs.attach_job_table`) and ``user_id``, one row per job.
         tau: interactive threshold of the bounded slowdown, seconds.
 
     Returns:
@@ -364,7 +307,7 @@ def per_user_summary(jobs: pd.DataFrame, users: pd.DataFrame, *, tau: float = DE
         NaN when none ran) and ``node_seconds`` (busy node-seconds of the user's jobs).
 
     Raises:
-        ValueError: as :func:`batreplay.analysis.out_jobs.attach_job_table` (jobs missing on either
+        ValueError: as :func:`batreplay.formats.out_jobs.attach_job_table` (jobs missing on either
             side, named), or ``tau`` <= 0.
     """
     merged = attach_job_table(jobs, users, columns=["user_id"], table_name="user table")

@@ -33,7 +33,7 @@ from matplotlib.figure import Figure
 from procset import ProcSet
 
 from batreplay.analysis.metrics import SECONDS_PER_DAY, TimeWindow, running_jobs_over_time
-from batreplay.analysis.out_jobs import FULL_ID
+from batreplay.formats.out_jobs import FULL_ID
 from batreplay.analysis.run_dir import ORIGINAL_SUBMISSION, RunData
 
 #: Above this many points a curve is drawn from values sampled on a regular grid (see each function).
@@ -67,7 +67,7 @@ def queue_length_over_time(jobs: pd.DataFrame) -> pd.DataFrame:
     several things happen, the value is the one after all of them.
 
     Args:
-        jobs: a validated jobs table (:func:`batreplay.analysis.out_jobs.read_out_jobs`).
+        jobs: a validated jobs table (:func:`batreplay.formats.out_jobs.read_out_jobs`).
 
     Returns:
         Frame with ``time`` (s, increasing, one row per distinct submission or start instant of a job that

@@ -1,6 +1,6 @@
 """Loading one simulation's outputs for analysis: a batreplay run directory or a real Batsim output folder.
 
-A batreplay run directory (written by :func:`batreplay.runner.run`) holds ``out_jobs.csv``,
+A batreplay run directory (written by :func:`batreplay.run.runner.run`) holds ``out_jobs.csv``,
 ``out_schedule.csv``, ``workload.json``, ``jobs.csv`` (per-job SWF facts: ``job_id``, ``user_id``, recorded
 times, and ``original_submission_time`` for runs that know it), ``metrics.json`` and ``run.json`` (the run's
 spec and the platform file used). A real Batsim's output folder holds at least ``out_jobs.csv`` (or
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from batreplay.analysis.out_jobs import FULL_ID, OutJobsError, attach_job_table, read_out_jobs
+from batreplay.formats.out_jobs import FULL_ID, OutJobsError, attach_job_table, read_out_jobs
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 
@@ -49,7 +49,7 @@ class RunData:
     Attributes:
         name: short label of the run in tables and figures (the folder name, made unique by the caller).
         path: the folder read.
-        jobs: validated jobs table (:func:`batreplay.analysis.out_jobs.read_out_jobs`), one row per job.
+        jobs: validated jobs table (:func:`batreplay.formats.out_jobs.read_out_jobs`), one row per job.
         job_table: the job side table (``jobs.csv``) with at least ``job_id`` and ``user_id``, one row per
             job of ``jobs`` (checked), or None for a plain Batsim output folder.
         nb_resources: number of compute resources of the platform (nodes), or None when nothing tells.
@@ -137,7 +137,7 @@ def read_job_table(path: Path, jobs: pd.DataFrame) -> pd.DataFrame:
     Raises:
         RunDirError: unreadable file, missing columns (listed), a bad ``original_submission_time`` (line
             named), or jobs present on one side only (named, see
-            :func:`batreplay.analysis.out_jobs.attach_job_table`).
+            :func:`batreplay.formats.out_jobs.attach_job_table`).
     """
     try:
         table = pd.read_csv(path, dtype={"job_id": str})
@@ -241,7 +241,7 @@ def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | N
         RunDirError: no such folder, no jobs file, unreadable ``run.json`` / ``jobs.csv`` /
             ``out_schedule.csv``, a side table that does not match the jobs, a job that ran on more resources
             than the platform has.
-        batreplay.analysis.out_jobs.OutJobsError: ``out_jobs.csv`` missing columns or holding bad values
+        batreplay.formats.out_jobs.OutJobsError: ``out_jobs.csv`` missing columns or holding bad values
             (file, line and column named).
         batreplay.platforms.reader.PlatformError: a malformed platform file.
     """

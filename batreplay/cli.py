@@ -66,7 +66,7 @@ def scheduler_options_argument(text: str) -> dict:
 
 
 def _cmd_run(args: argparse.Namespace, console: Console) -> int:
-    from batreplay.runner import RunSpec, run
+    from batreplay.run.runner import RunSpec, run
     from batreplay.schedulers.registry import check_scheduler_options
 
     scheduler_options = scheduler_options_argument(args.scheduler_options)
@@ -108,9 +108,9 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     from batreplay.replay.session_graph import describe_session_graphs, save_session_graphs
-    from batreplay.replay.swf import read_swf
-    from batreplay.replay.workload import swf_to_workload
-    from batreplay.runner import session_graphs_for
+    from batreplay.workloads.swf import read_swf
+    from batreplay.workloads.batsim_workload import swf_to_workload
+    from batreplay.run.runner import session_graphs_for
 
     if args.max_jobs is not None and args.max_jobs < 1:
         raise ValueError(f"--max-jobs must be an integer >= 1, got {args.max_jobs}")
@@ -147,7 +147,7 @@ def _cmd_platform(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_fetch(args: argparse.Namespace, console: Console) -> int:
-    from batreplay.replay.pwa import fetch_log
+    from batreplay.workloads.pwa import fetch_log
 
     path = fetch_log(args.log, cache_dir=Path(args.cache) if args.cache else None, sha256=args.sha256)
     console.print(str(path))

@@ -6,7 +6,7 @@ closing a socket. Two mechanisms together bound a run:
 
 1. **Checks at each message** (:meth:`Deadline.check`): the embedded engine's connection
    (:class:`batreplay.engine.inprocess.EngineConnection`) and the real-Batsim channel
-   (:class:`batreplay.batsim_launcher.BatsimChannel`) check the deadline each time the decision process asks
+   (:class:`batreplay.engine.batsim_launcher.BatsimChannel`) check the deadline each time the decision process asks
    for the next message, and while it waits for one. This works in any thread, and stops a simulation that
    simply takes too long.
 2. **A watchdog** (:func:`wall_clock_limit`): an ``ITIMER_REAL`` interval timer (:func:`signal.setitimer`)
@@ -21,8 +21,8 @@ subprocess would need every user scheduler to be picklable and would change how 
 it. A signal is the one way to interrupt the interpreter's main thread.
 
 :class:`WallClockTimeout` derives from :class:`BaseException` (as :class:`KeyboardInterrupt` does), so that a
-scheduler's ``except Exception:`` cannot swallow it; :func:`batreplay.runner.run` turns it into a
-:class:`~batreplay.runner.RunError`.
+scheduler's ``except Exception:`` cannot swallow it; :func:`batreplay.run.runner.run` turns it into a
+:class:`~batreplay.run.runner.RunError`.
 
 Limits: the watchdog only works in the main thread and only if no other interval timer is armed (it leaves
 someone else's timer alone); elsewhere only the checks of (1) apply. It fires once: a scheduler that catches

@@ -1,6 +1,6 @@
 """Speed and memory of full-log simulations with the embedded engine (run by hand, not in CI).
 
-Each (log, scheduler) pair runs in a fresh subprocess through ``batreplay.runner.run`` (SWF reading,
+Each (log, scheduler) pair runs in a fresh subprocess through ``batreplay.run.runner.run`` (SWF reading,
 conversion, simulation, output files), so that the peak resident memory (``ru_maxrss``) is the pair's own.
 
 Usage::
@@ -28,7 +28,7 @@ PLATFORMS = {"KTH-SP2-1996-2.1-cln": 100, "SDSC-SP2-1998-4.2-cln": 128, "HPC2N-2
 CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from batreplay.runner import RunSpec, run
+from batreplay.run.runner import RunSpec, run
 from batreplay.platforms.generate import write_platform
 log, nodes, scheduler, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
 platform = out.parent / f"platform-{nodes}.xml"

@@ -91,7 +91,7 @@ def main() -> None:
     batsim = shutil.which("batsim")
     if batsim is None:
         raise SystemExit("no batsim on PATH: build one with SKIP_PYBATSIM=1 bash ../shared/batsim/build.sh")
-    from batreplay.runner import resolve_platform
+    from batreplay.run.runner import resolve_platform
 
     platform = resolve_platform(args.platform)
     log = WORKLOADS / f"{args.log}.swf.gz"

@@ -83,8 +83,8 @@ import numpy as np
 from procset import ProcSet
 
 from batreplay.engine.profiles import execution_time, validate_profile
+from batreplay.formats.out_jobs import BATSIM_VERSION, JobRecord
 
-BATSIM_VERSION = "4.2.1"
 
 
 def printed_time(value: float) -> float:
@@ -163,28 +163,6 @@ class Job:
     def full_id(self) -> str:
         """Batsim's job id, ``workload!name``."""
         return f"{self.workload}!{self.name}"
-
-
-@dataclass
-class JobRecord:
-    """One row of ``out_jobs.csv``, in the order Batsim writes them (rejection or termination time)."""
-
-    job_id: str
-    workload_name: str
-    profile: str
-    submission_time: float
-    requested_number_of_resources: int
-    requested_time: float
-    success: int
-    final_state: str
-    starting_time: float | None
-    execution_time: float | None
-    finish_time: float | None
-    waiting_time: float | None
-    turnaround_time: float | None
-    stretch: float | None
-    allocated_resources: str
-    metadata: str
 
 
 class _Activity:

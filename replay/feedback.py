@@ -47,7 +47,7 @@ class ThinkTimeUsers:
     Args:
         graphs: the users' session graphs (recorded times, seconds).
         origin: the recorded time that is simulated time 0 (for an SWF log converted by
-            :func:`batreplay.replay.workload.swf_to_workload`, its ``submit_origin``). A session hanging from
+            :func:`batreplay.workloads.batsim_workload.swf_to_workload`, its ``submit_origin``). A session hanging from
             the root starts at its recorded start minus ``origin``.
         job_ids: the jobs that will really be simulated; sessions only count those (jobs the conversion
             dropped are ignored, and reported in :attr:`ignored_jobs`).

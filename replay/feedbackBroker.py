@@ -26,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from batreplay.replay import broker
-from batreplay.runner import RunSpec, feedback_users, load_workload
+from batreplay.run.runner import RunSpec, feedback_users, load_workload
 from batreplay.schedulers.registry import load_scheduler
 
 

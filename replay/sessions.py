@@ -165,7 +165,7 @@ def partition_sessions(
     ----------
     jobs:
         Recorded jobs, one row each, with at least the columns ``job_id``, ``user_id``, ``submit_time``,
-        ``wait_time``, ``run_time`` (times in seconds; the frame of ``batreplay.replay.swf.read_swf(path).jobs``).
+        ``wait_time``, ``run_time`` (times in seconds; the frame of ``batreplay.workloads.swf.read_swf(path).jobs``).
         If a ``line`` column is present, error messages name the line.
     method:
         ``"arrival"``, ``"last"`` or ``"max"`` (rules in the module docstring).

@@ -173,7 +173,7 @@ def pybatsim_process(scheduler: str, log_dir: Path, options: dict | None = None,
     """A decision process run by pybatsim's launcher on a free loopback port, and a :class:`ZmqBatsim`
     connected to it. Both are stopped when the block ends, whatever happens; the process's output goes to
     ``log_dir/pybatsim.log`` (quoted in the error if the block fails)."""
-    from batreplay.batsim_launcher import free_tcp_port, terminate_process_group
+    from batreplay.engine.batsim_launcher import free_tcp_port, terminate_process_group
 
     port = free_tcp_port()
     log_path = log_dir / "pybatsim.log"
@@ -296,7 +296,8 @@ def fake_batsim_main(argv: list[str], mode: str = "protocol", version: str = "4.
         batsim.close()
     if mode == "no_output":
         return 0
-    from batreplay.engine.outputs import schedule_summary, write_out_jobs, write_out_schedule
+    from batreplay.formats.out_jobs import write_out_jobs
+    from batreplay.formats.out_schedule import schedule_summary, write_out_schedule
 
     prefix = args.export
     jobs = write_out_jobs(engine.records, Path(f"{prefix}_jobs.csv"))

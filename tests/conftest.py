@@ -65,7 +65,7 @@ def find_real_batsim() -> str:
     """
     import shutil
 
-    from batreplay.batsim_launcher import BatsimLaunchError, check_batsim_version
+    from batreplay.engine.batsim_launcher import BatsimLaunchError, check_batsim_version
 
     path = shutil.which("batsim")
     problem = None

@@ -21,7 +21,7 @@ from batreplay.analysis.adequacy import (
     stream_from_out_jobs,
     stream_from_swf,
 )
-from batreplay.analysis.out_jobs import read_out_jobs, validate_out_jobs
+from batreplay.formats.out_jobs import read_out_jobs, validate_out_jobs
 
 SWF_FIELDS = ["job_id", "submit_time", "wait_time", "run_time", "allocated_processors", "average_cpu_time",
               "used_memory", "requested_processors", "requested_time", "requested_memory", "status", "user_id",

@@ -1,6 +1,6 @@
 """Every built-in scheduler completes on every log of ``../shared/workloads`` with the invariants of out_jobs.csv.
 
-Each log runs, through :func:`batreplay.runner.run` and the embedded engine, on a cluster of as many nodes as the
+Each log runs, through :func:`batreplay.run.runner.run` and the embedded engine, on a cluster of as many nodes as the
 log's header gives processors (``MaxProcs``; else ``MaxNodes``; else the widest job), since the SWF conversion
 turns each processor into one Batsim resource. Checked on the written ``out_jobs.csv``:
 
@@ -32,8 +32,8 @@ from procset import ProcSet
 
 from batreplay.platforms.generate import cluster_platform, write_platform_text
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED
-from batreplay.replay.swf import read_swf
-from batreplay.runner import RunSpec, run
+from batreplay.workloads.swf import read_swf
+from batreplay.run.runner import RunSpec, run
 
 from conftest import WORKLOADS
 

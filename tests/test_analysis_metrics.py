@@ -11,12 +11,12 @@ from conftest import GOLDEN, golden_cases
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from batreplay.formats.out_schedule import batsim_schedule_summary
 from batreplay.analysis.metrics import (
     SECONDS_PER_DAY,
     SECONDS_PER_MONTH,
     SECONDS_PER_WEEK,
     TimeWindow,
-    batsim_schedule_summary,
     busy_node_seconds,
     job_metrics,
     paper_windows,
@@ -24,7 +24,7 @@ from batreplay.analysis.metrics import (
     running_jobs_over_time,
     summarize,
 )
-from batreplay.analysis.out_jobs import (
+from batreplay.formats.out_jobs import (
     BATSIM_COLUMNS,
     OutJobsError,
     allocated_resource_counts,

@@ -13,9 +13,9 @@ from conftest import GOLDEN, WORKLOADS
 
 from batreplay.analysis.adequacy import StreamMismatchError
 from batreplay.analysis.analyze_command import analyze, window_from_days
-from batreplay.analysis.out_jobs import BATSIM_COLUMNS, OutJobsError
+from batreplay.formats.out_jobs import BATSIM_COLUMNS, OutJobsError
 from batreplay.analysis.run_dir import RunDirError, load_run, unique_run_names
-from batreplay.runner import RunSpec, run
+from batreplay.run.runner import RunSpec, run
 
 KTH_LOG = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 SWF_FIELDS = ["job_id", "submit_time", "wait_time", "run_time", "allocated_processors", "average_cpu_time",

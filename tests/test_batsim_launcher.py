@@ -1,4 +1,4 @@
-"""The real-Batsim launcher (batreplay.batsim_launcher), without a real Batsim: fake ``batsim`` executables.
+"""The real-Batsim launcher (batreplay.engine.batsim_launcher), without a real Batsim: fake ``batsim`` executables.
 
 The fakes (tests/batsim_doubles.py) answer Batsim 4.2's command line; the ``protocol`` one plays Batsim with the
 embedded engine over the ZeroMQ socket given by ``-s`` and writes ``PREFIX_jobs.csv`` / ``PREFIX_schedule.csv``,
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from batreplay import batsim_launcher
-from batreplay.batsim_launcher import (
+from batreplay.engine import batsim_launcher
+from batreplay.engine.batsim_launcher import (
     BatsimCrashed,
     BatsimLaunchError,
     BatsimNoOutput,
@@ -33,7 +33,7 @@ from batreplay.batsim_launcher import (
     run_with_batsim,
 )
 from batreplay.engine.inprocess import run_scheduler
-from batreplay.engine.outputs import jobs_frame
+from batreplay.formats.out_jobs import jobs_frame
 from batreplay.schedulers.registry import load_scheduler
 from batsim_doubles import (FAKE_HANGING, PROBES_DIR, TOLERANCE, batsim_options, engine_for, wait_until_gone,
                             write_fake_batsim)

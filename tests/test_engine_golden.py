@@ -13,7 +13,8 @@ import pytest
 from batsim.tools.launcher import instanciate_scheduler
 
 from batreplay.engine.inprocess import run_scheduler
-from batreplay.engine.outputs import jobs_frame, schedule_summary, write_out_jobs
+from batreplay.formats.out_jobs import jobs_frame, write_out_jobs
+from batreplay.formats.out_schedule import schedule_summary
 from batreplay.engine.simulator import BatsimEngine, EngineError
 from batsim_doubles import batsim_options, json_difference, transcript_pairs
 from batsim_doubles import engine_for as shared_engine_for

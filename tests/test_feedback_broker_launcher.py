@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 from batsim.tools.launcher import instanciate_scheduler
 
-from batreplay.engine.outputs import jobs_frame
+from batreplay.formats.out_jobs import jobs_frame
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
-from batreplay.runner import RunSpec, run
+from batreplay.run.runner import RunSpec, run
 from batsim_doubles import drive_engine, pybatsim_process, wait_exit
 from conftest import REPO_ROOT, WORKLOADS
 

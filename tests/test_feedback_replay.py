@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from batreplay.analysis.out_jobs import read_out_jobs
+from batreplay.formats.out_jobs import read_out_jobs
 from batreplay.platforms.generate import write_platform
 from batreplay.replay.broker import BrokerConfigurationError
-from batreplay.runner import RunError, RunSpec, run
+from batreplay.run.runner import RunError, RunSpec, run
 
 
 def write_swf(path: Path, jobs: list[tuple[int, int, int, int, int, int, int]]) -> Path:

@@ -37,7 +37,7 @@ from procset import ProcSet
 
 from batreplay.cli import main
 from batreplay.platforms.generate import write_platform
-from batreplay.replay.workload import swf_to_workload
+from batreplay.workloads.batsim_workload import swf_to_workload
 from conftest import WORKLOADS
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"

@@ -18,7 +18,7 @@ from batreplay.analysis.lateness import (
     lateness_per_user,
     lateness_summary,
 )
-from batreplay.analysis.out_jobs import read_out_jobs, validate_out_jobs
+from batreplay.formats.out_jobs import read_out_jobs, validate_out_jobs
 
 
 def replay_jobs(submissions: dict[str, float], workload: str = "w0") -> pd.DataFrame:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from batreplay.analysis import plots
 from batreplay.analysis.lateness import job_lateness, lateness_per_user
 from batreplay.analysis.metrics import TimeWindow, summarize
-from batreplay.analysis.out_jobs import validate_out_jobs
+from batreplay.formats.out_jobs import validate_out_jobs
 from batreplay.analysis.run_dir import RunData, load_run
 
 

@@ -8,7 +8,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from batreplay.replay.pwa import (
+from batreplay.workloads.pwa import (
     PWA_BASE_URL,
     PWA_CATALOGUE,
     ChecksumMismatchError,

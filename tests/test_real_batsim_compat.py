@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from batreplay.batsim_launcher import terminate_process_group
+from batreplay.engine.batsim_launcher import terminate_process_group
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
-from batreplay.runner import RunSpec, run
+from batreplay.run.runner import RunSpec, run
 from conftest import GOLDEN, REPO_ROOT, WORKLOADS
 from test_batsim_integration import assert_same_file
 
@@ -150,7 +150,7 @@ def _edge_workload(seed: int = 7, nb_jobs: int = 60) -> dict:
 def test_jobs_without_walltime_are_never_killed(scheduler, tmp_path):
     """``walltime: -1`` and an absent walltime both mean "no walltime" to Batsim: the job runs to its end and
     out_jobs.csv says ``requested_time`` -1 (analysis reads it as NaN, "no walltime")."""
-    from batreplay.analysis.out_jobs import read_out_jobs
+    from batreplay.formats.out_jobs import read_out_jobs
 
     workload = tmp_path / "edge.json"
     document = _edge_workload()

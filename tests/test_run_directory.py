@@ -26,7 +26,7 @@ from batreplay.atomic import make_staging_directory, recover_interrupted
 from batreplay.cli import main
 from batreplay.deadline import Deadline, WallClockTimeout, wall_clock_limit
 from batreplay.engine.inprocess import run_scheduler
-from batreplay.runner import RunError, RunSpec, run
+from batreplay.run.runner import RunError, RunSpec, run
 from batreplay.schedulers.registry import load_scheduler
 from batsim_doubles import engine_for, write_fake_batsim
 from conftest import GOLDEN, REPO_ROOT

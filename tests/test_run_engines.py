@@ -13,7 +13,7 @@ import json
 import pandas as pd
 import pytest
 
-from batreplay.runner import RunSpec, run
+from batreplay.run.runner import RunSpec, run
 from batsim_doubles import write_fake_batsim
 from conftest import WORKLOADS
 

@@ -25,7 +25,7 @@ from batreplay.replay.session_graph import (
     user_file_name,
 )
 from batreplay.replay.sessions import METHODS, partition_sessions
-from batreplay.replay.swf import read_swf
+from batreplay.workloads.swf import read_swf
 from conftest import FIG1_ROWS, WORKLOADS
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"

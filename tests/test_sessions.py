@@ -14,7 +14,7 @@ from batreplay.replay.sessions import (
     partition_sessions,
     session_spec_label,
 )
-from batreplay.replay.swf import read_swf
+from batreplay.workloads.swf import read_swf
 from conftest import FIG1_ROWS, WORKLOADS
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from batreplay.replay.swf import (
+from batreplay.workloads.swf import (
     ANOMALY_KINDS,
     FLOAT_COLUMNS,
     SWF_COLUMNS,

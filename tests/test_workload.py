@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from batreplay.cli import main
-from batreplay.replay.swf import SwfFormatError, read_swf
-from batreplay.replay.workload import (
+from batreplay.workloads.swf import SwfFormatError, read_swf
+from batreplay.workloads.batsim_workload import (
     CHANGE_REASONS,
     DROP_REASONS,
     JOB_TABLE_COLUMNS,

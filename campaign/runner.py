@@ -4,7 +4,7 @@ Layout of a campaign's output root (``[campaign] output_root``)::
 
     campaign.json            the spec file's text and checksum, the instances (id, labels, parameters)
     platforms/               generated platform files (recorded clusters and variants)
-    <id>/                    a run directory (batreplay.runner.run) + instance.json: a finished instance
+    <id>/                    a run directory (batreplay.run.runner.run) + instance.json: a finished instance
     <id>.failed.json         a failed instance: error, traceback, parameters (run again = retried)
     <id>.failed.log          its process output
     .campaign.lock           held (flock) by the runner using this output root

@@ -35,18 +35,19 @@ from typing import Any, Literal
 import pandas as pd
 
 from batreplay.analysis.metrics import summarize
-from batreplay.analysis.out_jobs import read_out_jobs
+from batreplay.formats.out_jobs import read_out_jobs
 from batreplay.atomic import commit_directory, make_staging_directory, recover_interrupted, write_json_atomically
-from batreplay.batsim_launcher import DEFAULT_TIMEOUT as DEFAULT_BATSIM_TIMEOUT
+from batreplay.engine.batsim_launcher import DEFAULT_TIMEOUT as DEFAULT_BATSIM_TIMEOUT
 from batreplay.deadline import Deadline, WallClockTimeout, wall_clock_limit
 from batreplay.engine.inprocess import run_scheduler
-from batreplay.engine.outputs import schedule_summary, write_out_jobs, write_out_schedule
+from batreplay.formats.out_jobs import write_out_jobs
+from batreplay.formats.out_schedule import schedule_summary, write_out_schedule
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
-from batreplay.replay.pwa import file_sha256
-from batreplay.replay.swf import read_swf
-from batreplay.replay.workload import read_workload_json, swf_to_workload
+from batreplay.workloads.pwa import file_sha256
+from batreplay.workloads.swf import read_swf
+from batreplay.workloads.batsim_workload import read_workload_json, swf_to_workload
 from batreplay.schedulers.failures import DecisionProcessError, decision_process_guard
 from batreplay.schedulers.registry import load_scheduler
 
@@ -75,7 +76,7 @@ class RunSpec:
         recorded_speed: node speed of the recorded machine, flop/s (only for ``parallel_homogeneous``).
         max_jobs: simulate only the first jobs of the log (file order), an integer >= 1; None for all.
         walltime_factor: walltime = max(requested time, factor x run time) (see
-            :func:`~batreplay.replay.workload.swf_to_workload`); None keeps the requested time.
+            :func:`~batreplay.workloads.batsim_workload.swf_to_workload`); None keeps the requested time.
         scheduler_options: options passed to the scheduler (pybatsim's ``-o`` JSON).
         replay: ``rigid`` (jobs submitted at their recorded times) or ``feedback`` (users replay their
             session graphs, Madon et al. 2024; needs an SWF log).
@@ -320,7 +321,7 @@ def _simulate_batsim(spec: RunSpec, platform_path: Path, static: dict, options: 
                      staging: Path, progress, deadline: Deadline | None = None) -> int:
     """Run next to a real Batsim (``batsim`` on PATH or ``spec.batsim``); its outputs land in ``staging``.
     If it fails, Batsim's standard error is kept next to the run directory (:func:`_keep_batsim_log`)."""
-    from batreplay.batsim_launcher import run_with_batsim
+    from batreplay.engine.batsim_launcher import run_with_batsim
 
     batsim_input = staging / "batsim-workload.json"
     batsim_input.write_text(json.dumps(static))
@@ -349,7 +350,7 @@ def failed_batsim_log(out_dir: Path) -> Path:
 def _keep_batsim_log(staging: Path, out_dir: Path, error: BaseException) -> None:
     """Move Batsim's standard error out of ``staging`` to :func:`failed_batsim_log` and make ``error``'s
     message name the new place (the launcher's messages say ``see .../batsim.stderr.log``)."""
-    from batreplay.batsim_launcher import STDERR_LOG
+    from batreplay.engine.batsim_launcher import STDERR_LOG
 
     log = staging / STDERR_LOG
     if not log.is_file():
@@ -463,7 +464,7 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
     if spec.engine not in ("embedded", "batsim"):
         raise RunError(f"unknown engine {spec.engine!r} (embedded or batsim)")
     if spec.engine == "batsim":
-        from batreplay.batsim_launcher import check_batsim_version, find_batsim
+        from batreplay.engine.batsim_launcher import check_batsim_version, find_batsim
 
         check_batsim_version(find_batsim(spec.batsim))  # fail fast, before reading the inputs
     platform_path = resolve_platform(spec.platform)

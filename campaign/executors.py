@@ -91,7 +91,7 @@ def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
 
 #: Modules the local forkserver imports once, so that each instance process starts without import cost.
 FORKSERVER_PRELOAD: tuple[str, ...] = (
-    "batreplay.campaign.worker", "batreplay.runner", "batreplay.replay.broker", "batreplay.replay.feedback",
+    "batreplay.campaign.worker", "batreplay.run.runner", "batreplay.replay.broker", "batreplay.replay.feedback",
     "batreplay.replay.session_graph", "batreplay.replay.sessions",
 )
 _FORKSERVER_LOCK = threading.Lock()

@@ -8,7 +8,7 @@ for every instance process. The process then:
 
 1. seeds Python's and numpy's global random generators with the instance's seed, so a stochastic scheduler
    replays the same way;
-2. calls :func:`batreplay.runner.run` with ``out_dir = <output_root>/<id>``; ``run`` writes the directory
+2. calls :func:`batreplay.run.runner.run` with ``out_dir = <output_root>/<id>``; ``run`` writes the directory
    atomically (temporary sibling, then rename);
 3. writes ``instance.json`` into it, last, atomically (temporary file, then rename): campaign, id,
    parameters, labels, engine, seed, the log replayed (with its SHA-256), wall time, host (``run.json``
@@ -86,7 +86,7 @@ def _watch_parent(parent: int, runner: int | None) -> None:
 
 
 def _run_spec(task: dict[str, Any]):
-    from batreplay.runner import RunSpec
+    from batreplay.run.runner import RunSpec
 
     params = task["params"]
     arguments: dict[str, Any] = {
@@ -112,8 +112,8 @@ def execute(task: dict[str, Any]) -> int:
         import numpy as np
 
         np.random.seed(seed % 2**32)
-        from batreplay.replay.pwa import file_sha256
-        from batreplay.runner import run
+        from batreplay.workloads.pwa import file_sha256
+        from batreplay.run.runner import run
 
         result = run(_run_spec(task))
         workload_sha256 = file_sha256(task["workload"])

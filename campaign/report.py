@@ -41,7 +41,7 @@ from rich.console import Console
 
 from batreplay.analysis.analyze_command import paper_window_metrics, run_metrics
 from batreplay.analysis.metrics import SECONDS_PER_DAY, summarize
-from batreplay.analysis.out_jobs import SUCCESS, validate_out_jobs
+from batreplay.formats.out_jobs import SUCCESS, validate_out_jobs
 from batreplay.analysis.report import ReportContent, ReportFigure, ReportTable, write_report
 from batreplay.analysis.run_dir import ORIGINAL_SUBMISSION, load_run
 from batreplay.campaign import figures
@@ -49,7 +49,7 @@ from batreplay.campaign.platforms import recorded_platform_path
 from batreplay.campaign.spec import CampaignSpec, Instance, LogSpec
 from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST
 from batreplay.platforms.reader import read_platform
-from batreplay.replay.swf import read_swf
+from batreplay.workloads.swf import read_swf
 
 RECORDED_EXPERIMENT = "recorded log"
 RECORDED_REPLAY = "-"

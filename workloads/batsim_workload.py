@@ -7,7 +7,7 @@ Batsim's workload format (Batsim 4.2.1 docs, ``docs/input-workload.rst``): ``{"n
 ``{"type": "parallel_homogeneous", "cpu": c, "com": 0}`` (every allocated host computes c flop, so the job
 lasts c / speed on hosts of that speed; see ``shared/docs/batsim-protocol-notes.md``).
 
-Mapping of one SWF job (fields of Feitelson's SWF definition, read by :mod:`batreplay.replay.swf`):
+Mapping of one SWF job (fields of Feitelson's SWF definition, read by :mod:`batreplay.workloads.swf`):
 
 - ``id`` = ``str(job_id)``;
 - ``subtime`` = ``submit_time - origin``, where origin is the earliest submit time among the converted jobs
@@ -48,7 +48,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from batreplay.atomic import write_text_atomically
-from batreplay.replay.swf import EXACT_SECONDS_LIMIT, MISSING, SwfFormatError, SwfLog, read_swf
+from batreplay.workloads.swf import EXACT_SECONDS_LIMIT, MISSING, SwfFormatError, SwfLog, read_swf
 
 #: Reasons for which a job is left out, in the order they are checked; a job is counted once, under the
 #: first reason that applies.
@@ -340,7 +340,7 @@ def swf_to_workload(
             the largest ``res`` converted. When given, ``MaxProcs`` does not drop any job (see the module).
         max_jobs: keep only the first ``max_jobs`` converted jobs (file order); the SWF jobs after the last
             one are reported as not considered.
-        on_error: passed to :func:`~batreplay.replay.swf.read_swf` when ``source`` is a path.
+        on_error: passed to :func:`~batreplay.workloads.swf.read_swf` when ``source`` is a path.
 
     Returns:
         The :class:`BatsimWorkload`, with its :class:`ConversionReport`.

@@ -1,4 +1,5 @@
-"""Reading and validating Batsim's ``out_jobs.csv`` (ours or a real Batsim's), and attaching per-job side tables.
+"""Batsim's ``out_jobs.csv``: its columns and final job states, the row a simulation produces, writing it byte for
+byte as Batsim 4.2.1 does, reading and validating it (ours or a real Batsim's), and attaching per-job side tables.
 
 Batsim 4.2.1 writes one row per job, in the order jobs were rejected or terminated, with the columns
 ``job_id`` (without the workload prefix), ``workload_name``, ``profile``, ``submission_time``,
@@ -12,12 +13,19 @@ seconds of simulated time, written with six decimals.
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from procset import ProcSet
+
+from batreplay.atomic import write_text_atomically
+
+#: The Batsim release whose output formats (and behaviour) batreplay reproduces.
+BATSIM_VERSION = "4.2.1"
 
 #: Columns in the order Batsim 4.2.1 writes them.
 BATSIM_COLUMNS: tuple[str, ...] = (
@@ -364,3 +372,52 @@ def attach_job_table(jobs: pd.DataFrame, table: pd.DataFrame, *, columns: Sequen
     for name in columns:
         result[name] = aligned[name].to_numpy()
     return result
+
+
+@dataclass
+class JobRecord:
+    """One row of ``out_jobs.csv``, in the order Batsim writes them (rejection or termination time)."""
+
+    job_id: str
+    workload_name: str
+    profile: str
+    submission_time: float
+    requested_number_of_resources: int
+    requested_time: float
+    success: int
+    final_state: str
+    starting_time: float | None
+    execution_time: float | None
+    finish_time: float | None
+    waiting_time: float | None
+    turnaround_time: float | None
+    stretch: float | None
+    allocated_resources: str
+    metadata: str
+
+
+def jobs_frame(records: Sequence[JobRecord]) -> pd.DataFrame:
+    """The ``out_jobs.csv`` table as a DataFrame: one row per record, Batsim's columns in Batsim's order.
+
+    Times are the records' own (computed as Batsim computes them by the engine), not derived here from printed
+    values; ``consumed_energy`` is -1 (no energy model), empty for a rejected job."""
+    frame = pd.DataFrame([r.__dict__ for r in records], columns=[c for c in BATSIM_COLUMNS if c != "consumed_energy"])
+    frame["consumed_energy"] = frame["starting_time"].where(frame["starting_time"].isna(), -1.0)
+    return frame[list(BATSIM_COLUMNS)]
+
+
+def write_out_jobs(records: Sequence[JobRecord], path: Path) -> pd.DataFrame:
+    """Write ``out_jobs.csv`` atomically (temporary file, then rename); return the table written.
+
+    The file is byte for byte what Batsim 4.2.1 writes: fields as they are, unquoted, except ``metadata``,
+    which Batsim always writes between double quotes (``""`` when empty) without escaping its content;
+    times with six decimals.
+
+    Raises:
+        csv.Error: a field holds a comma (a job id, say), which Batsim would write as is, breaking the CSV.
+    """
+    frame = jobs_frame(records)
+    text = frame.assign(metadata='"' + frame["metadata"].fillna("").astype(str) + '"').to_csv(
+        index=False, float_format="%.6f", quoting=csv.QUOTE_NONE, quotechar=None)
+    write_text_atomically(Path(path), text)
+    return frame

@@ -7,7 +7,7 @@ A campaign is the cross product, written once in a TOML file, of
 
 (``[[experiments]]`` may replace the platforms x schedulers product by named pairs, as in Madon et al. 2024,
 Sect. 5.2, where FCFS runs on the recorded machine only and the variants with EASY only). Each element is an
-:class:`Instance`: one call of :func:`batreplay.runner.run`. Its id is a readable prefix and the first 8 hex
+:class:`Instance`: one call of :func:`batreplay.run.runner.run`. Its id is a readable prefix and the first 8 hex
 digits of the SHA-256 of the canonical JSON of its parameters (sorted keys, no spaces), for example
 ``kth-sp2__easy__speed-x2__a60__s0__1a2b3c4d``: the same parameters give the same id on every machine, and any
 change of a parameter gives another id (hence another run directory).
@@ -40,9 +40,9 @@ from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
 from batreplay.replay.sessions import parse_session_spec, session_spec_label
 
-#: Replay models of :class:`batreplay.runner.RunSpec` (``replay``).
+#: Replay models of :class:`batreplay.run.runner.RunSpec` (``replay``).
 REPLAY_MODELS: tuple[str, ...] = ("rigid", "feedback")
-#: Engines an instance may ask for; ``embedded`` is the only one :func:`batreplay.runner.run` has for now.
+#: Engines an instance may ask for; ``embedded`` is the only one :func:`batreplay.run.runner.run` has for now.
 ENGINES: tuple[str, ...] = ("embedded", "batsim")
 PROFILES: tuple[str, ...] = ("parallel_homogeneous", "delay")
 #: Tables and figures the report knows (see :mod:`batreplay.campaign.report`).
@@ -52,7 +52,7 @@ REPORT_FIGURES: tuple[str, ...] = ("submissions", "cumulative", "throughput-util
 ID_HASH_LENGTH = 8
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _VARIANT_TOKEN = re.compile(r"^(nodes|speed)-([xd])(\d+(?:\.\d+)?)$")
-#: Workload file endings :func:`batreplay.runner.load_workload` reads (lower-cased).
+#: Workload file endings :func:`batreplay.run.runner.load_workload` reads (lower-cased).
 WORKLOAD_SUFFIXES: tuple[str, ...] = (".swf", ".swf.gz", ".json")
 
 
@@ -132,12 +132,12 @@ class LogSpec:
             or None when ``nodes`` is given.
         nodes: number of nodes of a generated homogeneous cluster (instead of ``platform``), or None.
         node_speed: speed of the generated cluster's nodes, flop/s.
-        profile: SWF conversion (``parallel_homogeneous`` or ``delay``, see :class:`batreplay.runner.RunSpec`).
+        profile: SWF conversion (``parallel_homogeneous`` or ``delay``, see :class:`batreplay.run.runner.RunSpec`).
         recorded_speed: node speed of the recorded machine, flop/s.
         max_jobs: simulate only the log's first jobs, or None for all.
         label: how tables name the log (default ``name``).
         walltime_factor: walltime = max(requested time, factor x run time) (Batsim's SWF converter's
-            ``--job_walltime_factor``; :func:`batreplay.replay.workload.swf_to_workload`), or
+            ``--job_walltime_factor``; :func:`batreplay.workloads.batsim_workload.swf_to_workload`), or
             None to keep the recorded requested times.
     """
 

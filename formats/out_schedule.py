@@ -1,0 +1,141 @@
+"""Batsim's ``out_schedule.csv``: its columns, the aggregates Batsim computes over ``out_jobs.csv``, and writing it.
+
+One row of aggregates over the jobs of ``out_jobs.csv`` (see :mod:`batreplay.formats.out_jobs`), with Batsim's
+conventions (:func:`batsim_schedule_summary`), plus the platform's idle time and the run's wall-clock times.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from batreplay.atomic import write_text_atomically
+from batreplay.formats.out_jobs import BATSIM_VERSION, KILLED_STATES, REJECTED, SUCCESS, validate_out_jobs
+
+OUT_SCHEDULE_COLUMNS = [
+    "batsim_version", "consumed_joules", "makespan", "max_slowdown", "max_turnaround_time",
+    "max_waiting_time", "mean_slowdown", "mean_turnaround_time", "mean_waiting_time", "nb_computing_machines",
+    "nb_grouped_switches", "nb_jobs", "nb_jobs_finished", "nb_jobs_killed", "nb_jobs_rejected",
+    "nb_jobs_success", "nb_machine_switches", "scheduling_time", "simulation_time", "success_rate",
+    "time_computing", "time_idle", "time_sleeping", "time_switching_off", "time_switching_on",
+    "time_unavailable",
+]
+
+
+def job_times(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Per-job times recomputed from ``submission_time``, ``starting_time`` and ``finish_time`` (seconds).
+
+    Returns:
+        Frame on ``jobs``'s index, float64: ``waiting_time`` (start - submission), ``execution_time``
+        (finish - start), ``turnaround_time`` (finish - submission) and ``slowdown`` (turnaround / execution,
+        dimensionless, NaN when the execution time is 0). NaN for rejected jobs.
+    """
+    submission = jobs["submission_time"].to_numpy(dtype="float64")
+    start = jobs["starting_time"].to_numpy(dtype="float64")
+    finish = jobs["finish_time"].to_numpy(dtype="float64")
+    execution = finish - start
+    turnaround = finish - submission
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slowdown = np.where(execution > 0, turnaround / execution, np.nan)
+    return pd.DataFrame({"waiting_time": start - submission, "execution_time": execution,
+                         "turnaround_time": turnaround, "slowdown": slowdown}, index=jobs.index)
+
+
+def busy_node_seconds(jobs: pd.DataFrame, start: float | None = None, end: float | None = None) -> float:
+    """Node-seconds used by the jobs that ran (``requested_number_of_resources`` x time running), clipped to
+    ``[start, end]`` when given. Batsim jobs are rigid (the allocation has exactly the requested number of
+    resources); without bounds this is Batsim's ``time_computing``."""
+    ran = jobs["starting_time"].notna().to_numpy()
+    began = jobs["starting_time"].to_numpy(dtype="float64")[ran]
+    ended = jobs["finish_time"].to_numpy(dtype="float64")[ran]
+    width = jobs["requested_number_of_resources"].to_numpy(dtype="float64")[ran]
+    if start is not None or end is not None:
+        began, ended = np.clip(began, start, end), np.clip(ended, start, end)
+    return float(np.sum(width * np.maximum(ended - began, 0.0)))
+
+
+def batsim_schedule_summary(jobs: pd.DataFrame) -> dict[str, float | int]:
+    """The job-related aggregates of Batsim's ``out_schedule.csv``, with Batsim's conventions.
+
+    Conventions, determined by comparing with every golden run of ``../shared/batsim-golden/``:
+    ``makespan`` = last finish time (simulation clock, not minus the first submission);
+    ``*_slowdown`` = turnaround / execution time; means = (sum over the jobs that ran) / ``nb_jobs``
+    where ``nb_jobs`` counts rejected jobs too; maxima over the jobs that ran; ``nb_jobs_finished`` =
+    jobs not rejected; ``nb_jobs_killed`` = walltime reached + killed; ``success_rate`` =
+    ``nb_jobs_success / nb_jobs``; ``time_computing`` = busy node-seconds.
+
+    Returns:
+        dict with ``makespan``, ``max_slowdown``, ``max_turnaround_time``, ``max_waiting_time``,
+        ``mean_slowdown``, ``mean_turnaround_time``, ``mean_waiting_time``, ``nb_jobs``,
+        ``nb_jobs_finished``, ``nb_jobs_killed``, ``nb_jobs_rejected``, ``nb_jobs_success``,
+        ``success_rate``, ``time_computing`` (seconds / node-seconds / counts). Zeros for an empty table.
+    """
+    per_job = job_times(jobs)
+    ran = jobs["starting_time"].notna().to_numpy()
+    nb_jobs = len(jobs)
+    states = jobs["final_state"].to_numpy()
+    nb_success = int((states == SUCCESS).sum())
+
+    def total_over_all(column: str) -> float:
+        values = per_job[column].to_numpy()[ran]
+        return float(np.nansum(values)) / nb_jobs if nb_jobs else 0.0
+
+    def largest(column: str) -> float:
+        values = per_job[column].to_numpy()[ran]
+        return float(np.nanmax(values)) if values.size else 0.0
+
+    return {
+        "makespan": float(jobs["finish_time"].max()) if ran.any() else 0.0,
+        "max_slowdown": largest("slowdown"),
+        "max_turnaround_time": largest("turnaround_time"),
+        "max_waiting_time": largest("waiting_time"),
+        "mean_slowdown": total_over_all("slowdown"),
+        "mean_turnaround_time": total_over_all("turnaround_time"),
+        "mean_waiting_time": total_over_all("waiting_time"),
+        "nb_jobs": nb_jobs,
+        "nb_jobs_finished": int(ran.sum()),
+        "nb_jobs_killed": int(np.isin(states, list(KILLED_STATES)).sum()),
+        "nb_jobs_rejected": int((states == REJECTED).sum()),
+        "nb_jobs_success": nb_success,
+        "success_rate": nb_success / nb_jobs if nb_jobs else 0.0,
+        "time_computing": busy_node_seconds(jobs),
+    }
+
+
+def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: float,
+                     simulation_time: float) -> dict:
+    """Batsim's ``out_schedule.csv`` row for a jobs table written by :func:`jobs_frame`.
+
+    The job aggregates follow Batsim's conventions (see
+    :func:`batsim_schedule_summary`: makespan = last finish time, slowdown =
+    turnaround / execution time, means divided by all jobs including rejected ones); ``time_idle`` is the
+    node-seconds left idle up to the makespan; energy and power-state columns are zero (compute-only jobs).
+    ``scheduling_time`` and ``simulation_time`` are wall-clock seconds of this run, as in Batsim.
+    """
+    summary = batsim_schedule_summary(validate_out_jobs(jobs, source="embedded engine jobs"))
+    summary.update(
+        batsim_version=f"{BATSIM_VERSION} (batreplay embedded engine)",
+        consumed_joules=0.0,
+        nb_computing_machines=nb_machines,
+        nb_grouped_switches=0,
+        nb_machine_switches=0,
+        scheduling_time=scheduling_time,
+        simulation_time=simulation_time,
+        time_idle=max(nb_machines * summary["makespan"] - summary["time_computing"], 0.0),
+        time_sleeping=0.0,
+        time_switching_off=0.0,
+        time_switching_on=0.0,
+        time_unavailable=0.0,
+    )
+    return {column: summary[column] for column in OUT_SCHEDULE_COLUMNS}
+
+
+def _atomic_csv(frame: pd.DataFrame, path: Path) -> None:
+    write_text_atomically(path, frame.to_csv(index=False, float_format="%.6f"))
+
+
+def write_out_schedule(summary: dict, path: Path) -> None:
+    """Write ``out_schedule.csv`` atomically (one row, Batsim's columns)."""
+    _atomic_csv(pd.DataFrame([summary], columns=OUT_SCHEDULE_COLUMNS), Path(path))
