@@ -46,8 +46,8 @@ from batreplay.engine.simulator import BatsimEngine, EngineOptions
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
 from batreplay.workloads.pwa import file_sha256
-from batreplay.workloads.swf import read_swf
-from batreplay.workloads.batsim_workload import read_workload_json, swf_to_workload
+from batreplay.workloads.loading import WorkloadError, WorkloadOptions
+from batreplay.workloads.loading import load_workload as load_any_workload
 from batreplay.schedulers.failures import DecisionProcessError, decision_process_guard
 from batreplay.schedulers.registry import load_scheduler
 
@@ -161,48 +161,27 @@ def resolve_platform(platform: Path | str) -> Path:
 
 
 def load_workload(spec: RunSpec, nb_res: int | None = None) -> tuple[dict, pd.DataFrame | None, list[str]]:
-    """The Batsim workload document to simulate, the per-job SWF table (None for JSON input) and notes.
-
-    Notes are human-readable lines about what the SWF reading and conversion counted (anomalies, dropped
-    jobs): nothing is dropped without a line saying so. ``nb_res`` (the platform's compute nodes) is the size
-    SWF jobs are checked against, whatever the log's MaxProcs says; wider jobs are kept and noted (the scheduler
-    rejects them). Without it, MaxProcs of the header decides.
+    """The Batsim workload document of ``spec``, its per-job SWF table (None for JSON) and notes (see
+    :func:`batreplay.workloads.loading.load_workload`); a JSON workload's profiles are checked against what the
+    embedded engine runs, naming the file.
 
     Raises:
-        RunError: missing file or unknown extension; SwfFormatError / WorkloadFormatError name file, line
-            and field for malformed input.
+        RunError: a missing or unknown file, or a profile the embedded engine cannot run.
     """
-    path = Path(spec.workload)
-    if not path.is_file():
-        raise RunError(f"workload {path}: no such file")
-    name = path.name.lower()
-    if name.endswith(".json"):
-        document = read_workload_json(path)
-        if spec.engine == "embedded":  # profiles the embedded engine cannot run: say so now, naming the file
-            from batreplay.engine.profiles import validate_profile
+    options = WorkloadOptions(spec.profile, spec.recorded_speed, spec.max_jobs, spec.walltime_factor)
+    try:
+        loaded = load_any_workload(spec.workload, options, nb_res)
+    except WorkloadError as err:
+        raise RunError(str(err)) from None
+    if loaded.job_table is None and spec.engine == "embedded":  # say now what the engine cannot run
+        from batreplay.engine.profiles import validate_profile
 
-            for profile_name, profile in document["profiles"].items():
-                try:
-                    validate_profile(profile_name, profile)
-                except ValueError as err:
-                    raise RunError(f"{path}: {err}") from None
-        if spec.max_jobs is not None:
-            document = dict(document, jobs=document["jobs"][: spec.max_jobs])
-        return document, None, []
-    if not (name.endswith(".swf") or name.endswith(".swf.gz")):
-        raise RunError(f"workload {path}: expected a .swf, .swf.gz or .json file")
-    log = read_swf(path)
-    converted = swf_to_workload(
-        log,
-        profile=spec.profile,
-        node_speed=spec.recorded_speed if spec.profile == "parallel_homogeneous" else None,
-        max_jobs=spec.max_jobs,
-        walltime_factor=spec.walltime_factor,
-        nb_res=nb_res,
-        oversized="drop" if nb_res is None else "keep",
-    )
-    notes = [log.anomalies.summary(), converted.report.summary()]
-    return converted.to_json_dict(), converted.job_table, notes
+        for profile_name, profile in loaded.document["profiles"].items():
+            try:
+                validate_profile(profile_name, profile)
+            except ValueError as err:
+                raise RunError(f"{spec.workload}: {err}") from None
+    return loaded.document, loaded.job_table, loaded.notes
 
 
 def session_graphs_for(job_table: pd.DataFrame, sessions: str):
