@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,12 +36,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT.parent / "shared" / "workloads"
 BIN = Path(sys.executable).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _wait(process: subprocess.Popen) -> tuple[int, float]:
@@ -67,19 +60,13 @@ def time_batreplay(log: Path, platform: str, out: Path) -> tuple[float, float]:
 def time_real_batsim(batsim: str, platform: Path, workload: Path, scheduler: str, out: Path) -> tuple[float, float]:
     """Wall seconds (both processes started to both ended) and the larger peak MB of ``batsim`` next to
     pybatsim's launcher running ``scheduler`` (a pybatsim scheduler name or file)."""
-    out.mkdir(parents=True, exist_ok=True)
-    endpoint = f"tcp://127.0.0.1:{_free_port()}"
-    started = time.perf_counter()
-    with open(out / "scheduler.log", "wb") as log_s, open(out / "batsim.log", "wb") as log_b:
-        decision = subprocess.Popen([str(BIN / "pybatsim"), scheduler, "-s", endpoint, "-t", "0"], cwd=ROOT,
-                                    stdout=log_s, stderr=subprocess.STDOUT)
-        simulator = subprocess.Popen([batsim, "-p", str(platform), "-w", str(workload), "-e", str(out / "out"),
-                                      "-s", endpoint], stdout=log_b, stderr=subprocess.STDOUT)
-        status_b, peak_b = _wait(simulator)
-        status_s, peak_s = _wait(decision)
-    if status_b or status_s:
-        raise SystemExit(f"real Batsim run failed (batsim {status_b}, pybatsim {status_s}); logs in {out}")
-    return time.perf_counter() - started, max(peak_b, peak_s)
+    from batreplay.engine.batsim_launcher import BatsimLaunchError, run_pybatsim_next_to_batsim
+
+    try:
+        result = run_pybatsim_next_to_batsim(batsim, platform, workload, scheduler, out, cwd=ROOT)
+    except BatsimLaunchError as error:
+        raise SystemExit(str(error)) from None
+    return result.wall_seconds, result.peak_mb
 
 
 def main() -> None:
@@ -116,7 +103,7 @@ def main() -> None:
                   f"our easy.py on real Batsim writes the embedded out_jobs.csv: {same}", flush=True)
             if not same:
                 print("  WARNING: our EASY on real Batsim and on the embedded engine wrote different "
-                      "out_jobs.csv (see tests/test_real_batsim_compat.py)", flush=True)
+                      "out_jobs.csv (see tests/engine/test_real_batsim_compat.py)", flush=True)
     median = {key: statistics.median(values) for key, values in times.items()}
     print(f"\n{args.log} (EASY), {args.repeat} repetition(s), medians:\n")
     print("| run | wall (s) | peak MB | ratio to batreplay |")

@@ -27,7 +27,13 @@ left behind. A Batsim that exits with status 0 without writing its outputs (it d
 refuses a ``delay`` profile of 0 s) is an error too (:class:`BatsimNoOutput`).
 
 All errors derive from :class:`RuntimeError` (the command line prints them as one-line errors); their first
-line says what to do.
+line says what to do. Batsim's standard error goes to ``batsim.stderr.log`` in the export directory, or, when the
+caller names another file (``stderr_log``), there while Batsim runs and into the export directory only once the
+run succeeded: the messages name the file where the log stays.
+
+:func:`run_pybatsim_next_to_batsim` runs pybatsim's own launcher and ``batsim`` as two processes, as a user would
+in two terminals (the reference the tests and benchmarks compare with). This module imports pyzmq, and
+:mod:`.decision_process` (pybatsim) when a run starts; it never imports the embedded engine.
 """
 
 from __future__ import annotations
@@ -40,12 +46,11 @@ import signal
 import socket
 import subprocess
 import time
+import sys
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from unittest import mock
 
 import zmq
 
@@ -280,6 +285,7 @@ def run_with_batsim(
     check_version: bool = True,
     on_request: Callable[[dict], None] | None = None,
     deadline=None,
+    stderr_log: str | os.PathLike[str] | None = None,
 ) -> BatsimRunResult:
     """Simulate with a real Batsim: ``scheduler`` decides in this process, Batsim runs as a subprocess.
 
@@ -305,6 +311,9 @@ def run_with_batsim(
         on_request: called with each Batsim message before the scheduler sees it (progress reporting).
         deadline: a wall-clock limit of the whole run (a :class:`batreplay.deadline.Deadline`), checked while
             waiting for Batsim; :class:`~batreplay.deadline.WallClockTimeout` when it expires (Batsim killed).
+        stderr_log: where Batsim's standard error is written while it runs, and stays if the run fails (error
+            messages name it); once the run succeeded it is moved to ``export_dir/batsim.stderr.log``. None:
+            ``export_dir/batsim.stderr.log`` from the start.
 
     Returns:
         A :class:`BatsimRunResult`.
@@ -332,7 +341,8 @@ def run_with_batsim(
     stale = [name for name in _required_names() if (export / name).exists()]
     if stale:
         raise FileExistsError(f"{export} already holds {', '.join(stale)}: give an empty export directory")
-    stdout_log, stderr_log = export / STDOUT_LOG, export / STDERR_LOG
+    stdout_log, final_stderr_log = export / STDOUT_LOG, export / STDERR_LOG
+    stderr_log = final_stderr_log if stderr_log is None else Path(os.path.abspath(stderr_log))
 
     channel = BatsimChannel(timeout=timeout, on_request=on_request, deadline=deadline)
     process: subprocess.Popen | None = None
@@ -344,7 +354,7 @@ def run_with_batsim(
         with open(stdout_log, "wb") as out, open(stderr_log, "wb") as err:
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                        cwd=export, start_new_session=True)
-        channel.watch(process, stderr_log)
+        channel.watch(process, stderr_log, export)
         _decide_until_end(channel, scheduler)
         status = channel.wait_exit(process)
         if status is None:
@@ -353,6 +363,9 @@ def run_with_batsim(
         if status != 0:
             raise _crash(status, "after the simulation ended", stderr_log)
         outputs = _check_outputs(export, stderr_log, status)
+        if stderr_log != final_stderr_log:
+            os.replace(stderr_log, final_stderr_log)
+            stderr_log = final_stderr_log
     except BaseException:
         if process is not None:
             terminate_process_group(process)
@@ -394,6 +407,7 @@ class BatsimChannel:
         self._socket: zmq.Socket | None = None
         self._process: subprocess.Popen | None = None
         self._stderr_log: Path | None = None
+        self._export: Path | None = None
         self._received_at: float | None = None
         self._ending = False
         self.endpoint: str | None = None
@@ -406,10 +420,12 @@ class BatsimChannel:
             self.endpoint = f"tcp://{self.host}:{port}"
         return self.endpoint
 
-    def watch(self, process: subprocess.Popen, stderr_log: Path) -> None:
-        """Check ``process`` (Batsim) while waiting for messages; quote ``stderr_log`` in errors."""
+    def watch(self, process: subprocess.Popen, stderr_log: Path, export_dir: Path | None = None) -> None:
+        """Check ``process`` (Batsim) while waiting for messages; quote ``stderr_log`` in errors and look for
+        Batsim's outputs in ``export_dir`` (default: the folder of ``stderr_log``)."""
         self._process = process
         self._stderr_log = stderr_log
+        self._export = stderr_log.parent if export_dir is None else export_dir
 
     def wait_exit(self, process: subprocess.Popen) -> int | None:
         """Batsim's exit status once it has exited, or None if it is still running after ``timeout`` seconds
@@ -480,7 +496,7 @@ class BatsimChannel:
         when = f"before the simulation ended (after {self.messages} messages)"
         if status != 0:
             return _crash(status, when, self._stderr_log)
-        export = self._stderr_log.parent
+        export = self._export
         missing = [name for name in _required_names() if not (export / name).is_file()]
         tail = _stderr_tail(self._stderr_log)
         if missing:
@@ -490,30 +506,105 @@ class BatsimChannel:
                              0, tail)
 
 
-@contextmanager
-def _as_pybatsim_network(channel: BatsimChannel):
-    """Make pybatsim's ``Batsim`` use ``channel`` instead of building its own ``NetworkHandler``.
-
-    pybatsim 3.2.1 constructs its network handler inside ``Batsim.__init__`` and its first receive blocks
-    without a time limit; substituting the handler is what bounds every wait. The substitution patches a
-    module attribute for the duration of the call: do not start two runs concurrently in threads of one
-    process.
-    """
-    import batsim.batsim as pybatsim
-
-    with mock.patch.object(pybatsim, "NetworkHandler", lambda *args, **kwargs: channel):
-        yield pybatsim
-
-
 def _decide_until_end(channel: BatsimChannel, scheduler) -> None:
-    from batreplay.schedulers.failures import decision_process_guard
+    """Run ``scheduler`` on ``channel`` (substituting pybatsim's handler is what bounds every wait)."""
+    from batreplay.engine.decision_process import run_decision_process
 
-    with decision_process_guard(exits_only=True):  # a scheduler's sys.exit() is a failure, not the end
-        with _as_pybatsim_network(channel) as pybatsim:
-            decision_process = pybatsim.Batsim(scheduler, network_endpoint=channel.endpoint, timeout=0)
-        decision_process.start()
+    # a scheduler's sys.exit() is a failure, not the end
+    run_decision_process(scheduler, channel, channel.endpoint, exits_only=True)
     if not channel.simulation_ended:  # pybatsim returns only after answering SIMULATION_ENDS
         raise BatsimProtocolError("the decision process stopped before Batsim's SIMULATION_ENDS")
+
+
+@dataclass
+class PybatsimRun:
+    """What :func:`run_pybatsim_next_to_batsim` measured.
+
+    Attributes:
+        out_jobs: Batsim's ``out_jobs.csv``.
+        wall_seconds: from the start of both processes to the end of both.
+        peak_mb: the larger peak resident memory of the two processes (MB, from ``wait4``).
+        batsim_log, scheduler_log: Batsim's and pybatsim's standard output and error.
+    """
+
+    out_jobs: Path
+    wall_seconds: float
+    peak_mb: float
+    batsim_log: Path
+    scheduler_log: Path
+
+
+def run_pybatsim_next_to_batsim(batsim: str | os.PathLike[str], platform: str | os.PathLike[str],
+                                workload: str | os.PathLike[str], scheduler: str, out: str | os.PathLike[str], *,
+                                timeout: float = DEFAULT_TIMEOUT,
+                                cwd: str | os.PathLike[str] | None = None) -> PybatsimRun:
+    """Run ``batsim`` and pybatsim's own launcher (``pybatsim SCHEDULER -s ENDPOINT -t 0``) as two processes
+    connected over ZeroMQ on a free loopback port, as a user would in two terminals: the reference run that tests
+    and benchmarks compare batreplay with.
+
+    Args:
+        batsim: the ``batsim`` executable (see :func:`find_batsim`).
+        platform, workload: Batsim's ``-p`` and ``-w`` files.
+        scheduler: a pybatsim scheduler name (``easyBackfill``) or file.
+        out: directory for Batsim's outputs (``-e out/out``) and both logs (``batsim.log``, ``scheduler.log``);
+            Batsim's working directory.
+        timeout: seconds both processes together may take; then both are killed.
+        cwd: the working directory of pybatsim's launcher.
+
+    Raises:
+        BatsimNotFound: no ``pybatsim`` launcher next to this Python, or no such ``batsim``.
+        BatsimTimeout: the run took longer than ``timeout`` (both process groups killed).
+        BatsimCrashed: either process exited with a non-zero status (the message names both logs; pybatsim is
+            killed as soon as Batsim failed).
+    """
+    launcher = Path(sys.executable).with_name("pybatsim")
+    if not launcher.is_file():
+        raise BatsimNotFound(f"pybatsim's launcher not found next to {sys.executable}")
+    batsim_path = find_batsim(batsim)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    endpoint = f"tcp://127.0.0.1:{free_tcp_port()}"
+    batsim_log, scheduler_log = out / "batsim.log", out / "scheduler.log"
+    started = time.perf_counter()
+    processes: list[subprocess.Popen] = []
+    try:
+        with open(scheduler_log, "wb") as log_s, open(batsim_log, "wb") as log_b:
+            processes.append(subprocess.Popen([os.fspath(launcher), scheduler, "-s", endpoint, "-t", "0"], cwd=cwd,
+                                              stdout=log_s, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                              start_new_session=True))
+            command = [os.fspath(batsim_path), "-p", os.path.abspath(platform), "-w", os.path.abspath(workload),
+                       "-e", os.path.abspath(out / EXPORT_PREFIX), "-s", endpoint]
+            processes.append(subprocess.Popen(command, cwd=out, stdout=log_b, stderr=subprocess.STDOUT,
+                                              stdin=subprocess.DEVNULL, start_new_session=True))
+        scheduler_process, batsim_process = processes
+        limit = _clock() + timeout
+        logs = f"see {batsim_log} and {scheduler_log}"
+        status_b, peak_b = _reap(batsim_process, limit)
+        if status_b is not None and status_b != 0:  # pybatsim is killed: it may wait for Batsim forever
+            raise BatsimCrashed(f"batsim exited with status {status_b} next to pybatsim; {logs}", status_b)
+        status_s, peak_s = _reap(scheduler_process, limit) if status_b is not None else (None, 0.0)
+        if status_s is None:
+            raise BatsimTimeout(f"batsim and pybatsim did not finish within {timeout:g} s (killed); {logs}")
+        if status_s != 0:
+            raise BatsimCrashed(f"pybatsim exited with status {status_s} next to batsim; {logs}", status_s)
+    finally:
+        for process in processes:
+            terminate_process_group(process, grace=1.0)
+    wall = time.perf_counter() - started
+    return PybatsimRun(out / f"{EXPORT_PREFIX}_jobs.csv", wall, max(peak_b, peak_s), batsim_log, scheduler_log)
+
+
+def _reap(process: subprocess.Popen, limit: float) -> tuple[int | None, float]:
+    """Wait for ``process`` until the clock reads ``limit``; its exit status (None if still running) and peak
+    resident memory in MB (``wait4``)."""
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            process.returncode = os.waitstatus_to_exitcode(status)
+            return process.returncode, usage.ru_maxrss / 1024
+        if _clock() > limit:
+            return None, 0.0
+        time.sleep(0.01)
 
 
 def terminate_process_group(process: subprocess.Popen, grace: float = 2.0) -> None:

@@ -3,20 +3,21 @@
 pybatsim's :class:`batsim.batsim.Batsim` talks to Batsim through a network handler with ``bind``,
 ``recv`` and ``send``. :class:`EngineConnection` offers the same three calls on top of a
 :class:`~batreplay.engine.simulator.BatsimEngine`: ``recv`` returns the engine's next request and ``send``
-hands the reply back. Any ``BatsimScheduler`` subclass (ours or a user's) therefore runs unchanged.
+hands the reply back. Any ``BatsimScheduler`` subclass (ours or a user's) therefore runs unchanged. It imports
+the engine's simulator and decision-process runner (:mod:`.decision_process`, which imports pybatsim).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
-from unittest import mock
+from typing import TYPE_CHECKING
 
-import batsim.batsim as pybatsim
-
+from batreplay.engine.decision_process import run_decision_process
 from batreplay.engine.simulator import BatsimEngine
-from batreplay.schedulers.failures import decision_process_guard
+
+if TYPE_CHECKING:
+    from batsim.batsim import BatsimScheduler
 
 
 class EngineConnection:
@@ -67,13 +68,7 @@ class EngineConnection:
         self.engine.apply_reply(message)
 
 
-@contextmanager
-def _in_memory_network(connection: EngineConnection):
-    with mock.patch.object(pybatsim, "NetworkHandler", lambda *args, **kwargs: connection):
-        yield
-
-
-def run_scheduler(engine: BatsimEngine, scheduler: pybatsim.BatsimScheduler,
+def run_scheduler(engine: BatsimEngine, scheduler: BatsimScheduler,
                   on_request: Callable[[dict], None] | None = None, deadline=None) -> EngineConnection:
     """Simulate until the end: ``scheduler`` decides, ``engine`` plays Batsim.
 
@@ -90,8 +85,5 @@ def run_scheduler(engine: BatsimEngine, scheduler: pybatsim.BatsimScheduler,
             (see :mod:`batreplay.schedulers.failures`).
     """
     connection = EngineConnection(engine, on_request, deadline)
-    with decision_process_guard():
-        with _in_memory_network(connection):
-            bs = pybatsim.Batsim(scheduler, network_endpoint="inprocess://engine", timeout=0)
-        bs.start()
+    run_decision_process(scheduler, connection, "inprocess://engine")
     return connection

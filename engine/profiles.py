@@ -12,7 +12,8 @@ What Batsim 4.2.1 does with the compute-only profile types, on platforms whose l
   ``max_i cpu[i] / speed[i]``.
 
 Anything else (communication, SMPI traces, sequences, I/O, energy) is outside what the embedded engine
-reproduces: :class:`UnsupportedProfileError` says so and names real Batsim as the way to run it.
+reproduces: :class:`UnsupportedProfileError` says so and names real Batsim as the way to run it. This module
+imports nothing from batreplay.
 """
 
 from __future__ import annotations

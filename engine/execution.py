@@ -1,0 +1,118 @@
+"""Jobs on hosts: which hosts compute, how fast a job progresses, and the race of a job with its walltime.
+
+:class:`Machine` holds the compute hosts (speeds in flop/s, Batsim's resource ids) and which of them compute a
+job; :func:`start_job` starts a job's executor on the kernel: the job's activity (a sleep for ``delay``, a
+computation for a parallel task), its walltime, and the JOB_COMPLETED message its executor sends to the server
+when it ends. It imports the engine's kernel, server, records and profiles, and procset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from procset import ProcSet
+
+from batreplay.engine.kernel import PRIO_SEND, Kernel
+from batreplay.engine.profiles import execution_time
+from batreplay.engine.records import SUCCESS, WALLTIME_REACHED, Job
+from batreplay.engine.server import COMPLETED, Message, Server
+
+#: A parallel task whose duration is within this fraction (of 1 + walltime, in seconds) of its walltime races
+#: its timeout with SimGrid's arithmetic; beyond it, the outcome is decided at start (see :func:`start_job`).
+RACE_BAND = 1e-6
+
+
+class Machine:
+    """The compute hosts: ``speeds`` (flop/s) by resource id, and a busy flag per host (compute sharing is off)."""
+
+    def __init__(self, speeds: Sequence[float]) -> None:
+        self.speeds = [float(speed) for speed in speeds]
+        self.busy = bytearray(len(self.speeds))  # 1 where a host computes a job
+
+    def mark(self, alloc: ProcSet, value: int) -> None:
+        """Set the busy flag of the hosts of ``alloc`` to ``value`` (1: computing, 0: idle)."""
+        busy = self.busy
+        for first, last in alloc.intervals():
+            busy[first:last + 1] = bytes([value]) * (last - first + 1)
+
+    def clash(self, alloc: ProcSet) -> ProcSet:
+        """The hosts of ``alloc`` already computing a job (empty when none)."""
+        busy = self.busy
+        return ProcSet(*(i for a, b in alloc.intervals() if any(busy[a:b + 1]) for i in range(a, b + 1) if busy[i]))
+
+    def duration(self, profile: dict, alloc: ProcSet) -> float:
+        """Seconds a job of ``profile`` lasts on ``alloc`` (see :func:`batreplay.engine.profiles.execution_time`)."""
+        if profile["type"] == "delay":
+            return float(profile["delay"])
+        return execution_time(profile, [self.speeds[i] for i in alloc])
+
+    def work_rate(self, profile: dict, alloc: ProcSet) -> float:
+        """0 for a sleep (``delay``), else the progress rate of the job's parallel task (SimGrid's ptask_L07:
+        1 unit of work done at the pace of the slowest host, ``speed / flop``)."""
+        kind = profile["type"]
+        if kind == "delay":
+            return 0.0
+        speeds = [self.speeds[i] for i in alloc]
+        if kind == "parallel_homogeneous":
+            flops = [float(profile["cpu"])] * len(speeds)
+        elif kind == "parallel_homogeneous_total":
+            flops = [float(profile["cpu"]) / len(speeds)] * len(speeds)
+        else:
+            flops = [float(c) for c in profile["cpu"]]
+        rates = [speed / flop for speed, flop in zip(speeds, flops) if flop > 0]
+        return min(rates) if rates else float("inf")
+
+
+def start_job(kernel: Kernel, server: Server, machine: Machine, job: Job, profile: dict, alloc: ProcSet) -> None:
+    """Start ``job`` (of ``profile``) on ``alloc`` now: it runs until it completes or its walltime is reached,
+    then its executor sends a COMPLETED message (the job, in its final state) to ``server``.
+
+    Batsim 4.2.1 sleeps a delay job only while its delay is strictly below the walltime; otherwise it sleeps
+    until the walltime and reports it reached. A parallel task, though, is waited for with a timeout of the
+    walltime (SimGrid's wait_for: a second action, a sleep, beside the computation): the first to end decides,
+    and when both end in the same step the task wins (SimGrid handles the ended actions of the ptask_L07 model in
+    the order they were started). Far from the walltime (beyond :data:`RACE_BAND`) the outcome is certain and one
+    action suffices; near it both run, with SimGrid's arithmetic, and a task that loses keeps running until its
+    executor exits (KTH-SP2 job 5464, 2.5 ns after its walltime).
+    """
+    duration = machine.duration(profile, alloc)
+    job.state = "RUNNING"
+    job.start = kernel.clock
+    job.allocation = alloc
+    machine.mark(alloc, 1)
+    rate = machine.work_rate(profile, alloc)
+    walltime = job.walltime
+    token = kernel.next_seq()
+    job.completion_token = token
+
+    def finish(final: str) -> None:
+        if job.completion_token != token:  # killed meanwhile, or the other side of the race won
+            return
+        job.completion_token = None
+        # When the walltime sleep wins the race, Batsim does not cancel the parallel task: it goes on (to no
+        # one) until the executor actor exits, once its JOB_COMPLETED is received, and SimGrid cancels the
+        # activities it left. If the task ends meanwhile, its end is one more step of the clock.
+        leftover = job.activity if final == WALLTIME_REACHED and job.timeout is not None else None
+        if leftover is None:
+            kernel.cancel(job.activity)
+        kernel.cancel(job.timeout)
+        job.activity = job.timeout = None
+        job.state = final
+        job.end = kernel.clock
+        job.runtime = kernel.clock - job.start
+        machine.mark(job.allocation, 0)
+        # The executor puts its message as soon as it is woken, like a submitter or a waiter: in SimGrid
+        # it reaches the mailbox before the decisions of a request-reply actor created in the same step
+        # (or its next decision, when that actor's previous message ended in this step).
+        server.arrive(Message(COMPLETED, job, None if leftover is None else lambda: kernel.cancel(leftover)))
+
+    band = RACE_BAND * (1.0 + walltime)
+    if rate and (walltime < 0 or duration < walltime - band):
+        job.activity = kernel.start_activity(1.0, rate, PRIO_SEND, finish, SUCCESS)
+    elif rate and duration <= walltime + band:
+        job.activity = kernel.start_activity(1.0, rate, PRIO_SEND, finish, SUCCESS)
+        job.timeout = kernel.sleep(walltime, finish, WALLTIME_REACHED)
+    elif not rate and (walltime < 0 or duration < walltime):
+        job.activity = kernel.sleep(duration, finish, SUCCESS)
+    else:
+        job.activity = kernel.sleep(walltime, finish, WALLTIME_REACHED)

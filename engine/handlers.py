@@ -1,0 +1,261 @@
+"""The protocol handlers: what Batsim's server does with each message it takes from its mailbox.
+
+:class:`Handlers` owns the jobs, the profiles, the finished jobs' out_jobs rows and the counters that say when the
+simulation is over. It handles the actors' messages (submissions, completions, waiters, kills) and the decision
+process's events (EXECUTE_JOB, REJECT_JOB, KILL_JOB, CALL_ME_LATER, REGISTER_PROFILE / REGISTER_JOB,
+SET_JOB_METADATA, NOTIFY), checking each as Batsim 4.2.1 does; anything else raises
+:class:`~batreplay.engine.options.EngineError` naming real Batsim as the way to run it. It imports the engine's
+kernel, server, execution, records, options and profiles, and procset.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+from procset import ProcSet
+
+from batreplay.engine import server as msg
+from batreplay.engine.execution import Machine, start_job
+from batreplay.engine.kernel import Kernel, printed_time
+from batreplay.engine.options import EngineError, EngineOptions
+from batreplay.engine.profiles import validate_profile
+from batreplay.engine.records import SUCCESS, Job, allocation_string, job_from_json, job_record
+from batreplay.engine.server import Message, Server
+
+#: The decision process's events the embedded engine plays.
+DECISION_TYPES = frozenset({"EXECUTE_JOB", "REJECT_JOB", "CALL_ME_LATER", "KILL_JOB", "REGISTER_PROFILE",
+                            "REGISTER_JOB", "SET_JOB_METADATA", "NOTIFY"})
+
+
+class Handlers:
+    """Batsim's job bookkeeping and protocol checks (attach the :class:`Server` as ``server`` before use).
+
+    Attributes:
+        jobs: every job by Batsim id (``workload!name``); profiles: by workload, then profile name.
+        records: out_jobs.csv rows of the jobs ended so far, in the order Batsim writes them.
+    """
+
+    def __init__(self, kernel: Kernel, machine: Machine, options: EngineOptions, nb_submitters: int) -> None:
+        self.kernel = kernel
+        self.machine = machine
+        self.options = options
+        self.server: Server | None = None
+        self.jobs: dict[str, Job] = {}
+        self.profiles: dict[str, dict[str, dict]] = {}
+        self.records: list = []
+        self._job_order = itertools.count()
+        self.nb_submitted = self.nb_completed = self.nb_running = self.nb_waiters = self.nb_killers = 0
+        self.registration_finished = False
+        self.submitters_expected = nb_submitters
+        self.submitters_done = 0
+
+    def new_job(self, wname: str, description: Mapping, origin: str) -> Job:
+        """A job of workload ``wname`` from its JSON description (see
+        :func:`~batreplay.engine.records.job_from_json`)."""
+        return job_from_json(self.jobs, self.profiles, wname, description, origin, next(self._job_order))
+
+    def finished(self) -> bool:
+        """True once every submitter said BYE, registration is over and no job, waiter or killer remains."""
+        return (
+            self.submitters_done == self.submitters_expected
+            and (not self.options.dynamic_jobs or self.registration_finished)
+            and self.nb_completed == self.nb_submitted
+            and self.nb_running == 0
+            and self.nb_waiters == 0
+            and self.nb_killers == 0
+        )
+
+    # -------------------------------------------------------------- actors' messages
+    def handle(self, message: Message) -> None:
+        """What the server does with ``message`` (it is then received)."""
+        kind = message.kind
+        if kind == msg.DECISION:
+            self._decision(message.payload)
+        elif kind == msg.SUBMIT:
+            for job in message.payload:
+                job.state = "SUBMITTED"
+                self.nb_submitted += 1
+                self.server.append("JOB_SUBMITTED", {"job_id": job.full_id, "job": job.description})
+        elif kind == msg.COMPLETED:
+            self.nb_running -= 1
+            self._completed(message.payload, 0 if message.payload.state == SUCCESS else -1)
+        elif kind == msg.WAITING_DONE:
+            self.nb_waiters -= 1
+            self.server.append("REQUESTED_CALL", {})
+        elif kind == msg.READY:
+            self.server.ready = True
+        elif kind == msg.BYE:
+            self.submitters_done += 1
+            if self.submitters_done == self.submitters_expected:
+                self.server.append("NOTIFY", {"type": "no_more_static_job_to_submit"})
+        elif kind == msg.KILLING_DONE:
+            self._killing_done(*message.payload)
+        # HELLO: nothing to do
+
+    def _completed(self, job: Job, return_code: int) -> None:
+        self.nb_completed += 1
+        self.server.append("JOB_COMPLETED", {"job_id": job.full_id, "job_state": job.state,
+                                             "return_code": return_code, "alloc": allocation_string(job.allocation)})
+        self.records.append(job_record(job))
+
+    def _killing_done(self, requested: list[Job], killed: list[Job], progress: dict) -> None:
+        for job in killed:
+            self.nb_running -= 1
+            self._completed(job, -1)
+        self.server.append("JOB_KILLED", {"job_ids": [j.full_id for j in requested], "job_progress": progress})
+        self.nb_killers -= 1
+
+    # -------------------------------------------------------------- the decision process's events
+    def _decision(self, event: Mapping) -> None:
+        kind = event["type"]
+        data = event.get("data", {})
+        if kind == "EXECUTE_JOB":
+            self._execute(data)
+        elif kind == "REJECT_JOB":
+            job = self._job(data.get("job_id"), kind)
+            if job.state != "SUBMITTED":
+                raise EngineError(f"REJECT_JOB: job '{job.full_id}' is {job.state}, only a submitted job can be "
+                                  "rejected")
+            job.state = "REJECTED"
+            self.nb_completed += 1
+            self.records.append(job_record(job))
+        elif kind == "CALL_ME_LATER":
+            self._call_me_later(float(data["timestamp"]))
+        elif kind == "KILL_JOB":
+            self._kill(data)
+        elif kind == "REGISTER_PROFILE":
+            self._register_profile(data)
+        elif kind == "REGISTER_JOB":
+            self._register_job(data)
+        elif kind == "SET_JOB_METADATA":
+            self._job(data.get("job_id"), kind).metadata = str(data.get("metadata", ""))
+        elif kind == "NOTIFY":
+            what = data.get("type")
+            if what == "registration_finished":
+                self.registration_finished = True
+            elif what == "continue_registration":
+                self.registration_finished = False
+            else:
+                raise EngineError(f"NOTIFY of type {what!r} is not supported by the embedded engine")
+
+    def _job(self, job_id: Any, context: str) -> Job:
+        job = self.jobs.get(str(job_id))
+        if job is None or job.state == "NOT_SUBMITTED":
+            raise EngineError(f"{context}: unknown or not yet submitted job {job_id!r}")
+        return job
+
+    def profile_of(self, job: Job) -> dict:
+        """The profile ``job`` runs. Raises EngineError: the profile is unknown (no longer registered)."""
+        try:
+            return self.profiles[job.workload][job.profile_name]
+        except KeyError:
+            raise EngineError(f"job '{job.full_id}' uses the unknown profile '{job.profile_name}'") from None
+
+    def _execute(self, data: Mapping) -> None:
+        job = self._job(data.get("job_id"), "EXECUTE_JOB")
+        if job.state != "SUBMITTED":
+            raise EngineError(f"EXECUTE_JOB: job '{job.full_id}' is {job.state}, not SUBMITTED")
+        try:
+            alloc = ProcSet.from_str(str(data["alloc"]))
+        except (KeyError, ValueError) as err:
+            raise EngineError(f"EXECUTE_JOB '{job.full_id}': bad allocation {data.get('alloc')!r} ({err})") from None
+        if "mapping" in data or "additional_io_job" in data or "storage_mapping" in data:
+            raise EngineError(
+                f"EXECUTE_JOB '{job.full_id}': custom mappings and I/O jobs need a real Batsim "
+                "(batreplay run --engine batsim)"
+            )
+        nb_hosts = len(self.machine.speeds)
+        if len(alloc) == 0 or alloc.max >= nb_hosts or alloc.min < 0:
+            raise EngineError(f"EXECUTE_JOB '{job.full_id}': allocation {alloc} outside resources 0-{nb_hosts - 1}")
+        profile = self.profile_of(job)
+        if profile["type"] != "parallel_homogeneous_total" and len(alloc) != job.res:
+            raise EngineError(
+                f"EXECUTE_JOB '{job.full_id}': the job requests {job.res} resources but {len(alloc)} were "
+                f"allocated ({alloc})"
+            )
+        clash = self.machine.clash(alloc)
+        if clash:
+            raise EngineError(
+                f"EXECUTE_JOB '{job.full_id}': resources {clash} are already computing another job "
+                "(compute sharing is disabled)"
+            )
+        start_job(self.kernel, self.server, self.machine, job, profile, alloc)
+        self.nb_running += 1
+
+    def _call_me_later(self, target: float) -> None:
+        kernel = self.kernel
+        if not target > kernel.clock:
+            raise EngineError(
+                f"CALL_ME_LATER at {target} is not strictly later than the current time {kernel.clock} "
+                "(Batsim aborts the simulation on this)"
+            )
+        self.nb_waiters += 1
+        # a waiter sleeps max(target - clock, 1e-5) s, then sends its message
+        kernel.sleep(max(target - kernel.clock, 1e-5), self.server.arrive, Message(msg.WAITING_DONE))
+
+    def _kill(self, data: Mapping) -> None:
+        job_ids = [str(j) for j in data.get("job_ids", [])]
+        if not job_ids:
+            raise EngineError("KILL_JOB without job_ids")
+        to_kill = []
+        for job_id in job_ids:
+            job = self._job(job_id, "KILL_JOB")
+            if job.kill_requested:
+                continue
+            if job.state != "RUNNING" and not job.state.startswith("COMPLETED"):
+                raise EngineError(f"KILL_JOB: job '{job_id}' is neither running nor completed ({job.state})")
+            job.kill_requested = True
+            to_kill.append(job)
+        if not to_kill:
+            return
+        kernel = self.kernel
+        progress = {}
+        killed = []
+        for job in to_kill:
+            if job.state == "RUNNING":
+                elapsed = kernel.clock - job.start
+                total = self.machine.duration(self.profile_of(job), job.allocation)
+                progress[job.full_id] = {"profile_name": job.profile_name, "progress": printed_time(elapsed / total)}
+                job.completion_token = None
+                kernel.cancel(job.activity)
+                kernel.cancel(job.timeout)
+                job.activity = job.timeout = None
+                job.state = "COMPLETED_KILLED"
+                job.end = kernel.clock
+                job.runtime = elapsed
+                self.machine.mark(job.allocation, 0)
+                killed.append(job)
+        self.nb_killers += 1
+        self.server.send(Message(msg.KILLING_DONE, (to_kill, killed, progress)))
+
+    def _register_profile(self, data: Mapping) -> None:
+        if not self.options.dynamic_jobs:
+            raise EngineError("REGISTER_PROFILE needs dynamic jobs (Batsim's --enable-dynamic-jobs)")
+        wname, pname, profile = str(data["workload_name"]), str(data["profile_name"]), dict(data["profile"])
+        validate_profile(pname, profile)
+        workload = self.profiles.setdefault(wname, {})
+        if pname in workload:
+            raise EngineError(f"REGISTER_PROFILE: profile '{pname}' of workload '{wname}' is already registered")
+        workload[pname] = profile
+
+    def _register_job(self, data: Mapping) -> None:
+        if not self.options.dynamic_jobs:
+            raise EngineError("REGISTER_JOB needs dynamic jobs (Batsim's --enable-dynamic-jobs)")
+        description = dict(data["job"])
+        job_id = str(data.get("job_id", description.get("id")))
+        if "!" not in job_id:
+            raise EngineError(f"REGISTER_JOB: job id {job_id!r} must be 'workload!name'")
+        wname = job_id.split("!", 1)[0]
+        if wname not in self.profiles:
+            raise EngineError(f"REGISTER_JOB '{job_id}': workload '{wname}' has no registered profile")
+        if "subtime" not in description:
+            raise EngineError(f"REGISTER_JOB '{job_id}': the job needs a 'subtime' field")
+        description["id"] = job_id
+        job = self.new_job(wname, description, origin="REGISTER_JOB")
+        job.description = dict(data["job"])
+        job.state = "SUBMITTED"
+        self.nb_submitted += 1
+        if self.options.acknowledge_dynamic_jobs:
+            self.server.append("JOB_SUBMITTED", {"job_id": job.full_id, "job": job.description})

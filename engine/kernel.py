@@ -1,0 +1,232 @@
+"""The engine's clock and activities: SimGrid's step arithmetic, as Batsim 4.2.1 configures it, without SimGrid.
+
+The kernel knows nothing of jobs or messages: it runs *actions* (plain callables) at steps of a simulated clock,
+either now (:meth:`Kernel.schedule`) or when an *activity* ends (:meth:`Kernel.start_activity`,
+:meth:`Kernel.sleep`), and replays SimGrid's time arithmetic (``host/model:ptask_L07``, SimGrid 3.32) with
+Python floats (IEEE doubles, as in SimGrid). It imports only numpy: the server and the handlers build on it.
+
+- *Activities.* A sleep (``rate == 0``) has a remaining duration in seconds; a transfer or computation has
+  remaining work progressing at ``rate`` units/s (a 1-byte message on 125 MB/s links: 1 unit at 125e6/s, 8 ns;
+  a parallel task: 1 unit at ``min(speed / flop)`` over its hosts).
+- *Steps (full update, as ptask_L07 does).* The clock jumps by ``delta``, the smallest time left over all
+  activities (a sleep's remaining duration; ``remaining work / rate`` otherwise). Every activity then loses
+  ``delta`` (sleeps) or ``rate * delta`` (work), computed in floating point, and every activity whose rest
+  falls below SimGrid's precision ends in that step: ``1e-9`` s for sleeps (``precision/timing``) but
+  ``1e-14`` work units for transfers and computations (``precision/work-amount`` times the timing one).
+- *Lazily.* Only activities expected to end within :data:`LOOKAHEAD` of the earliest one are updated at each
+  step; the others replay the steps they missed (same order, same rounding; numpy's sequential
+  ``subtract.accumulate`` beyond :data:`SCALAR_REPLAY` steps) when they come near the front: the same numbers
+  as a full update at every step, at a cost that does not grow with the number of running jobs.
+- *Within a step,* ended activities and scheduled actions run by priority (:data:`PRIO_DELIVERY` before
+  :data:`PRIO_SEND`), then in the order they were started.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+#: Order of the work done at one simulation step: a finished transfer is handled before new sends.
+PRIO_DELIVERY, PRIO_SEND = 0, 1
+# SimGrid's numerical precisions (``precision/timing`` and ``precision/work-amount`` x timing): a sleep whose
+# remaining duration falls below the first, or a transfer/computation whose remaining work falls below the
+# second, is over.
+_TIMING_PRECISION = 1e-9
+_WORK_PRECISION = 1e-5 * 1e-9
+#: Activities expected to end within this many seconds of the earliest one are updated at each step (see
+#: :meth:`Kernel.advance`); rounding keeps expected ends within far less than this of the exact ones.
+LOOKAHEAD = 1e-3
+#: Up to this many missed steps are replayed in Python, more with numpy.
+SCALAR_REPLAY = 24
+
+
+def printed_time(value: float) -> float:
+    """``value`` as Batsim writes it (``%f``: six decimals) and the decision process reads it back; Batsim
+    formats every time (and a killed job's progress) this way in its messages and output files."""
+    return float("%.6f" % value)
+
+
+class Activity:
+    """A SimGrid action that takes simulated time: a sleep (``rate == 0``: ``remaining`` seconds) or a
+    transfer/computation (``remaining`` work at ``rate`` work units per second).
+
+    ``remaining`` is exact as of step ``synced`` (the number of clock steps taken when it was last brought
+    up to date)."""
+
+    __slots__ = ("remaining", "rate", "prio", "seq", "action", "argument", "alive", "synced")
+
+    def __init__(self, remaining: float, rate: float, prio: int, seq: int,
+                 action: Callable[..., None], argument: Any, synced: int) -> None:
+        self.remaining = remaining
+        self.rate = rate
+        self.prio = prio
+        self.seq = seq
+        self.action = action
+        self.argument = argument
+        self.alive = True
+        self.synced = synced
+
+    def time_left(self) -> float:
+        """Seconds until it ends if nothing changes (as SimGrid computes it)."""
+        if self.rate:
+            return self.remaining / self.rate if self.remaining > 0 else 0.0
+        return self.remaining
+
+
+class Kernel:
+    """The simulated clock (seconds), the actions due now and the running activities.
+
+    Attributes:
+        clock: SimGrid's clock (unrounded seconds).
+        reported: the clock as Batsim prints it (:func:`printed_time`).
+        ready: heap of ``(prio, seq, action, argument)`` due at the current step.
+    """
+
+    def __init__(self) -> None:
+        self.clock = 0.0
+        self.reported = 0.0
+        self.ready: list = []
+        self._activities: list = []  # heap of (expected end on the clock, seq, activity); lazy deletion
+        self._deltas = np.empty(4096)  # the clock steps taken, from step number self._delta_base on
+        self._delta_base = 0
+        self._nb_steps = 0
+        self._seq = itertools.count()
+
+    def next_seq(self) -> int:
+        """A fresh number, increasing: the order in which actions and activities were started."""
+        return next(self._seq)
+
+    def schedule(self, prio: int, action: Callable[..., None], argument: Any = None) -> None:
+        """Run ``action(argument)`` (or ``action()`` when ``argument`` is None) at the current step."""
+        heapq.heappush(self.ready, (prio, next(self._seq), action, argument))
+
+    def start_activity(self, remaining: float, rate: float, prio: int,
+                       action: Callable[..., None], argument: Any = None) -> Activity:
+        """Start a timed SimGrid action; ``action(argument)`` runs at the step where it ends."""
+        seq = next(self._seq)
+        activity = Activity(remaining, rate, prio, seq, action, argument, self._nb_steps)
+        # heap key: the clock value at which it is expected to end
+        heapq.heappush(self._activities, (self.clock + activity.time_left(), seq, activity))
+        return activity
+
+    def sleep(self, duration: float, action: Callable[..., None], argument: Any = None) -> Activity | None:
+        """``sleep_for(duration)`` of an actor, then ``action``: a no-op sleep when ``duration <= 0``."""
+        if not duration > 0:
+            self.schedule(PRIO_SEND, action, argument)
+            return None
+        return self.start_activity(duration, 0.0, PRIO_SEND, action, argument)
+
+    @staticmethod
+    def cancel(activity: Activity | None) -> None:
+        """Stop ``activity`` (None: nothing to do); its action never runs."""
+        if activity is not None:
+            activity.alive = False  # its heap entry is dropped when it comes up
+
+    def _bring_up_to_date(self, activity: Activity) -> None:
+        """Apply to ``activity`` the clock steps taken since it was last updated, one by one and rounded as
+        SimGrid rounds them (``remaining -= delta`` for a sleep, ``remaining -= rate * delta`` for work)."""
+        first = activity.synced - self._delta_base
+        last = self._nb_steps - self._delta_base
+        count = last - first
+        if count <= 0:
+            return
+        deltas = self._deltas
+        remaining = activity.remaining
+        rate = activity.rate
+        if count <= SCALAR_REPLAY:
+            if rate:
+                for index in range(first, last):
+                    remaining -= rate * float(deltas[index])
+            else:
+                for index in range(first, last):
+                    remaining -= float(deltas[index])
+        else:  # the same sequence of rounded subtractions, in numpy (accumulate is sequential)
+            steps = np.empty(count + 1)
+            steps[0] = remaining
+            if rate:
+                np.multiply(deltas[first:last], rate, out=steps[1:])
+            else:
+                steps[1:] = deltas[first:last]
+            remaining = float(np.subtract.accumulate(steps)[-1])
+        activity.remaining = remaining
+        activity.synced = self._nb_steps
+
+    def _record_step(self, delta: float) -> None:
+        """Append one clock step to the history that lagging activities replay."""
+        index = self._nb_steps - self._delta_base
+        if index == len(self._deltas):
+            oldest = min((entry[2].synced for entry in self._activities if entry[2].alive), default=self._nb_steps)
+            drop = oldest - self._delta_base
+            if drop > 0:
+                self._deltas[:index - drop] = self._deltas[drop:index]
+                self._delta_base = oldest
+                index -= drop
+            if index > len(self._deltas) // 2:
+                grown = np.empty(2 * len(self._deltas))
+                grown[:index] = self._deltas[:index]
+                self._deltas = grown
+        self._deltas[index] = delta
+        self._nb_steps += 1
+
+    def advance(self) -> bool:
+        """One SimGrid step (ptask_L07 host model, full update): the clock jumps to the earliest end of an
+        activity; every activity then loses that duration (sleeps) or the work done meanwhile (transfers,
+        computations) and ends when what remains is below SimGrid's precision. False when no activity is left.
+
+        Only the activities expected to end within :data:`LOOKAHEAD` seconds of the earliest one are
+        updated at the step; the others replay the steps they missed, in the same order and with the same
+        rounding, when they come near the front. Their expected ends are exact up to rounding (far below
+        the lookahead), so an activity left aside can neither be the earliest nor end at this step: the
+        result is SimGrid's full update, computed lazily."""
+        heap = self._activities
+        while heap and not heap[0][2].alive:
+            heapq.heappop(heap)
+        if not heap:
+            return False
+        key, _seq, first = heapq.heappop(heap)
+        if first.synced != self._nb_steps:
+            self._bring_up_to_date(first)
+        horizon = key + LOOKAHEAD
+        if not heap or heap[0][0] > horizon:  # the usual case: one activity ends alone, all of it is spent
+            delta = first.time_left()
+            self.clock += delta
+            self._record_step(delta)
+            first.remaining = 0.0
+            first.alive = False
+            first.synced = self._nb_steps
+            self.reported = printed_time(self.clock)
+            heapq.heappush(self.ready, (first.prio, first.seq, first.action, first.argument))
+            return True
+        front = [first]
+        while heap and heap[0][0] <= horizon:
+            activity = heapq.heappop(heap)[2]
+            if activity.alive:
+                self._bring_up_to_date(activity)
+                front.append(activity)
+        delta = min([activity.time_left() for activity in front])
+        self.clock += delta
+        self._record_step(delta)
+        steps = self._nb_steps
+        ended = []
+        for activity in front:
+            if activity.rate:
+                activity.remaining -= activity.rate * delta
+                done = activity.remaining < _WORK_PRECISION
+            else:
+                activity.remaining -= delta
+                done = activity.remaining < _TIMING_PRECISION
+            activity.synced = steps
+            if done:
+                activity.remaining = 0.0
+                activity.alive = False
+                ended.append(activity)
+            else:
+                heapq.heappush(heap, (self.clock + activity.time_left(), activity.seq, activity))
+        self.reported = printed_time(self.clock)
+        for activity in ended:
+            heapq.heappush(self.ready, (activity.prio, activity.seq, activity.action, activity.argument))
+        return True

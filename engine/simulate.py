@@ -1,0 +1,173 @@
+"""One entry point for one simulation, on the embedded engine or next to a real Batsim: :func:`simulate`.
+
+Both engines take the same inputs (a SimGrid platform file, a Batsim workload document, a pybatsim decision
+process) and leave the same files, Batsim's ``out_jobs.csv`` and ``out_schedule.csv``, in the output directory;
+:class:`EngineSpec` says which engine runs (:data:`ENGINES`, defined once: the command line derives its choices
+from it). This module imports the engine's simulator, in-process driver and launcher, batreplay.platforms,
+batreplay.formats and batreplay.schedulers.failures; never analysis, run, campaign or the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from batreplay.engine.batsim_launcher import DEFAULT_TIMEOUT, run_with_batsim
+from batreplay.engine.inprocess import run_scheduler
+from batreplay.engine.simulator import BatsimEngine, EngineOptions
+from batreplay.formats.out_jobs import write_out_jobs
+from batreplay.formats.out_schedule import schedule_summary, write_out_schedule
+from batreplay.platforms.reader import read_platform
+from batreplay.schedulers.failures import DecisionProcessError, decision_process_guard
+
+#: The engines :func:`simulate` runs: Batsim's protocol played in-process, or a real Batsim 4.2 over ZeroMQ.
+ENGINES = ("embedded", "batsim")
+#: The name the embedded engine reports for the workload in SIMULATION_BEGINS (a run directory's copy of it).
+WORKLOAD_FILE = "workload.json"
+#: The workload file a real Batsim reads, written in the output directory and removed once it succeeded.
+BATSIM_INPUT = "batsim-workload.json"
+
+
+class EngineSpecError(ValueError):
+    """An engine specification that names no engine of :data:`ENGINES` or a timeout that is not > 0 s."""
+
+
+class SimulationError(RuntimeError):
+    """The embedded simulation failed (the engine refused a decision, or the scheduler's answer was unusable);
+    the message says when and why: ``simulation failed at t = T s: Type: reason``."""
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """Which engine simulates.
+
+    Attributes:
+        name: one of :data:`ENGINES`.
+        batsim: the real ``batsim`` executable (a path or a command on PATH); None: ``batsim`` on PATH. Ignored
+            by the embedded engine.
+        batsim_timeout: seconds a real Batsim may stay silent (its start-up included) or take to exit (see
+            :func:`batreplay.engine.batsim_launcher.run_with_batsim`).
+
+    Raises:
+        EngineSpecError: an unknown ``name`` or a ``batsim_timeout`` that is not a finite number > 0.
+    """
+
+    name: str = "embedded"
+    batsim: str | None = None
+    batsim_timeout: float = DEFAULT_TIMEOUT
+
+    def __post_init__(self) -> None:
+        if self.name not in ENGINES:
+            raise EngineSpecError(f"unknown engine {self.name!r} ({' or '.join(ENGINES)})")
+        timeout = self.batsim_timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
+                math.isfinite(timeout) and timeout > 0):
+            raise EngineSpecError(f"--batsim-timeout must be a number of seconds > 0, got {timeout!r}")
+        if self.batsim is not None:
+            object.__setattr__(self, "batsim", os.fspath(self.batsim))
+
+
+@dataclass
+class Simulation:
+    """What a finished simulation produced.
+
+    Attributes:
+        engine: the engine's name (one of :data:`ENGINES`).
+        messages: Batsim messages answered by the decision process.
+        scheduler_seconds: wall-clock seconds spent in the decision process.
+        wall_seconds: wall-clock seconds of the whole simulation.
+        out_jobs, out_schedule: Batsim's output files in the output directory.
+    """
+
+    engine: str
+    messages: int
+    scheduler_seconds: float
+    wall_seconds: float
+    out_jobs: Path
+    out_schedule: Path
+
+
+def simulate(platform: str | os.PathLike[str], workload: dict, decision_process: Any,
+             out_dir: str | os.PathLike[str], *, engine: EngineSpec = EngineSpec(), dynamic_jobs: bool = False,
+             on_request: Callable[[dict], None] | None = None, deadline=None,
+             batsim_log: str | os.PathLike[str] | None = None) -> Simulation:
+    """Simulate ``workload`` on ``platform`` with ``decision_process`` deciding; write ``out_jobs.csv`` and
+    ``out_schedule.csv`` into ``out_dir`` (created if needed).
+
+    Args:
+        platform: a SimGrid platform file (the embedded engine reads its compute hosts with
+            :func:`batreplay.platforms.reader.read_platform`).
+        workload: a Batsim workload document (``{"nb_res", "jobs", "profiles"}``), simulated as ``w0``.
+        decision_process: a pybatsim ``BatsimScheduler`` instance.
+        engine: which engine (default: the embedded one).
+        dynamic_jobs: run with Batsim's ``--enable-dynamic-jobs`` and ``--acknowledge-dynamic-jobs`` (what a
+            decision process that registers jobs needs, such as the feedback broker).
+        on_request: called with each Batsim message (a dict ``{"now", "events"}``) before the decision process.
+        deadline: a wall-clock limit (:class:`batreplay.deadline.Deadline`), checked between messages.
+        batsim_log: with a real Batsim, where its standard error stays when the run fails (error messages name
+            it); after a success it is ``out_dir/batsim.stderr.log``. None: ``out_dir/batsim.stderr.log``.
+
+    Returns:
+        A :class:`Simulation`.
+
+    Raises:
+        SimulationError: the embedded simulation failed (``simulation failed at t = T s: Type: reason``; the
+            original exception is the ``__cause__``); nothing is written then.
+        DecisionProcessError: the decision process raised or exited (one line naming its file and line).
+        EngineError, InvalidProfileError, UnsupportedProfileError: a workload the embedded engine refuses.
+        PlatformError: an unreadable platform (embedded engine).
+        BatsimLaunchError: a real Batsim missing, of another version, crashed, silent (see
+            :mod:`batreplay.engine.batsim_launcher`).
+        WallClockTimeout: ``deadline`` expired.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    if engine.name == "embedded":
+        messages, scheduler_seconds = _embedded(Path(platform), workload, decision_process, out_dir, started,
+                                                dynamic_jobs, on_request, deadline)
+    else:
+        messages, scheduler_seconds = _real_batsim(Path(platform), workload, decision_process, out_dir, engine,
+                                                   dynamic_jobs, on_request, deadline, batsim_log)
+    return Simulation(engine.name, messages, scheduler_seconds, time.perf_counter() - started,
+                      out_dir / "out_jobs.csv", out_dir / "out_schedule.csv")
+
+
+def _embedded(platform: Path, workload: dict, decision_process: Any, out_dir: Path, started: float,
+              dynamic_jobs: bool, on_request, deadline) -> tuple[int, float]:
+    """The embedded engine; returns the number of messages and the decision process's seconds."""
+    compute = read_platform(platform)
+    hosts = [(host.name, host.speed) for host in compute.hosts]
+    options = EngineOptions(dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=dynamic_jobs)
+    engine = BatsimEngine(hosts, {"w0": workload}, {"w0": WORKLOAD_FILE}, options)
+    try:
+        connection = run_scheduler(engine, decision_process, on_request=on_request, deadline=deadline)
+    except DecisionProcessError:  # the scheduler failed or exited: its one-line message names file and line
+        raise
+    except Exception as err:  # the engine or the scheduler failed: say why, write nothing
+        raise SimulationError(f"simulation failed at t = {engine.now:.6f} s: {type(err).__name__}: {err}") from err
+    jobs = write_out_jobs(engine.records, out_dir / "out_jobs.csv")
+    write_out_schedule(schedule_summary(jobs, compute.nb_compute, connection.scheduler_seconds,
+                                        time.perf_counter() - started), out_dir / "out_schedule.csv")
+    return connection.messages, connection.scheduler_seconds
+
+
+def _real_batsim(platform: Path, workload: dict, decision_process: Any, out_dir: Path, engine: EngineSpec,
+                 dynamic_jobs: bool, on_request, deadline, batsim_log) -> tuple[int, float]:
+    """A real Batsim next to the decision process; returns the number of messages and the decision process's
+    seconds. Batsim writes its own outputs into ``out_dir``."""
+    batsim_input = out_dir / BATSIM_INPUT
+    batsim_input.write_text(json.dumps(workload))
+    with decision_process_guard():  # the scheduler's own exceptions become one line naming its file and line
+        result = run_with_batsim(platform, batsim_input, decision_process, out_dir, batsim_path=engine.batsim,
+                                 dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=dynamic_jobs,
+                                 timeout=engine.batsim_timeout, on_request=on_request, deadline=deadline,
+                                 stderr_log=batsim_log)
+    batsim_input.unlink()
+    return result.messages, result.scheduler_seconds

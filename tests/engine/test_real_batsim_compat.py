@@ -1,0 +1,231 @@
+"""Compatibility with a real Batsim 4.2.1: the same inputs give the same out_jobs.csv, byte for byte.
+
+The embedded engine (``batreplay run``, the default) and a real ``batsim`` next to a decision process must
+behave identically; real Batsim is the reference. Each test runs the embedded engine and the real binary on
+the same inputs and compares the two ``out_jobs.csv`` files line by line:
+
+- each built-in scheduler file, started by pybatsim's own ``pybatsim`` launcher in a separate process next to
+  ``batsim``, on the first 3,000 jobs of KTH-SP2 (rigid replay);
+- the feedback broker (``--engine batsim --replay feedback --sessions arrival:60``: jobs reach Batsim by
+  dynamic registration) on the first 3,000 jobs of KTH-SP2;
+- Batsim workload JSON the golden cases do not cover: jobs with ``walltime: -1`` and jobs without a walltime
+  (never killed, ``requested_time`` written as -1), ``parallel_homogeneous_total`` and ``parallel`` profiles,
+  walltime kills, on hosts of two speeds;
+- jobs whose duration equals their walltime: Batsim stops a ``delay`` job at its walltime, while a parallel
+  task races a walltime sleep and wins only when both end in the same SimGrid step (checked without Batsim
+  too, as the facts observed).
+
+Skipped without a ``batsim`` 4.2.x on PATH; CI builds one and sets ``BATREPLAY_REQUIRE_BATSIM=1``, which turns
+the skip into a failure (``conftest.find_real_batsim``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from batreplay.engine.batsim_launcher import run_pybatsim_next_to_batsim
+from batreplay.platforms.shipped import SHIPPED_PLATFORMS
+from batreplay.run.runner import RunSpec, run
+from conftest import GOLDEN, REPO_ROOT, WORKLOADS
+from test_batsim_integration import assert_same_file
+
+KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
+NB_JOBS = 3000
+#: Generous bound for one real-Batsim run of 3,000 jobs (a few seconds on an idle 2-core machine): a hang
+#: fails the test instead of blocking the suite; it never decides a pass.
+RUN_BOUND = 600.0
+
+
+def _inputs(tmp_path: Path, document: dict, nodes: int) -> tuple[Path, Path]:
+    """``document`` written as a Batsim workload file, and a cluster of ``nodes`` hosts at 1 Gflop/s."""
+    from batreplay.platforms.generate import platform_command
+
+    workload = tmp_path / "workload-input.json"
+    workload.write_text(json.dumps(document))
+    (platform,) = platform_command(nodes, 1e9, tmp_path / f"cluster-{nodes}.xml")
+    return workload, Path(platform)
+
+
+def _embedded_then_real(real_batsim: str, tmp_path: Path, what: str, **spec) -> Path:
+    """Run ``spec`` on the embedded engine, then next to the real Batsim; assert the two out_jobs.csv files
+    are the same, byte for byte; return the embedded one."""
+    run(RunSpec.build(out_dir=tmp_path / "embedded", **spec))
+    run(RunSpec.build(out_dir=tmp_path / "real", engine="batsim", batsim=real_batsim, **spec))
+    assert_same_file(tmp_path / "embedded" / "out_jobs.csv", tmp_path / "real" / "out_jobs.csv", what)
+    return tmp_path / "embedded" / "out_jobs.csv"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scheduler", ["fcfs", "easy", "conservative"])
+def test_scheduler_file_under_pybatsim_launcher_equals_embedded_engine(real_batsim, scheduler, tmp_path):
+    embedded = run(RunSpec.build(workload=KTH, platform="kth-sp2", scheduler=scheduler, out_dir=tmp_path / "embedded",
+                           max_jobs=NB_JOBS))
+    assert embedded.metrics["nb_jobs"] == NB_JOBS
+    real_jobs = run_pybatsim_next_to_batsim(real_batsim, SHIPPED_PLATFORMS["kth-sp2"], tmp_path / "embedded" /
+                                            "workload.json", str(REPO_ROOT / "schedulers" / f"{scheduler}.py"),
+                                            tmp_path / "real", timeout=RUN_BOUND, cwd=REPO_ROOT).out_jobs
+    assert_same_file(tmp_path / "embedded" / "out_jobs.csv", real_jobs, f"{scheduler}: embedded vs real Batsim")
+
+
+@pytest.mark.slow
+def test_feedback_broker_on_real_batsim_equals_embedded_engine(real_batsim, tmp_path):
+    _embedded_then_real(real_batsim, tmp_path, "feedback a60: embedded vs real Batsim", workload=KTH,
+                        platform="kth-sp2", scheduler="easy", max_jobs=NB_JOBS, replay="feedback",
+                        sessions="arrival:60")
+    assert json.loads((tmp_path / "real" / "run.json").read_text())["engine"] == "batsim"
+    lines = (tmp_path / "real" / "out_jobs.csv").read_text().splitlines()
+    assert len(lines) == NB_JOBS + 1  # header + 3,000 jobs, every one registered dynamically
+    assert all(",dyn," in line for line in lines[1:])
+
+
+def _edge_workload(seed: int = 7, nb_jobs: int = 60) -> dict:
+    """Jobs Batsim accepts that the golden cases do not cover: ``walltime: -1``, no walltime at all, walltimes
+    that kill, and ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_total`` and ``parallel`` (no
+    communication) profiles, for 4 compute hosts (2 at 1 Gflop/s, 2 at 2.5 Gflop/s)."""
+    rng = np.random.default_rng(seed)
+    profiles = {
+        "delay": {"type": "delay", "delay": 13.25},
+        "ph": {"type": "parallel_homogeneous", "cpu": 2.5e10, "com": 0},
+        "pht": {"type": "parallel_homogeneous_total", "cpu": 6e10, "com": 0},
+        "par": {"type": "parallel", "cpu": [1e10, 3e10], "com": [0, 0, 0, 0]},
+    }
+    jobs, subtime = [], 0
+    for number in range(nb_jobs):
+        subtime += int(rng.integers(0, 8))
+        profile = str(rng.choice(list(profiles)))
+        res = 2 if profile == "par" else int(rng.integers(1, 5))
+        job = {"id": str(number), "subtime": subtime, "res": res, "profile": profile}
+        kind = number % 4
+        if kind == 0:
+            job["walltime"] = -1
+        elif kind == 1:
+            pass  # no walltime field
+        elif kind == 2:
+            job["walltime"] = 1000
+        else:
+            job["walltime"] = float(rng.integers(5, 30))  # may stop the job at its walltime
+        jobs.append(job)
+    return {"nb_res": 4, "jobs": jobs, "profiles": profiles}
+
+
+@pytest.mark.parametrize("scheduler", ["fcfs", "easy", "conservative"])
+def test_jobs_without_walltime_are_never_killed(scheduler, tmp_path):
+    """``walltime: -1`` and an absent walltime both mean "no walltime" to Batsim: the job runs to its end and
+    out_jobs.csv says ``requested_time`` -1 (analysis reads it as NaN, "no walltime")."""
+    from batreplay.formats.out_jobs import read_out_jobs
+
+    workload = tmp_path / "edge.json"
+    document = _edge_workload()
+    workload.write_text(json.dumps(document))
+    run(RunSpec.build(workload=workload, platform=GOLDEN / "ptask" / "platform.xml", scheduler=scheduler,
+                out_dir=tmp_path / "run"))
+    jobs = read_out_jobs(tmp_path / "run" / "out_jobs.csv").set_index("job_id")
+    unbounded = [job["id"] for job in document["jobs"] if job.get("walltime", -1) == -1]
+    assert len(unbounded) == 30 and len(jobs) == len(document["jobs"])
+    assert jobs.loc[unbounded, "requested_time"].isna().all()
+    assert (jobs.loc[unbounded, "final_state"] == "COMPLETED_SUCCESSFULLY").all()
+    raw = (tmp_path / "run" / "out_jobs.csv").read_text().splitlines()
+    assert sum(",-1.000000,1,COMPLETED_SUCCESSFULLY," in line for line in raw) == 30
+
+
+@pytest.mark.parametrize("scheduler", ["fcfs", "easy", "conservative"])
+def test_json_workload_edge_cases_on_real_batsim_equal_embedded_engine(real_batsim, scheduler, tmp_path):
+    workload = tmp_path / "edge.json"
+    workload.write_text(json.dumps(_edge_workload()))
+    embedded = _embedded_then_real(real_batsim, tmp_path, f"{scheduler}: edge workload", workload=workload,
+                                   platform=GOLDEN / "ptask" / "platform.xml", scheduler=scheduler)  # 2 speeds
+    rows = [line.split(",") for line in embedded.read_text().splitlines()[1:]]
+    header = embedded.read_text().splitlines()[0].split(",")
+    requested, state = header.index("requested_time"), header.index("final_state")
+    no_walltime = [row for row in rows if row[requested] == "-1.000000"]
+    assert len(no_walltime) == 30  # jobs 0, 1, 4, 5, ...: walltime -1 or absent, written as Batsim writes them
+    assert all(row[state] == "COMPLETED_SUCCESSFULLY" for row in no_walltime)
+    assert any(row[state] == "COMPLETED_WALLTIME_REACHED" for row in rows)
+
+
+def _walltime_equals_duration_workload() -> dict:
+    """One job per (duration, profile type, width) whose duration equals its walltime exactly."""
+    jobs, profiles = [], {}
+    for duration in (60, 7.25, 3600, 1e5, 0.1, 1 / 3, 12345.678, 86400):
+        for kind in ("parallel_homogeneous", "parallel_homogeneous_total", "delay"):
+            for res in (1, 2, 4):
+                name = f"p{len(jobs)}"
+                if kind == "delay":
+                    profiles[name] = {"type": "delay", "delay": duration}
+                else:
+                    flop = duration * 1e9 * (res if kind == "parallel_homogeneous_total" else 1)
+                    profiles[name] = {"type": kind, "cpu": flop, "com": 0}
+                jobs.append({"id": str(len(jobs)), "subtime": 200_000 * len(jobs), "walltime": duration,
+                             "res": res, "profile": name})
+    return {"nb_res": 4, "jobs": jobs, "profiles": profiles}
+
+
+@pytest.fixture
+def walltime_equal_runs(tmp_path) -> tuple[Path, Path]:
+    """The workload of :func:`_walltime_equals_duration_workload` and a 4-node 1 Gflop/s platform."""
+    return _inputs(tmp_path, _walltime_equals_duration_workload(), 4)
+
+
+def test_walltime_equal_to_duration_kills_delay_jobs_only(walltime_equal_runs, tmp_path):
+    """Observed on real Batsim 4.2.1 (next test): a ``delay`` job whose delay equals its walltime is stopped
+    at the walltime (COMPLETED_WALLTIME_REACHED); a lone parallel task whose duration equals it ends in the
+    same step as its walltime sleep, and wins."""
+    workload, platform = walltime_equal_runs
+    run(RunSpec.build(workload=workload, platform=platform, scheduler="fcfs", out_dir=tmp_path / "embedded"))
+    lines = (tmp_path / "embedded" / "out_jobs.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    profile, state = header.index("profile"), header.index("final_state")
+    kinds = {name: spec["type"] for name, spec in _walltime_equals_duration_workload()["profiles"].items()}
+    states = [(kinds[row[profile]], row[state]) for row in (line.split(",") for line in lines[1:])]
+    assert len(states) == 72
+    assert all(s == ("COMPLETED_WALLTIME_REACHED" if k == "delay" else "COMPLETED_SUCCESSFULLY") for k, s in states)
+
+
+def test_walltime_equal_to_duration_on_real_batsim_equals_embedded_engine(real_batsim, walltime_equal_runs,
+                                                                           tmp_path):
+    workload, platform = walltime_equal_runs
+    _embedded_then_real(real_batsim, tmp_path, "walltime equal to duration", workload=workload,
+                        platform=platform, scheduler="fcfs")
+
+
+def _long_tasks_among_short_ones(seed: int = 1) -> dict:
+    """Ten 210,000 s parallel tasks whose walltime is their duration, submitted while 600 shorter tasks
+    come and go on 16 hosts: the many steps in between round the long tasks' remaining work so that their
+    walltime sleeps end one step first (as in full KTH-SP2 EASY, jobs 5464, 7132 and 7706)."""
+    rng = np.random.default_rng(seed)
+    profiles = {"long": {"type": "parallel_homogeneous", "cpu": 210000e9, "com": 0}}
+    jobs = [{"id": f"L{k}", "subtime": 7 * k, "walltime": 210000, "res": 1, "profile": "long"} for k in range(10)]
+    subtime = 0
+    for number in range(600):
+        subtime += int(rng.integers(1, 601))
+        profiles[f"d{number}"] = {"type": "parallel_homogeneous", "cpu": int(rng.integers(1, 3001)) * 1e9, "com": 0}
+        jobs.append({"id": str(number), "subtime": subtime, "walltime": -1, "res": int(rng.integers(1, 5)),
+                     "profile": f"d{number}"})
+    return {"nb_res": 16, "jobs": jobs, "profiles": profiles}
+
+
+@pytest.fixture
+def long_tasks_run(tmp_path) -> tuple[Path, Path]:
+    """The workload of :func:`_long_tasks_among_short_ones` and a 16-node 1 Gflop/s platform."""
+    return _inputs(tmp_path, _long_tasks_among_short_ones(), 16)
+
+
+def test_walltime_sleep_can_end_a_step_before_an_equal_parallel_task(long_tasks_run, tmp_path):
+    """The race of a parallel task with its walltime is decided by SimGrid's arithmetic, not by the nominal
+    durations: here every long task reaches its walltime (as real Batsim says, next test)."""
+    workload, platform = long_tasks_run
+    run(RunSpec.build(workload=workload, platform=platform, scheduler="fcfs", out_dir=tmp_path / "embedded"))
+    lines = (tmp_path / "embedded" / "out_jobs.csv").read_text().splitlines()
+    long_rows = [line for line in lines if line.startswith("L")]
+    assert len(long_rows) == 10
+    assert all(",COMPLETED_WALLTIME_REACHED," in line and ",210000.000000," in line for line in long_rows)
+
+
+def test_long_tasks_among_short_ones_on_real_batsim_equal_embedded_engine(real_batsim, long_tasks_run, tmp_path):
+    workload, platform = long_tasks_run
+    _embedded_then_real(real_batsim, tmp_path, "long tasks among short ones", workload=workload,
+                        platform=platform, scheduler="fcfs")
