@@ -7,6 +7,7 @@ Usage::
 
     uv run python benchmarks/bench_schedulers.py                       # KTH-SP2, SDSC-SP2, HPC2N x FCFS, EASY
     uv run python benchmarks/bench_schedulers.py --logs KTH-SP2-1996-2.1-cln --schedulers easy
+    uv run python benchmarks/bench_schedulers.py --logs KTH-SP2-1996-2.1-cln --schedulers all   # every registered name
 
 Prints one Markdown table row per pair: jobs simulated, Batsim messages, wall seconds (whole run and
 simulation only), jobs per second and peak memory (MB).
@@ -37,7 +38,7 @@ sim = {}
 def progress(now, done, total):
     sim.setdefault("first", time.perf_counter())
 t0 = time.perf_counter()
-result = run(RunSpec(workload=Path(log), platform=platform, scheduler=scheduler, out_dir=out, force=True),
+result = run(RunSpec.build(workload=Path(log), platform=platform, scheduler=scheduler, out_dir=out, force=True),
              on_progress=progress)
 wall = time.perf_counter() - t0
 print(json.dumps({"jobs": result.metrics["nb_jobs"], "messages": result.messages, "wall": wall,
@@ -49,8 +50,13 @@ print(json.dumps({"jobs": result.metrics["nb_jobs"], "messages": result.messages
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logs", nargs="*", default=list(PLATFORMS))
-    parser.add_argument("--schedulers", nargs="*", default=["fcfs", "easy"])
+    parser.add_argument("--schedulers", nargs="*", default=["fcfs", "easy"],
+                        help="names of batreplay.schedulers.registry.SCHEDULERS, or 'all' for every one")
     args = parser.parse_args()
+    if args.schedulers == ["all"]:
+        from batreplay.schedulers.registry import SCHEDULERS
+
+        args.schedulers = list(SCHEDULERS)
     print("| log | scheduler | jobs | messages | wall (s) | simulation (s) | jobs/s (simulation) | peak MB |")
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:

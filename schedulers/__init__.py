@@ -1,7 +1,14 @@
-"""Batch schedulers for batreplay: FCFS, EASY backfilling and conservative backfilling.
+"""Batch schedulers for batreplay: the backfilling family (FCFS, EASY, conservative and their queue orders).
 
-Each scheduler is a plain policy object (submit / complete / decide, no clock, no pybatsim) plus a thin pybatsim
-``BatsimScheduler`` adapter. Use :func:`batreplay.schedulers.registry.load_scheduler` to get one by name.
+Each scheduler is a plain policy object (submit / complete / decide, no clock, no pybatsim: :mod:`.policy`) plus a
+thin pybatsim ``BatsimScheduler`` adapter (:mod:`.adapter`), so the same code runs in the embedded engine and as a
+Batsim decision process. The family (:mod:`.backfilling`) is parameterised by a queue order (:mod:`.queue_order`)
+and a reservation depth: strict order (:mod:`.fcfs`), EASY (:mod:`.easy`), k reservations
+(:mod:`.reservation_depth`) and conservative (:mod:`.conservative`, on :mod:`.availability_profile`). Get one by
+name with :func:`batreplay.schedulers.registry.load_scheduler`; :mod:`.registry` is the one list of names. This
+package sits just above the foundation: it may import only ``batreplay.atomic``, ``batreplay.deadline``,
+``batreplay.formats`` and pybatsim (with procset), never ``batreplay.engine``, ``run``, ``analysis``, ``campaign``
+or the command line.
 """
 
 from batreplay.schedulers.conservative import Conservative, ConservativePolicy

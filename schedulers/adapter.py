@@ -47,8 +47,9 @@ def _state_name(job: Job) -> str:
 class PolicyScheduler(BatsimScheduler):
     """A pybatsim scheduler whose decisions come from a policy object.
 
-    Subclasses set :attr:`policy_class`. ``options`` (the pybatsim launcher's dict) is kept as
-    ``self.options`` and not otherwise used.
+    Subclasses set :attr:`policy_class`, and :attr:`policy_arguments` (keyword arguments of its constructor, such
+    as a queue order) or override :meth:`make_policy`. ``options`` (the pybatsim launcher's dict) is kept as
+    ``self.options``; only :meth:`make_policy` overrides read it.
 
     Attributes:
         policy: the policy, built from ``bs.compute_resources`` at SIMULATION_BEGINS (``None`` before).
@@ -57,6 +58,8 @@ class PolicyScheduler(BatsimScheduler):
     """
 
     policy_class: ClassVar[type[SchedulingPolicy]]
+    #: Keyword arguments given to :attr:`policy_class` after the resources (none by default).
+    policy_arguments: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, options: dict[str, Any] | None = None):
         super().__init__({} if options is None else options)
@@ -73,6 +76,11 @@ class PolicyScheduler(BatsimScheduler):
         """Jobs rejected at submission, as ``(job id, reason)``, in rejection order."""
         return [] if self.policy is None else self.policy.rejections
 
+    def make_policy(self, resources: ProcSet) -> SchedulingPolicy:
+        """A new policy for the platform's compute ``resources``: ``policy_class(resources,
+        **policy_arguments)``."""
+        return self.policy_class(resources, **self.policy_arguments)
+
     def _ensure_policy(self) -> SchedulingPolicy:
         if self.policy is None:
             ids = list(self.bs.compute_resources)
@@ -84,7 +92,7 @@ class PolicyScheduler(BatsimScheduler):
                     f"nb_compute_resources = {self.bs.nb_compute_resources} but {len(resources)} distinct compute "
                     "resource ids were given"
                 )
-            self.policy = self.policy_class(resources)
+            self.policy = self.make_policy(resources)
         return self.policy
 
     # -- pybatsim hooks -------------------------------------------------------------------------------------

@@ -32,6 +32,12 @@ O(queue x breakpoints), done at most once per message that carried a termination
 every reservation at every early termination and makes conservative backfilling several times slower than EASY
 on logs with long queues (HPC2N): prefer EASY for whole-log campaigns there.
 
+Queue orders (reservation depth "all" of :mod:`~batreplay.schedulers.backfilling`): the rules above use the
+submission order; ``order`` (a name of :mod:`~batreplay.schedulers.queue_order`) replaces it wherever the queue
+order is used: the jobs submitted since the last decision are placed in that order, compressions take the
+reservations in that order, and due jobs start in that order. A reservation, once made, is still never delayed
+by a later arrival, whatever its place in the order (the guarantee that defines conservative backfilling).
+
 Loadable by the plain pybatsim launcher: ``pybatsim schedulers/conservative.py`` instantiates
 :class:`Conservative`.
 """
@@ -47,6 +53,7 @@ from procset import ProcSet
 from batreplay.schedulers.adapter import PolicyScheduler
 from batreplay.schedulers.availability_profile import AvailabilityProfile
 from batreplay.schedulers.policy import TIME_EPSILON, QueuedJob, SchedulingPolicy, Start
+from batreplay.schedulers.queue_order import order_key
 
 
 def _duration(job: QueuedJob) -> float:
@@ -54,18 +61,24 @@ def _duration(job: QueuedJob) -> float:
 
 
 class ConservativePolicy(SchedulingPolicy):
-    """Conservative backfilling over a queue in submission order (see the module docstring for the rules).
+    """Conservative backfilling over a queue in submission order, or another order (see the module docstring
+    for the rules).
 
     Args:
         resources: the platform's compute resources (ProcSet of ids, or a count).
+        order: queue order, a name of :data:`~batreplay.schedulers.queue_order.ORDERS` (default ``fcfs``).
+
+    Raises:
+        ValueError: unknown order name.
     """
 
     name = "conservative"
 
-    def __init__(self, resources: ProcSet | int):
+    def __init__(self, resources: ProcSet | int, *, order: str = "fcfs"):
         super().__init__(resources)
+        self._key = None if order == "fcfs" else order_key(order)  # None: submission rank, the dict's order
         self._queue: dict[str, QueuedJob] = {}  # waiting jobs in submission order
-        self._order: dict[str, int] = {}  # submission rank of each waiting job
+        self._order: dict[str, object] = {}  # sort key of each waiting job (its submission rank under fcfs)
         self._rank = 0
         self._unplaced: list[QueuedJob] = []  # submitted since the last decision
         self._reserved: dict[str, float] = {}  # reservation start of each placed waiting job, s
@@ -75,7 +88,14 @@ class ConservativePolicy(SchedulingPolicy):
 
     @property
     def queue(self) -> tuple[QueuedJob, ...]:
-        return tuple(self._queue.values())
+        return tuple(self._in_order(self._queue.values()))
+
+    def _in_order(self, jobs) -> list[QueuedJob]:
+        """``jobs`` (an iterable in submission order) sorted by the queue order."""
+        if self._key is None:
+            return list(jobs)
+        order = self._order
+        return sorted(jobs, key=lambda job: order[job.id])
 
     def reservation_of(self, job_id: str) -> float | None:
         """Start time (s) reserved for a waiting job at the last decision (``inf`` if none could be found),
@@ -84,7 +104,7 @@ class ConservativePolicy(SchedulingPolicy):
 
     def _enqueue(self, job: QueuedJob) -> None:
         self._queue[job.id] = job
-        self._order[job.id] = self._rank
+        self._order[job.id] = self._rank if self._key is None else self._key(job, self._rank)
         self._rank += 1
         self._unplaced.append(job)
 
@@ -132,7 +152,7 @@ class ConservativePolicy(SchedulingPolicy):
                 steps.append((entry.expected_end, entry.job.requested_resources))
         nb_running_steps = len(steps)
         reserved = self._reserved
-        placed = [job for job in self._queue.values() if job.id in reserved]
+        placed = self._in_order(job for job in self._queue.values() if job.id in reserved)
         for job in placed:
             start = reserved[job.id]
             if start != math.inf:
@@ -166,7 +186,7 @@ class ConservativePolicy(SchedulingPolicy):
         else:
             profile = self._profile
             profile.drop_before(now)
-        for job in self._unplaced:
+        for job in self._in_order(self._unplaced):
             self._place(profile, job, now)
             heapq.heappush(self._due, (self._reserved[job.id], self._order[job.id], job.id))
         self._unplaced.clear()

@@ -35,6 +35,13 @@ scan stops as soon as no node is free. When neither the head, nor the number of 
 nor the time to the shadow time grew since the previous decision, every job that failed the test then still
 fails it, and only the jobs submitted since are scanned; the result is the same as a full scan (tested).
 
+Queue orders (reservation depth 1 of :mod:`~batreplay.schedulers.backfilling`): the rules above use the submission
+order; ``order`` sorts the queue by another key of :mod:`~batreplay.schedulers.queue_order` (the head, its
+reservation and the scan all follow it), and ``backfill_order`` scans the backfilling candidates in yet another order
+while the head stays the head of ``order`` (SJBF: FCFS queue, candidates shortest first, Tsafrir, Etsion and
+Feitelson 2007). A job inserted before the scanned part of the queue makes the next scan start at its position;
+with a separate backfill order every decision scans every candidate.
+
 Loadable by the plain pybatsim launcher: ``pybatsim schedulers/easy.py`` instantiates :class:`Easy`.
 """
 
@@ -48,6 +55,7 @@ from procset import ProcSet
 
 from batreplay.schedulers.adapter import PolicyScheduler
 from batreplay.schedulers.policy import TIME_EPSILON, QueuedJob, SchedulingPolicy, Start
+from batreplay.schedulers.queue_order import OrderedQueue, order_key
 
 
 class Reservation(NamedTuple):
@@ -71,12 +79,19 @@ class _ScanState:
 
 
 class EasyPolicy(SchedulingPolicy):
-    """EASY backfilling over a queue in submission order (see the module docstring for the rules).
+    """EASY backfilling over a queue in submission order, or another order (see the module docstring for the
+    rules).
 
     Args:
         resources: the platform's compute resources (ProcSet of ids, or a count).
         incremental: reuse the previous scan when it is provably still valid (default). ``False`` rescans the
             whole queue at every decision; both give the same decisions, the flag exists to test that.
+        order: queue order, a name of :data:`~batreplay.schedulers.queue_order.ORDERS` (default ``fcfs``).
+        backfill_order: order in which the backfilling candidates (every waiting job but the head) are tried;
+            ``None`` (default) for ``order``.
+
+    Raises:
+        ValueError: unknown order name.
 
     Attributes:
         reservation: the head's :class:`Reservation` after the last decision, ``None`` if the queue was empty.
@@ -84,19 +99,24 @@ class EasyPolicy(SchedulingPolicy):
 
     name = "easy"
 
-    def __init__(self, resources: ProcSet | int, *, incremental: bool = True):
+    def __init__(self, resources: ProcSet | int, *, incremental: bool = True, order: str = "fcfs",
+                 backfill_order: str | None = None):
         super().__init__(resources)
         self.incremental = incremental
         self.reservation: Reservation | None = None
-        self._queue: list[QueuedJob] = []
+        self._queue = OrderedQueue(order)
+        self._backfill_key = None if backfill_order in (None, order) else order_key(backfill_order)
         self._scan: _ScanState | None = None
 
     @property
     def queue(self) -> tuple[QueuedJob, ...]:
-        return tuple(self._queue)
+        return tuple(self._queue.jobs)
 
     def _enqueue(self, job: QueuedJob) -> None:
-        self._queue.append(job)
+        position = self._queue.push(job)
+        scan = self._scan
+        if scan is not None and position < scan.scanned:
+            scan.scanned = position  # the jobs from there on are not known to fail any more
 
     def shadow(self, head: QueuedJob, now: float) -> tuple[float, int]:
         """Shadow time (s, ``>= now``, ``inf`` possible) and extra nodes for ``head`` given the running jobs.
@@ -130,7 +150,7 @@ class EasyPolicy(SchedulingPolicy):
 
     def decide(self, now: float) -> list[Start]:
         started: list[Start] = []
-        queue = self._queue
+        queue = self._queue.jobs
         pool = self.pool
 
         # 1. FCFS part: start head jobs while they fit.
@@ -139,8 +159,7 @@ class EasyPolicy(SchedulingPolicy):
             job = queue[count]
             started.append((job, self._start(job, now)))
             count += 1
-        if count:
-            del queue[:count]
+        self._queue.remove_head(count)
         if not queue:
             self.reservation = None
             self._scan = None
@@ -155,21 +174,29 @@ class EasyPolicy(SchedulingPolicy):
         previous = self._scan
         if (
             self.incremental
+            and self._backfill_key is None
             and previous is not None
             and previous.head_id == head.id
             and free <= previous.nb_free
             and extra <= previous.extra_nodes
             and slack <= previous.slack
         ):
-            position = previous.scanned  # every job before it failed under looser conditions
+            position = max(previous.scanned, 1)  # every job before it failed under looser conditions
         else:
             position = 1
 
-        # 3. Backfilling scan, in queue order.
+        # 3. Backfilling scan, in queue order (or backfill order).
         limit = slack + TIME_EPSILON
         backfilled: list[int] = []
         size = len(queue)
-        while position < size and free > 0:
+        if self._backfill_key is None:
+            candidates: range | list[int] = range(position, size)
+        else:
+            key, rank_of = self._backfill_key, self._queue.rank_of
+            candidates = sorted(range(1, size), key=lambda index: key(queue[index], rank_of[queue[index].id]))
+        for position in candidates:
+            if free <= 0:
+                break
             job = queue[position]
             nodes = job.requested_resources
             if nodes <= free:
@@ -181,12 +208,10 @@ class EasyPolicy(SchedulingPolicy):
                     backfilled.append(position)
                     free -= nodes
                     extra -= nodes
-            position += 1
         for index in backfilled:
             job = queue[index]
             started.append((job, self._start(job, now)))
-        for index in reversed(backfilled):
-            del queue[index]
+        self._queue.remove_positions(sorted(backfilled))
         self._scan = _ScanState(head.id, free, extra, slack, len(queue))
         return started
 

@@ -1,52 +1,63 @@
-"""First-come first-served (FCFS) scheduling, without backfilling.
+"""First-come first-served (FCFS) scheduling, without backfilling, and its strict-order variants (SJF, LJF, ...).
 
 Definition (Rauch 2022, "HPC Scheduling Simulator", section "First Come First Serve w/ EASY Backfilling"; the
 project's seed ``001``): jobs run in the order they were received, when enough resources are free; otherwise they
 wait in a queue for their turn. The head of the queue is never overtaken, so a wide job at the head keeps the
-jobs behind it waiting even if they would fit (the fragmentation the EASY policy addresses).
+jobs behind it waiting even if they would fit (the fragmentation the EASY policy addresses). The same rule over another queue order
+(:mod:`~batreplay.schedulers.queue_order`: shortest or longest requested time, smallest or largest area first) gives
+the strict-order, no-backfilling members of the backfilling family (reservation depth 0,
+:mod:`~batreplay.schedulers.backfilling`).
 
 Loadable by the plain pybatsim launcher: ``pybatsim schedulers/fcfs.py`` instantiates :class:`Fcfs`.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any, ClassVar
 
 from procset import ProcSet
 
 from batreplay.schedulers.adapter import PolicyScheduler
 from batreplay.schedulers.policy import QueuedJob, SchedulingPolicy, Start
+from batreplay.schedulers.queue_order import OrderedQueue
 
 
 class FcfsPolicy(SchedulingPolicy):
-    """FCFS over a queue in submission order: start jobs from the head while the head fits.
+    """Strict queue order without backfilling: start jobs from the head while the head fits.
 
     Args:
         resources: the platform's compute resources (ProcSet of ids, or a count).
+        order: the queue order, a name of :data:`~batreplay.schedulers.queue_order.ORDERS` (``fcfs``, the
+            submission order, by default).
+
+    Raises:
+        ValueError: unknown order.
 
     Each decision costs O(number of jobs started + 1).
     """
 
     name = "fcfs"
 
-    def __init__(self, resources: ProcSet | int):
+    def __init__(self, resources: ProcSet | int, *, order: str = "fcfs"):
         super().__init__(resources)
-        self._queue: deque[QueuedJob] = deque()
+        self._queue = OrderedQueue(order)
 
     @property
     def queue(self) -> tuple[QueuedJob, ...]:
-        return tuple(self._queue)
+        return tuple(self._queue.jobs)
 
     def _enqueue(self, job: QueuedJob) -> None:
-        self._queue.append(job)
+        self._queue.push(job)
 
     def decide(self, now: float) -> list[Start]:
         started: list[Start] = []
-        queue = self._queue
-        while queue and queue[0].requested_resources <= self.pool.nb_free:
-            job = queue.popleft()
+        jobs = self._queue.jobs
+        count = 0
+        while count < len(jobs) and jobs[count].requested_resources <= self.pool.nb_free:
+            job = jobs[count]
             started.append((job, self._start(job, now)))
+            count += 1
+        self._queue.remove_head(count)
         return started
 
 

@@ -1,5 +1,13 @@
 """Scheduler registry: the project's schedulers by name, and loading of any pybatsim scheduler file.
 
+This is the one place where scheduler names are defined: the command line's help, campaign-spec validation and the
+documentation read :data:`SCHEDULERS` and :func:`describe`. Adding a scheduler takes one file and one line here,
+for instance ``schedulers/random_order.py`` defining ``class RandomOrder(PolicyScheduler)`` (a ``policy_class``
+and an ``OPTIONS`` dict), then, in :data:`SCHEDULERS`, ``"random-order": RandomOrder,`` (its one-line description
+is the first line of its docstring); a member of the backfilling family needs no file at all, only a line in
+:data:`FAMILY` such as ``"easy-xyz": Backfilling(order="xyz", depth=1),`` once ``xyz`` is in
+:data:`~batreplay.schedulers.queue_order.ORDERS`.
+
 Options: each built-in scheduler declares the options it reads in a class attribute ``OPTIONS``
 (``{name: (default, short doc)}``); :func:`load_scheduler` refuses any other key and fills in the defaults, for
 the command line (``--scheduler-options``) and campaigns alike. A scheduler file gets its options unchecked, as
@@ -21,6 +29,7 @@ from typing import Any
 
 from batsim.batsim import BatsimScheduler
 
+from batreplay.schedulers.backfilling import ALL, Backfilling, GenericBackfilling, family_scheduler
 from batreplay.schedulers.conservative import Conservative
 from batreplay.schedulers.easy import Easy
 from batreplay.schedulers.failures import load_failure
@@ -28,12 +37,45 @@ from batreplay.schedulers.fcfs import Fcfs
 
 _LOADED = itertools.count()
 
+#: Members of the backfilling family (:mod:`batreplay.schedulers.backfilling`) by name. ``fcfs``, ``easy`` and
+#: ``conservative`` keep their own classes (:class:`Fcfs`, :class:`Easy`, :class:`Conservative`, loadable by
+#: pybatsim's launcher from their files); the others get a generated class named after them (``EasySjf``...).
+FAMILY: dict[str, Backfilling] = {
+    "fcfs": Backfilling("fcfs", 0),
+    "easy": Backfilling("fcfs", 1),
+    "conservative": Backfilling("fcfs", ALL),
+    **{order: Backfilling(order, 0) for order in ("sjf", "ljf", "saf", "laf")},
+    **{f"easy-{order}": Backfilling(order, 1) for order in ("sjf", "ljf", "saf", "laf")},
+    **{f"conservative-{order}": Backfilling(order, ALL) for order in ("sjf", "ljf", "saf", "laf")},
+    # SJBF (Tsafrir, Etsion & Feitelson 2007): FCFS queue and head reservation, candidates shortest first.
+    "easy-sjbf": Backfilling("fcfs", 1, backfill_order="sjf"),
+}
+
+_OWN_CLASSES: dict[str, type[BatsimScheduler]] = {"fcfs": Fcfs, "easy": Easy, "conservative": Conservative}
+
 #: The project's schedulers, by the name used on the command line and in campaign files.
 SCHEDULERS: dict[str, type[BatsimScheduler]] = {
-    "fcfs": Fcfs,
-    "easy": Easy,
-    "conservative": Conservative,
+    **{name: _OWN_CLASSES.get(name) or family_scheduler(name, member, __name__) for name, member in FAMILY.items()},
+    "backfilling": GenericBackfilling,
 }
+globals().update({cls.__name__: cls for name, cls in SCHEDULERS.items() if name not in _OWN_CLASSES})
+
+
+def describe(name: str) -> str:
+    """One line saying what the registered scheduler ``name`` does (for help texts and documentation).
+
+    Raises:
+        KeyError: ``name`` is not registered.
+    """
+    if name in FAMILY:
+        return FAMILY[name].describe()
+    doc = SCHEDULERS[name].__doc__ or name
+    return doc.strip().splitlines()[0].rstrip(".")
+
+
+def scheduler_help() -> str:
+    """Help text of a ``--scheduler`` argument: every registered name, then the scheduler-file alternative."""
+    return f"one of {', '.join(SCHEDULERS)}, or the path of a pybatsim scheduler file (.py)"
 
 
 def scheduler_class_name(path: str | Path) -> str:
@@ -111,7 +153,14 @@ def check_scheduler_options(name_or_path: str | Path, options: Mapping[str, Any]
         else:
             hint = f"{name_or_path} takes no options"
         raise ValueError(f"scheduler {name_or_path}: unknown option{plural} {keys}; {hint}")
-    return {**{key: default for key, (default, _doc) in declared.items()}, **options}
+    checked = {**{key: default for key, (default, _doc) in declared.items()}, **options}
+    validate = getattr(scheduler, "validate_options", None)
+    if validate is not None:
+        try:
+            validate(checked)
+        except ValueError as error:
+            raise ValueError(f"scheduler {name_or_path}: {error}") from None
+    return checked
 
 
 def load_scheduler(name_or_path: str | Path, options: Mapping[str, Any] | None = None) -> BatsimScheduler:
@@ -119,7 +168,8 @@ def load_scheduler(name_or_path: str | Path, options: Mapping[str, Any] | None =
     file (a ``.py`` file, or any existing file path containing a directory separator).
 
     Args:
-        name_or_path: ``"fcfs"``, ``"easy"``, ``"conservative"`` or a file path.
+        name_or_path: a name of :data:`SCHEDULERS` (``"fcfs"``, ``"easy"``, ``"conservative"``, ``"easy-sjf"``...)
+            or a file path.
         options: passed to the scheduler's constructor (pybatsim's options dict); ``{}`` by default. Checked
             for built-in schedulers (see :func:`check_scheduler_options`), passed unchecked to scheduler files.
 
