@@ -2,7 +2,7 @@
 
 The broker sits between Batsim (or the embedded engine) and an inner scheduler::
 
-    Batsim <-> FeedbackBroker(users = ThinkTimeUsers, inner = Easy / Fcfs / a user's BatsimScheduler)
+    Batsim <-> FeedbackBroker(users = a UserModel, inner = Easy / Fcfs / a user's BatsimScheduler)
 
 - it *registers* each job when its user submits it: REGISTER_PROFILE (one profile per job, so Batsim's
   garbage collection of dynamic profiles never bites) and REGISTER_JOB with ``subtime = now``;
@@ -12,6 +12,9 @@ The broker sits between Batsim (or the embedded engine) and an inner scheduler::
 - completions (and rejections made by the inner scheduler) are fed back to the users, which may free new
   sessions;
 - once every user has submitted everything, it sends NOTIFY ``registration_finished`` so that Batsim can end.
+
+The broker depends only on :class:`batreplay.replay.protocol.UserModel` (e.g.
+:class:`batreplay.replay.feedback.ThinkTimeUsers`, Madon, Da Costa, Pierson 2024, Algorithm 1).
 
 It needs Batsim's ``--enable-dynamic-jobs --acknowledge-dynamic-jobs`` (the embedded engine is started with
 the same options by the runner) and says so when they are missing.
@@ -24,7 +27,7 @@ from collections.abc import Mapping
 
 from batsim.batsim import BatsimScheduler
 
-from batreplay.replay.feedback import ThinkTimeUsers
+from batreplay.replay.protocol import UserModel
 
 LOGGER = logging.getLogger(__name__)
 
@@ -57,12 +60,12 @@ class FeedbackBroker(BatsimScheduler):
 
     Args:
         inner: the scheduler that decides where and when jobs run (any ``BatsimScheduler``).
-        users: the user model that decides when jobs are submitted.
+        users: the user model that decides when jobs are submitted (:class:`~batreplay.replay.protocol.UserModel`).
         jobs: per SWF job number, the job's request: ``{"res": nodes, "walltime": s, "profile": {...}}``
             (a Batsim profile document).
     """
 
-    def __init__(self, inner: BatsimScheduler, users: ThinkTimeUsers, jobs: Mapping[int, Mapping]) -> None:
+    def __init__(self, inner: BatsimScheduler, users: UserModel, jobs: Mapping[int, Mapping]) -> None:
         super().__init__({})
         logging.getLogger("batsim.batsim").addFilter(_ECHO_FILTER)  # idempotent: the same filter object
         self.inner = inner

@@ -13,6 +13,10 @@ platform instead of the recorded clock:
 
 Users may thus submit earlier or later than recorded. Times are seconds of simulated time; submission times
 are rounded to the microsecond, the resolution at which Batsim reports time to the decision process.
+
+:class:`ThinkTimeUsers` is the ``feedback`` user model of :mod:`batreplay.replay.registry` and implements
+:class:`batreplay.replay.protocol.UserModel`, all the broker relies on. Session graphs must be transitively
+reduced: an extra edge would change when its target starts (see :mod:`batreplay.replay.session_graph`).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ class ThinkTimeUsers:
     Args:
         graphs: the users' session graphs (recorded times, seconds).
         origin: the recorded time that is simulated time 0 (for an SWF log converted by
-            :func:`batreplay.workloads.batsim_workload.swf_to_workload`, its ``submit_origin``). A session hanging from
+            :func:`batreplay.workloads.batsim_workload.swf_to_workload`, its ``submission_origin``). A session hanging from
             the root starts at its recorded start minus ``origin``.
         job_ids: the jobs that will really be simulated; sessions only count those (jobs the conversion
             dropped are ignored, and reported in :attr:`ignored_jobs`).

@@ -1,7 +1,8 @@
 """The feedback broker as a file pybatsim's launcher can start next to a real Batsim.
 
-pybatsim loads class ``FeedbackBroker`` from this file (its loader derives the class name from the file
-name) and passes it the ``-o`` JSON options::
+pybatsim loads class ``FeedbackBroker`` from this file: its loader derives the class name from the file name,
+which is why this one file is named in camelCase (``feedbackBroker.py`` -> ``FeedbackBroker``) unlike the rest of
+the package. It passes the ``-o`` JSON options::
 
     batsim -p platforms/kth-sp2.xml -w empty.json -e out/out --enable-dynamic-jobs --acknowledge-dynamic-jobs &
     uv run pybatsim replay/feedbackBroker.py -t 0 -o '{"swf": "../shared/workloads/KTH-SP2-1996-2.1-cln.swf.gz",
@@ -23,18 +24,18 @@ job reaches Batsim by dynamic registration. Options:
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from batreplay.replay import broker
-from batreplay.run.runner import RunSpec, feedback_users, load_workload
+from batreplay.replay.feedback_setup import feedback_users
 from batreplay.schedulers.registry import load_scheduler
+from batreplay.workloads.loading import DEFAULT_RECORDED_SPEED, WorkloadOptions, load_workload
 
 
 class FeedbackBroker(broker.FeedbackBroker):
     """:class:`batreplay.replay.broker.FeedbackBroker` built from pybatsim ``-o`` options (see the module).
 
     Raises:
-        ValueError: no ``swf`` option.
+        ValueError: no ``swf`` option; WorkloadError (a ValueError): a missing log or a bad conversion option;
+            ReplayError (a ValueError): a bad ``sessions`` option.
     """
 
     def __init__(self, options: dict | None = None) -> None:
@@ -42,11 +43,10 @@ class FeedbackBroker(broker.FeedbackBroker):
         if "swf" not in options:
             raise ValueError("replay/feedbackBroker.py needs the option 'swf' (the SWF log to replay), "
                              "e.g. -o '{\"swf\": \"log.swf.gz\", \"sessions\": \"arrival:60\"}'")
-        spec = RunSpec(workload=Path(options["swf"]), platform="", scheduler=options.get("scheduler", "easy"),
-                       out_dir=Path("."), profile=options.get("profile", "parallel_homogeneous"),
-                       recorded_speed=float(options.get("recorded_speed", 1e9)), max_jobs=options.get("max_jobs"),
-                       walltime_factor=options.get("walltime_factor"))
-        document, job_table, _notes = load_workload(spec)
-        users, requests, _note = feedback_users(document, job_table, options.get("sessions", "arrival:60"))
-        inner = load_scheduler(spec.scheduler, options.get("scheduler_options", {}))
+        conversion = WorkloadOptions(profile=options.get("profile", "parallel_homogeneous"),
+                                     recorded_speed=float(options.get("recorded_speed", DEFAULT_RECORDED_SPEED)),
+                                     max_jobs=options.get("max_jobs"), walltime_factor=options.get("walltime_factor"))
+        loaded = load_workload(options["swf"], conversion)
+        users, requests, _note = feedback_users(loaded.document, loaded.job_table, options.get("sessions", "arrival:60"))
+        inner = load_scheduler(options.get("scheduler", "easy"), options.get("scheduler_options", {}))
         super().__init__(inner, users, requests)

@@ -14,9 +14,23 @@ Source: Madon, Da Costa, Pierson, "Replay with Feedback", FGCS 155 (2024), secti
 * Inside a session, each job keeps its offset from the session start (section 4.2: ``a_i - a_n``).
 
 Only *direct* dependencies are kept (the transitive reduction): ``s -> s'`` is dropped when some ``s''`` has
-``s -> s'' -> s'``.  Replay is unchanged by this (a session still waits for all its ancestors, transitively) and
-the graph is much smaller: on KTH-SP2, 8 816 995 dependency pairs shrink to 82 078 edges at a0, and 964 113 to 13 481
-at a60.  The reduction is computed directly rather than with ``networkx.transitive_reduction`` (which needs about
+``s -> s'' -> s'``.  This reduction is part of the user model, not a storage detail: it keeps reachability (a
+session still waits for all its ancestors), but it changes *when* a session starts.  The feedback replay
+(:mod:`batreplay.replay.feedback`) starts a session at the latest, over its incoming edges, of (predecessor's
+simulated finish + think time); a redundant edge ``s -> s'`` adds the term ``finish(s) + a(s') - F(s)``, which
+is the latest one when the sessions between ``s`` and ``s'`` finish earlier, relative to their recorded finish,
+than ``s`` does.  Example (one user, EASY on 4
+nodes, a60; jobs as (submission, wait, run) in s): j1 (0, 0, 1000), j2 (1800, 0, 600), j3 (9000, 2000, 3000),
+j4 (10000, 0, 500), j5 (15000, 0, 100), j6 (18600, 0, 100) give sessions S0 = {j1, j2} (F = 2400),
+S1 = {j3, j4} (a = 9000, F = 14000), S2 = {j5, j6} (a = 15000).  Reduced, S2 hangs from S1 only: S1 finishes at
+12000 in the simulation (j3 does not wait), so j5 is submitted at 12000 + 1000 = 13000.  With the Definition 5
+edge S0 -> S2 (think time 12600 s) kept, S2 cannot start before 2400 + 12600 = 15000.  The reduced graph is the
+model implemented here and the one that reproduces Madon, Da Costa, Pierson 2024; so :func:`load_session_graphs`
+refuses a file holding an edge that is not in the reduction (the error names the file, the edge and a session
+lying between), rather than replaying another model silently.  Graphs built in memory are not checked.
+
+The reduction shrinks the graph too: on KTH-SP2, 8 816 995 dependency pairs become 82 078 edges at a0, and 964 113
+become 13 481 at a60.  It is computed directly rather than with ``networkx.transitive_reduction`` (which needs about
 4 minutes for the largest KTH-SP2 user at a0, 2 334 sessions and 2.7 million pairs, against about a millisecond
 here; HPC2N at a0 has 862 million pairs reduced to 4.5 million edges in 0.3 s).  For one user the
 sessions have distinct start times ``a`` and the relation ``F_i <= a_j`` (``F`` = last finish) is an interval
@@ -57,8 +71,9 @@ temporary file in the same directory, then ``os.replace``), the index last, so a
 user files; files of an older export that the new index does not list are left in place and ignored.  :func:`load_session_graphs`
 checks the format, version, types, that ids are unique and known, that each session's first job has offset 0 and
 others >= 0, that ``last_finish >= first_submit``, that starts strictly increase (unless the sessions are
-independent), that no edge is a loop or listed twice, and that every think time equals Definition 6 (``first_submit[target] - last_finish[source]``,
->= 0).  Errors name the file and the field.
+independent), that no edge is a loop or listed twice, that every think time equals Definition 6 (``first_submit[target] - last_finish[source]``,
+>= 0) and that every edge belongs to the transitive reduction of Definition 5 (an edge may be left out, none added).
+Errors name the file and the field.
 """
 
 from __future__ import annotations
@@ -776,6 +791,8 @@ def _read_user_graph(path: Path, user_id: int, origin: float, unknown_user: str)
             f"{where}: field dependencies.think_time[{k}]: {think[k]} s for {source[k]} -> {target[k]}, but "
             f"Definition 6 gives first_submit(target) - last_finish(source) = {expected[k]} s (must be >= 0)"
         )
+    if len(source):
+        _check_reduced(where, id_array, start_array, finish_array, positions["source"], positions["target"])
     return UserSessionGraph(
         user_id=user_id,
         time_origin=origin,
@@ -789,6 +806,27 @@ def _read_user_graph(path: Path, user_id: int, origin: float, unknown_user: str)
         dependency_target=target,
         dependency_think_time=think,
         independent_sessions=independent,
+    )
+
+
+def _check_reduced(where: str, ids: np.ndarray, start: np.ndarray, finish: np.ndarray, source: np.ndarray,
+                   target: np.ndarray) -> None:
+    """Refuse an edge (array positions ``source[k] -> target[k]``) that is not in the transitive reduction of
+    Definition 5 for these sessions: it would change when the target starts (module docstring)."""
+    direct_source, direct_target = direct_dependencies(start, finish)
+    n = len(ids)
+    redundant = ~np.isin(source * n + target, direct_source * n + direct_target)
+    if not redundant.any():
+        return
+    k = int(np.flatnonzero(redundant)[0])
+    u, v = int(source[k]), int(target[k])
+    between = (start >= finish[u]) & (finish <= start[v])
+    between[[u, v]] = False
+    w = int(ids[np.flatnonzero(between)[0]])
+    raise SessionGraphFormatError(
+        f"{where}: field dependencies[{k}]: edge {ids[u]} -> {ids[v]} is redundant (session {w} starts after "
+        f"{ids[u]} ends and ends before {ids[v]} starts); session graphs hold the transitive reduction of Definition 5, "
+        "and an extra edge would change when the session starts (see batreplay.replay.session_graph)"
     )
 
 

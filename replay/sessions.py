@@ -31,10 +31,10 @@ times have an inter-arrival time of 0, which is not greater than 0, so they shar
 ties, so a0 gives 28 177 sessions for its 28 476 jobs).  The number of ties is reported in
 ``SessionPartition.anomalies["equal_submit_times"]``.
 
-Submission order: jobs are sorted by ``(user_id, submit_time)`` with a stable sort, so jobs of one user with equal
+Submission order: jobs are sorted by ``(user_id, submission_time)`` with a stable sort, so jobs of one user with equal
 submission times keep their input order (the file order in an SWF log, i.e. increasing job number).
 
-Recorded finish time: ``f = submit_time + wait_time + run_time`` (seconds).  SWF writes -1 for an unknown value: a
+Recorded finish time: ``f = submission_time + wait_time + run_time`` (seconds).  SWF writes -1 for an unknown value: a
 negative wait or run time is taken as 0 for the finish time (a cancelled job whose run time is unknown ends when it
 left the queue) and counted in ``anomalies`` (``unknown_wait_time``, ``unknown_run_time``); an unknown (negative)
 submission time is an error, because the job cannot be placed.
@@ -73,7 +73,7 @@ METHODS: tuple[str, ...] = ("arrival", "last", "max")
 #: The SWF value of the user field when the user is unknown.
 UNKNOWN_USER_ID = -1
 
-_REQUIRED_COLUMNS = ("job_id", "user_id", "submit_time", "wait_time", "run_time")
+_REQUIRED_COLUMNS = ("job_id", "user_id", "submission_time", "wait_time", "run_time")
 _SPEC_PREFIX = {"a": "arrival", "l": "last", "m": "max"}
 _SPEC_PATTERN = re.compile(r"^\s*([alm])\s*(\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
 
@@ -93,11 +93,11 @@ class SessionPartition:
         One row per input job (input index kept), sorted by ``user_id`` then submission order, with the input
         columns plus
 
-        * ``finish_time`` (s): ``submit_time + wait_time + run_time``, unknown (negative) parts taken as 0;
+        * ``finish_time`` (s): ``submission_time + wait_time + run_time``, unknown (negative) parts taken as 0;
         * ``gap`` (s): the quantity compared with the threshold (NaN for the first job of a user and for jobs of
           independent unknown users);
         * ``session_id`` (int): the session the job belongs to;
-        * ``offset_in_session`` (s): ``submit_time`` minus the first submission of its session (>= 0).
+        * ``offset_in_session`` (s): ``submission_time`` minus the first submission of its session (>= 0).
     sessions:
         One row per session, ``session_id`` = 0, 1, ... in the order (user_id, first submission), columns
         ``session_id``, ``user_id``, ``first_submit`` (s), ``last_finish`` (s, the latest recorded finish of its
@@ -164,8 +164,9 @@ def partition_sessions(
     Parameters
     ----------
     jobs:
-        Recorded jobs, one row each, with at least the columns ``job_id``, ``user_id``, ``submit_time``,
-        ``wait_time``, ``run_time`` (times in seconds; the frame of ``batreplay.workloads.swf.read_swf(path).jobs``).
+        Recorded jobs, one row each, with at least the columns ``job_id``, ``user_id``, ``submission_time``,
+        ``wait_time``, ``run_time`` (times in seconds).  The frame of ``batreplay.workloads.swf.read_swf(path).jobs``
+        is accepted as it is.
         If a ``line`` column is present, error messages name the line.
     method:
         ``"arrival"``, ``"last"`` or ``"max"`` (rules in the module docstring).
@@ -203,26 +204,26 @@ def partition_sessions(
 
     # Stable order: user, then submission time, then input position.
     position = np.arange(len(frame))
-    order = np.lexsort((position, frame["submit_time"].to_numpy(), frame["user_id"].to_numpy()))
+    order = np.lexsort((position, frame["submission_time"].to_numpy(), frame["user_id"].to_numpy()))
     frame = frame.iloc[order].copy()
 
-    submit = frame["submit_time"].astype(float)
-    finish = submit + frame["wait_time"].clip(lower=0).astype(float) + frame["run_time"].clip(lower=0).astype(float)
+    submission = frame["submission_time"].astype(float)
+    finish = submission + frame["wait_time"].clip(lower=0).astype(float) + frame["run_time"].clip(lower=0).astype(float)
     frame["finish_time"] = finish
     by_user = frame.groupby("user_id", sort=False)
 
     if method == "arrival":
-        reference = by_user["submit_time"].shift(1).astype(float)
+        reference = by_user["submission_time"].shift(1).astype(float)
     elif method == "last":
         reference = by_user["finish_time"].shift(1)
     else:  # max: latest finish among all the user's previous jobs
         frame["_running_max_finish"] = by_user["finish_time"].cummax()
         reference = frame.groupby("user_id", sort=False)["_running_max_finish"].shift(1)
         frame = frame.drop(columns="_running_max_finish")
-    gap = submit - reference
+    gap = submission - reference
 
     same_user_before = frame["user_id"].eq(frame["user_id"].shift(1))
-    anomalies["equal_submit_times"] = int((same_user_before & submit.eq(submit.shift(1))).sum())
+    anomalies["equal_submit_times"] = int((same_user_before & submission.eq(submission.shift(1))).sum())
 
     opens_session = gap.isna() | (gap > threshold * 60.0)
     if unknown_user == "independent":
@@ -233,8 +234,8 @@ def partition_sessions(
     session_id = np.cumsum(opens_session.to_numpy()) - 1
     frame["session_id"] = session_id.astype(np.int64)
 
-    first_submit = frame.groupby("session_id", sort=True)["submit_time"].transform("min").astype(float)
-    frame["offset_in_session"] = submit - first_submit
+    first_submit = frame.groupby("session_id", sort=True)["submission_time"].transform("min").astype(float)
+    frame["offset_in_session"] = submission - first_submit
 
     return SessionPartition(
         method=method,
@@ -252,7 +253,7 @@ def _session_table(frame: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame(
         {
             "user_id": grouped["user_id"].first(),
-            "first_submit": grouped["submit_time"].min().astype(float),
+            "first_submit": grouped["submission_time"].min().astype(float),
             "last_finish": grouped["finish_time"].max(),
             "nb_jobs": grouped.size(),
         }
@@ -287,9 +288,9 @@ def _validated(jobs: pd.DataFrame) -> pd.DataFrame:
     bad_user = (frame["user_id"] < 0) & (frame["user_id"] != UNKNOWN_USER_ID)
     if bad_user.any():
         raise ValueError(_row_error(frame, bad_user, "user_id", f"negative user id {frame['user_id'][bad_user].iloc[0]} (only -1, unknown, is allowed)"))
-    bad_submit = frame["submit_time"] < 0
-    if bad_submit.any():
-        raise ValueError(_row_error(frame, bad_submit, "submit_time", "unknown (negative) submission time; the job cannot be placed in a session"))
+    bad_submission = frame["submission_time"] < 0
+    if bad_submission.any():
+        raise ValueError(_row_error(frame, bad_submission, "submission_time", "unknown (negative) submission time; the job cannot be placed in a session"))
     duplicated = frame["job_id"].duplicated(keep="first")
     if duplicated.any():
         raise ValueError(_row_error(frame, duplicated, "job_id", f"job id {frame['job_id'][duplicated].iloc[0]} appears more than once"))

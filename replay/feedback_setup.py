@@ -1,0 +1,81 @@
+"""The think-time feedback replay of a converted SWF workload: its users, their job requests and the broker.
+
+Glue between a workload (:func:`batreplay.workloads.loading.load_workload`: a Batsim document and its per-job SWF
+table) and the user model of Madon, Da Costa, Pierson 2024 (Algorithm 1,
+:class:`~batreplay.replay.feedback.ThinkTimeUsers`) driven by :class:`~batreplay.replay.broker.FeedbackBroker`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from batsim.batsim import BatsimScheduler
+
+from batreplay.replay.broker import FeedbackBroker
+from batreplay.replay.feedback import ThinkTimeUsers
+from batreplay.replay.protocol import ReplayError
+from batreplay.replay.session_source import session_graphs_for
+
+if TYPE_CHECKING:
+    from batreplay.replay.registry import ReplaySpec
+
+
+def job_requests(document: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
+    """What each job of a Batsim workload document asks for, as the broker registers it.
+
+    Returns ``{SWF job number: {"res": nodes, "walltime": s, "profile": {Batsim profile}}}``, in document order.
+    """
+    profiles = document["profiles"]
+    return {int(job["id"]): {"res": job["res"], "walltime": job["walltime"], "profile": profiles[job["profile"]]}
+            for job in document["jobs"]}
+
+
+def feedback_users(document: dict, job_table: pd.DataFrame,
+                   sessions: str) -> tuple[ThinkTimeUsers, dict[int, dict[str, Any]], str]:
+    """The users of a converted SWF workload and what each of their jobs requests.
+
+    Args:
+        document: the Batsim workload (``{"nb_res", "jobs", "profiles"}``; job ids are SWF job numbers).
+        job_table: its per-job SWF table (``job_id``, ``user_id``, ``submission_time`` (simulation clock) and
+            ``swf_submission_time`` (as in the log) in s, ``swf_wait_time``, ``run_time``); simulated time 0 is
+            ``swf_submission_time - submission_time``.
+        sessions: how to get the session graphs (see :func:`batreplay.replay.session_source.session_graphs_for`).
+
+    Returns:
+        ``(users, requests, note)``: a :class:`~batreplay.replay.feedback.ThinkTimeUsers`, the per-job requests the
+        broker registers (:func:`job_requests`) and a one-line summary.
+
+    Raises:
+        ReplayError: a bad session specification, or session graphs that do not cover the workload's jobs.
+    """
+    graphs = session_graphs_for(job_table, sessions)
+    origin = float((job_table["swf_submission_time"] - job_table["submission_time"]).iloc[0]) if len(job_table) else 0.0
+    job_ids = job_table["job_id"].astype("int64").tolist()
+    users = ThinkTimeUsers(graphs, origin=origin, job_ids=job_ids)
+    requests = job_requests(document)
+    missing = set(requests) - set(users.session_of_job)
+    if missing:
+        raise ReplayError(f"session graphs do not cover {len(missing)} jobs of the workload (e.g. {sorted(missing)[:5]}); "
+                          "were they computed from another log?")
+    note = (f"feedback replay: {len(users.sessions)} sessions ({graphs.label}) for {users.nb_jobs} jobs of "
+            f"{len(graphs)} users; {len(users.ignored_jobs)} jobs of the graphs not in the workload")
+    return users, requests, note
+
+
+def feedback_decision_process(document: dict, job_table: pd.DataFrame, sessions: str,
+                              inner: BatsimScheduler) -> tuple[FeedbackBroker, list[str]]:
+    """The feedback broker around ``inner`` for a converted SWF workload, and notes on what it contains.
+
+    Same arguments and errors as :func:`feedback_users`; ``inner`` is the scheduler that places the jobs.
+    """
+    users, requests, note = feedback_users(document, job_table, sessions)
+    return FeedbackBroker(inner, users, requests), [note]
+
+
+def build_feedback_users(document: dict, job_table: pd.DataFrame,
+                         spec: ReplaySpec) -> tuple[ThinkTimeUsers, dict[int, dict[str, Any]], str]:
+    """The ``feedback`` entry of :data:`batreplay.replay.registry.REGISTRY`: :func:`feedback_users` with
+    ``spec.sessions``."""
+    return feedback_users(document, job_table, spec.sessions)

@@ -1,0 +1,193 @@
+"""User models by name, and the serialisable replay specification.
+
+A replay says *when* each job of a log is submitted. The models, by name (:data:`USER_MODELS`, the one list the
+command line and campaign files take their choices from):
+
+- ``rigid``: every job at its recorded submission time. Nothing dynamic is built: the jobs stay in the static
+  Batsim workload and no broker is involved (the entry has no builder).
+- ``feedback``: think-time feedback (Madon, Da Costa, Pierson 2024, Algorithm 1): users replay their session
+  graphs, each session submitted once those it depends on have finished in the simulation, after the recorded
+  think time (:class:`batreplay.replay.feedback.ThinkTimeUsers`, behind the feedback broker).
+
+Adding a user model takes one new file and one line here. The file defines the model (any object with the
+methods of :class:`batreplay.replay.protocol.UserModel`) and a builder ``(document, job_table, spec) -> (users,
+requests, note)``; e.g. users who submit every job at once, at time 0::
+
+    # replay/eager.py
+    from batreplay.replay.feedback_setup import job_requests
+
+    class EagerUsers:
+        def __init__(self, job_ids):
+            self._due, self._nb_jobs = list(job_ids), len(job_ids)
+        def next_submission_time(self):
+            return 0.0 if self._due else None
+        def pop_due(self, now):
+            due, self._due = self._due, []
+            return due
+        def job_terminated(self, job_id, now):
+            pass
+        @property
+        def all_submitted(self):
+            return not self._due
+        @property
+        def nb_jobs(self):
+            return self._nb_jobs
+
+    def build(document, job_table, spec):
+        requests = job_requests(document)
+        return EagerUsers(list(requests)), requests, f"eager replay: {len(requests)} jobs at t = 0"
+
+and the registry line, in :data:`REGISTRY` below::
+
+    "eager": UserModelEntry("every job at time 0", "batreplay.replay.eager:build"),
+
+Builders are named by ``"module:function"`` and imported only when a replay uses them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from batreplay.replay.protocol import ReplayError, UserModel
+from batreplay.replay.session_source import is_session_directory, looks_like_rule, parse_session_rule
+from batreplay.replay.sessions import session_spec_label
+
+#: ``builder(document, job_table, spec) -> (users, requests, note)``: the user model of a converted SWF workload
+#: (Batsim document, per-job SWF table), the per-job requests the broker registers (``{job number: {"res",
+#: "walltime", "profile"}}``) and a one-line summary.
+Builder = Callable[[dict, pd.DataFrame, "ReplaySpec"], tuple[UserModel, dict[int, dict[str, Any]], str]]
+
+
+@dataclass(frozen=True)
+class UserModelEntry:
+    """A registered user model.
+
+    Attributes:
+        summary: one line for help texts.
+        builder: None for a model that needs no decision process of its own (``rigid``: the jobs stay in the
+            static workload), else a :data:`Builder` or its ``"module:function"`` name (imported when used).
+    """
+
+    summary: str
+    builder: str | Builder | None = None
+
+    @property
+    def dynamic(self) -> bool:
+        """True when jobs reach Batsim by dynamic registration through the feedback broker."""
+        return self.builder is not None
+
+    def build(self, document: dict, job_table: pd.DataFrame, spec: ReplaySpec):
+        """Call the builder (see :data:`Builder`). Raises ReplayError for a model without one."""
+        builder = self.builder
+        if builder is None:
+            raise ReplayError(f"user model {spec.model!r} builds no users: its jobs stay in the static workload")
+        if isinstance(builder, str):
+            module, _, name = builder.partition(":")
+            builder = getattr(importlib.import_module(module), name)
+        return builder(document, job_table, spec)
+
+
+#: The user models, by name.
+REGISTRY: dict[str, UserModelEntry] = {
+    "rigid": UserModelEntry("every job at its recorded submission time (static workload, no broker)"),
+    "feedback": UserModelEntry("think-time feedback on session graphs (Madon, Da Costa, Pierson 2024)",
+                               "batreplay.replay.feedback_setup:build_feedback_users"),
+}
+#: Allowed user model names, in registry order: the choices of ``--replay`` and of campaign files.
+USER_MODELS: tuple[str, ...] = tuple(REGISTRY)
+
+
+class UnknownUserModelError(ReplayError):
+    """A user model name that is not in :data:`REGISTRY`; the message lists the allowed ones."""
+
+
+def user_model(name: str) -> UserModelEntry:
+    """The registry entry of ``name``.
+
+    Raises:
+        UnknownUserModelError: not a registered name.
+    """
+    try:
+        return REGISTRY[name]
+    except (KeyError, TypeError):
+        raise UnknownUserModelError(f"unknown user model {name!r}; expected one of {', '.join(REGISTRY)}") from None
+
+
+@dataclass(frozen=True)
+class ReplaySpec:
+    """How a log is replayed: a user model and, for models built on sessions, where the sessions come from.
+
+    Plain strings only, so ``dataclasses.asdict`` and ``ReplaySpec(**d)`` round-trip through JSON or TOML.
+
+    Attributes:
+        model: a name of :data:`USER_MODELS`.
+        sessions: ``method:minutes`` (``arrival:60``), a label (``a60``) or a directory of session graphs (see
+            :mod:`batreplay.replay.session_source`); ignored by ``rigid``.
+
+    Raises:
+        UnknownUserModelError: ``model`` is not registered.
+        ReplayError: ``sessions`` is not a non-empty string, or is meant as a rule (contains ``:`` or starts like
+            ``a60``), is not an existing directory, and does not parse. A directory is only read when the replay
+            is built.
+    """
+
+    model: str = "rigid"
+    sessions: str = "arrival:60"
+
+    def __post_init__(self) -> None:
+        user_model(self.model)
+        if not isinstance(self.sessions, str):
+            raise ReplayError(f"--sessions must be text, not {type(self.sessions).__name__}")
+        if not self.sessions.strip() or (looks_like_rule(self.sessions) and not is_session_directory(self.sessions)):
+            parse_session_rule(self.sessions)
+
+    @property
+    def dynamic(self) -> bool:
+        """True when the model submits jobs through the feedback broker (see :attr:`UserModelEntry.dynamic`)."""
+        return user_model(self.model).dynamic
+
+    @property
+    def label(self) -> str:
+        """Short name: the model for ``rigid``, else the session rule (``a60``) or the directory's name."""
+        if not self.dynamic:
+            return self.model
+        if looks_like_rule(self.sessions) and not is_session_directory(self.sessions):
+            return session_spec_label(*parse_session_rule(self.sessions))
+        return Path(self.sessions).name or self.sessions
+
+
+def replay_decision_process(spec: ReplaySpec, document: dict, job_table: pd.DataFrame | None,
+                            inner) -> tuple[Any, list[str]]:
+    """The decision process that replays a workload under ``spec``, around the scheduler ``inner``.
+
+    For a model without builder (``rigid``) it is ``inner`` itself and the workload is simulated as it is. For the
+    others it is a :class:`~batreplay.replay.broker.FeedbackBroker` owning the model's users: the caller then
+    gives Batsim a workload without jobs and enables dynamic registration
+    (:data:`batreplay.replay.broker.REQUIRED_BATSIM_FLAGS`).
+
+    Returns:
+        ``(decision_process, notes)``: notes are one line each, for the run's input notes.
+
+    Raises:
+        ReplayError: a dynamic model on a JSON workload (``job_table`` None: no user ids nor recorded times), or
+            what the model's builder raises (see :func:`batreplay.replay.feedback_setup.feedback_users`).
+        TypeError: a builder that returned something that is not a :class:`~batreplay.replay.protocol.UserModel`.
+    """
+    entry = user_model(spec.model)
+    if not entry.dynamic:
+        return inner, []
+    if job_table is None:
+        raise ReplayError(f"{spec.model} replay needs an SWF log (user ids and recorded times), not a JSON workload")
+    from batreplay.replay.broker import FeedbackBroker
+
+    users, requests, note = entry.build(document, job_table, spec)
+    if not isinstance(users, UserModel):
+        raise TypeError(f"user model {spec.model!r}: its builder returned {type(users).__name__}, which lacks the "
+                        "methods of batreplay.replay.protocol.UserModel")
+    return FeedbackBroker(inner, users, requests), [note]
