@@ -1,18 +1,18 @@
-"""Adequacy measure of a job-management-system model (seed 000: Baranov et al., Sect. VII, eq. 2).
+"""Adequacy measure of a job-management-system model (Baranov et al. 2018, Sect. VII, eq. 2).
 
 Two streams of the same jobs are compared: ``j`` (for instance the recorded log) and ``J`` (a model run).
 Job ``i`` has a submission time ``r_i``, requested resources ``p_i``, a requested (ordered) processing time
 ``e_i``, a launch time ``s_i`` chosen by the scheduler and a real processing time ``w_i``; its residence
 time is ``v_i = s_i - r_i + w_i`` (waiting time ``q_i = s_i - r_i`` plus processing time). The measure is
 
-    P = sqrt( sum_i (V_i - v_i)^2 / n )                                   (seed 000, eq. 2)
+    P = sqrt( sum_i (V_i - v_i)^2 / n )                                   (Baranov et al. 2018, eq. 2)
 
 with jobs numbered in the order they enter the system. It is defined only when both streams have the
 same number of jobs and, job by job, the same ``r_i``, ``p_i`` and ``e_i``; otherwise the comparison is
-refused (:class:`StreamMismatchError`). Seed 000's Table I reports P and the number of jobs whose waiting
+refused (:class:`StreamMismatchError`). Baranov et al. 2018's Table I reports P and the number of jobs whose waiting
 time differs on the first k = 50, 100, 250, 500, 750, 1000 jobs (:func:`adequacy_table`).
 
-A stream here is a DataFrame with columns ``job_id`` (str), ``submit_time`` (r, s), ``requested_resources``
+A stream here is a DataFrame with columns ``job_id`` (str), ``submission_time`` (r, s), ``requested_resources``
 (p, nodes or processors), ``requested_time`` (e, s), ``start_time`` (s, s) and ``processing_time`` (w, s),
 sorted in submission order (ties: by job id, numerically when ids are numbers). Build one with
 :func:`stream_from_out_jobs` or :func:`stream_from_swf`.
@@ -26,26 +26,28 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from batreplay.analysis.metric import Metric
 from batreplay.formats.out_jobs import FULL_ID, REJECTED
 
 STREAM_COLUMNS: tuple[str, ...] = (
-    "job_id", "submit_time", "requested_resources", "requested_time", "start_time", "processing_time")
-#: Prefix sizes of seed 000's Table I.
+    "job_id", "submission_time", "requested_resources", "requested_time", "start_time", "processing_time")
+#: Prefix sizes of Baranov et al. 2018's Table I.
 TABLE_I_PREFIXES: tuple[int, ...] = (50, 100, 250, 500, 750, 1000)
 #: Default slack for time equality, seconds (Batsim writes times rounded to 1e-6 s).
 DEFAULT_TIME_TOLERANCE = 1e-6
 
 
 class StreamMismatchError(ValueError):
-    """Two job streams cannot be compared (seed 000, Sect. VII): the message names the first differing job."""
+    """Two job streams cannot be compared (Baranov et al. 2018, Sect. VII); the message names the first
+    differing job."""
 
 
 def _submission_order(stream: pd.DataFrame) -> pd.DataFrame:
     """Sort by submission time; ties by workload prefix then id (numerically when all tied ids are numbers)."""
-    submit = stream["submit_time"].to_numpy(dtype="float64")
-    tied = pd.Series(submit).duplicated(keep=False).to_numpy()
+    submission = stream["submission_time"].to_numpy(dtype="float64")
+    tied = pd.Series(submission).duplicated(keep=False).to_numpy()
     if not tied.any():
-        return stream.iloc[np.argsort(submit, kind="stable")].reset_index(drop=True)
+        return stream.iloc[np.argsort(submission, kind="stable")].reset_index(drop=True)
     parts = stream["job_id"][tied].str.rpartition("!")
     number = pd.to_numeric(parts[2], errors="coerce")
     head = np.full(len(stream), "", dtype=object)
@@ -56,15 +58,15 @@ def _submission_order(stream: pd.DataFrame) -> pd.DataFrame:
     else:
         rank = np.full(len(stream), "", dtype=object)
         rank[tied] = parts[2].to_numpy(dtype=object)
-    keys = pd.DataFrame({"t": submit, "h": head, "n": rank})
+    keys = pd.DataFrame({"t": submission, "h": head, "n": rank})
     order = keys.sort_values(["t", "h", "n"], kind="stable").index.to_numpy()
     return stream.iloc[order].reset_index(drop=True)
 
 
-def _make_stream(job_id, submit, resources, requested, start, processing) -> pd.DataFrame:
+def _make_stream(job_id, submission, resources, requested, start, processing) -> pd.DataFrame:
     stream = pd.DataFrame({
         "job_id": pd.Series(job_id).astype(str).to_numpy(),
-        "submit_time": np.asarray(submit, dtype="float64"),
+        "submission_time": np.asarray(submission, dtype="float64"),
         "requested_resources": np.asarray(resources, dtype="float64"),
         "requested_time": np.asarray(requested, dtype="float64"),
         "start_time": np.asarray(start, dtype="float64"),
@@ -107,9 +109,9 @@ def stream_from_out_jobs(jobs: pd.DataFrame, *, id_column: str = FULL_ID) -> pd.
 def stream_from_swf(log: pd.DataFrame, *, resources_column: str = "allocated_processors") -> pd.DataFrame:
     """The stream of a recorded log, from an SWF-derived table.
 
-    Needs columns ``job_id``, ``submit_time`` (s, same origin as the simulation to compare with),
+    Needs columns ``job_id``, ``submission_time`` (s, same origin as the simulation to compare with),
     ``wait_time`` (s), ``run_time`` (s), ``requested_time`` (s) and ``resources_column``. The recorded
-    launch time is ``s = submit_time + wait_time`` and ``w = run_time``. ``resources_column`` must be what
+    launch time is ``s = submission_time + wait_time`` and ``w = run_time``. ``resources_column`` must be what
     the simulated jobs requested (the kth2000 golden workload used ``allocated_processors``; pass
     ``"requested_processors"`` when the conversion used that).
 
@@ -117,11 +119,11 @@ def stream_from_swf(log: pd.DataFrame, *, resources_column: str = "allocated_pro
         ValueError: a column is missing (all missing ones listed).
         StreamMismatchError: a wait or run time is missing (SWF -1) or negative (first jobs named).
     """
-    needed = ["job_id", "submit_time", "wait_time", "run_time", "requested_time", resources_column]
+    needed = ["job_id", "submission_time", "wait_time", "run_time", "requested_time", resources_column]
     missing = [c for c in needed if c not in log.columns]
     if missing:
         raise ValueError(f"log table: missing column(s) {', '.join(missing)} (found: {', '.join(map(str, log.columns))})")
-    for name in ("wait_time", "run_time", "submit_time"):
+    for name in ("wait_time", "run_time", "submission_time"):
         values = log[name].to_numpy(dtype="float64")
         bad = ~(values >= 0)
         if bad.any():
@@ -129,9 +131,9 @@ def stream_from_swf(log: pd.DataFrame, *, resources_column: str = "allocated_pro
             raise StreamMismatchError(
                 f"log table: {int(bad.sum())} job(s) have no usable {name} (missing or negative; first: "
                 f"{', '.join(names.head(5))}); their residence time is unknown")
-    submit = log["submit_time"].to_numpy(dtype="float64")
-    return _make_stream(log["job_id"], submit, log[resources_column], log["requested_time"],
-                        submit + log["wait_time"].to_numpy(dtype="float64"), log["run_time"])
+    submission = log["submission_time"].to_numpy(dtype="float64")
+    return _make_stream(log["job_id"], submission, log[resources_column], log["requested_time"],
+                        submission + log["wait_time"].to_numpy(dtype="float64"), log["run_time"])
 
 
 def _checked_stream(stream: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -151,14 +153,14 @@ def _first_difference(pair: pd.DataFrame, column: str, tolerance: float, what: s
             f"{what} differs for job {pair['job_id_ref'].iloc[k]}"
             + (f" / {pair['job_id_model'].iloc[k]}" if pair['job_id_model'].iloc[k] != pair['job_id_ref'].iloc[k] else "")
             + f" (position {k + 1} in submission order): {a[k]:g} in {names[0]}, {b[k]:g} in {names[1]}"
-            f"; {int(differ.sum())} job(s) differ; streams are not comparable (seed 000, Sect. VII)")
+            f"; {int(differ.sum())} job(s) differ; streams are not comparable (Baranov et al. 2018, Sect. VII)")
 
 
 def align_streams(reference: pd.DataFrame, model: pd.DataFrame, *,
                   align: Literal["job_id", "submission_order"] = "job_id",
                   time_tolerance: float = DEFAULT_TIME_TOLERANCE,
                   names: tuple[str, str] = ("reference", "model")) -> pd.DataFrame:
-    """Pair the jobs of two streams and check they are comparable (seed 000, Sect. VII).
+    """Pair the jobs of two streams and check they are comparable (Baranov et al. 2018, Sect. VII).
 
     Args:
         reference, model: streams (see the module docstring).
@@ -170,7 +172,7 @@ def align_streams(reference: pd.DataFrame, model: pd.DataFrame, *,
 
     Returns:
         One row per job, in the reference's submission order: ``job_id_ref``, ``job_id_model``,
-        ``submit_time``, ``waiting_ref``, ``waiting_model``, ``residence_ref`` (v_i), ``residence_model``
+        ``submission_time``, ``waiting_ref``, ``waiting_model``, ``residence_ref`` (v_i), ``residence_model``
         (V_i), seconds.
 
     Raises:
@@ -204,21 +206,21 @@ def align_streams(reference: pd.DataFrame, model: pd.DataFrame, *,
     elif align != "submission_order":
         raise ValueError(f"align must be 'job_id' or 'submission_order', got {align!r}")
     pair = pd.concat([ref.add_suffix("_ref"), mod.add_suffix("_model")], axis=1)
-    _first_difference(pair, "submit_time", time_tolerance, "submission time", names)
+    _first_difference(pair, "submission_time", time_tolerance, "submission time", names)
     _first_difference(pair, "requested_resources", 0.0, "requested resources", names)
     _first_difference(pair, "requested_time", time_tolerance, "requested time", names)
-    submit = pair["submit_time_ref"].to_numpy()
+    submission = pair["submission_time_ref"].to_numpy()
     return pd.DataFrame({
-        "job_id_ref": pair["job_id_ref"], "job_id_model": pair["job_id_model"], "submit_time": submit,
-        "waiting_ref": pair["start_time_ref"] - submit,
-        "waiting_model": pair["start_time_model"] - pair["submit_time_model"],
-        "residence_ref": pair["start_time_ref"] - submit + pair["processing_time_ref"],
-        "residence_model": pair["start_time_model"] - pair["submit_time_model"] + pair["processing_time_model"],
+        "job_id_ref": pair["job_id_ref"], "job_id_model": pair["job_id_model"], "submission_time": submission,
+        "waiting_ref": pair["start_time_ref"] - submission,
+        "waiting_model": pair["start_time_model"] - pair["submission_time_model"],
+        "residence_ref": pair["start_time_ref"] - submission + pair["processing_time_ref"],
+        "residence_model": pair["start_time_model"] - pair["submission_time_model"] + pair["processing_time_model"],
     })
 
 
 def adequacy_measure(reference: pd.DataFrame, model: pd.DataFrame, **options) -> float:
-    """P of seed 000, eq. 2: root mean square difference of residence times, seconds.
+    """P of Baranov et al. 2018, eq. 2: root mean square difference of residence times, seconds.
 
     Args:
         reference, model: streams; ``options`` go to :func:`align_streams`.
@@ -236,7 +238,7 @@ def adequacy_measure(reference: pd.DataFrame, model: pd.DataFrame, **options) ->
 def adequacy_table(reference: pd.DataFrame, model: pd.DataFrame, *,
                    prefixes: Sequence[int] = TABLE_I_PREFIXES,
                    time_tolerance: float = DEFAULT_TIME_TOLERANCE, **options) -> pd.DataFrame:
-    """Seed 000's Table I: P on the first k jobs (submission order) and on all jobs.
+    """Baranov et al. 2018's Table I: P on the first k jobs (submission order) and on all jobs.
 
     Args:
         reference, model: streams; other ``options`` go to :func:`align_streams`.
@@ -277,7 +279,7 @@ def compare_run_with_log(jobs: pd.DataFrame, log: pd.DataFrame, *,
 
     Args:
         jobs: validated ``out_jobs.csv`` table of the run (bare job ids = SWF job numbers).
-        log: SWF-derived table, see :func:`stream_from_swf` (``submit_time`` relative to the same origin).
+        log: SWF-derived table, see :func:`stream_from_swf` (``submission_time`` relative to the same origin).
         resources_column: log column holding what the simulated jobs requested.
         prefixes, options: as :func:`adequacy_table`.
 
@@ -303,3 +305,18 @@ def compare_runs(reference_jobs: pd.DataFrame, model_jobs: pd.DataFrame, *,
     """
     return adequacy_table(stream_from_out_jobs(reference_jobs), stream_from_out_jobs(model_jobs),
                           prefixes=prefixes, names=("reference run", "model run"), **options)
+
+
+#: The run-level adequacy metrics of ``metrics.csv`` (with a recorded log); each ``compute`` takes the
+#: :func:`adequacy_table` of the run against the log and reads its last row (all jobs).
+ADEQUACY_METRICS: tuple[Metric, ...] = (
+    Metric("adequacy_vs_log", "s", "adequacy measure P against the log", "{:.2f}",
+           lambda table: float(table.iloc[-1]["measure"]), source="Baranov et al. 2018, eq. 2"),
+    Metric("nb_different_jobs_vs_log", "", "jobs whose waiting time differs from the log", "{:d}",
+           lambda table: int(table.iloc[-1]["nb_different_jobs"]), source="Baranov et al. 2018, Table I"),
+)
+
+
+def adequacy_metrics(table: pd.DataFrame) -> dict[str, float | int]:
+    """Every metric of :data:`ADEQUACY_METRICS`, in order, from an :func:`adequacy_table` (its ``all`` row)."""
+    return {metric.name: metric.compute(table) for metric in ADEQUACY_METRICS}

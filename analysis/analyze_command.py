@@ -5,16 +5,16 @@ What :func:`analyze` writes in the output folder:
 - ``metrics.csv`` / ``metrics.json``: one row / object per run: where it comes from (path, scheduler,
   platform, number of resources and how it was found), the scheduling metrics of
   :func:`batreplay.analysis.metrics.summarize` (over the ``window`` when given), the lateness metrics of
-  seed 004 (eqs. 3, 4, 6 and the per-user additional lateness percentiles of Fig. 5(c)) when the run knows
+  Madon et al. 2024 (eqs. 3, 4, 6 and the per-user additional lateness percentiles of Fig. 5(c)) when the run knows
   its jobs' recorded submission times, and the adequacy measure P against the recorded log with ``--swf``;
 - ``per_user.csv``: :func:`batreplay.analysis.metrics.per_user_summary` of every run with a job side table;
 - ``lateness_per_user.csv``: :func:`batreplay.analysis.lateness.lateness_per_user` of every run that knows
   recorded submission times;
-- ``adequacy_vs_log.csv`` (with ``swf_log``): seed 000's Table I of each run against the recorded log,
+- ``adequacy_vs_log.csv`` (with ``swf_log``): Baranov et al. 2018's Table I of each run against the recorded log,
   with the paper's reference values (SUPPZ with virtual nodes) beside it;
 - ``adequacy_pairs.csv``: Table I of every pair of runs that replay the same job stream (same jobs, same
   submission times, resources and requested times); pairs that do not are listed in the report's notes;
-- ``windows.csv``: throughput and utilisation over seed 004's Fig. 9 windows (two weeks after the first
+- ``windows.csv``: throughput and utilisation over Madon et al. 2024's Fig. 9 windows (two weeks after the first
   submission, 4, 6 and 8 months long) that fit in a run;
 - ``figures/``: PNG and SVG of each figure of :mod:`batreplay.analysis.plots`;
 - ``report.html``: one self-contained page with these tables and figures (:mod:`batreplay.analysis.report`).
@@ -33,16 +33,13 @@ import pandas as pd
 from batreplay.analysis import plots
 from batreplay.analysis.adequacy import (
     StreamMismatchError,
+    adequacy_metrics,
     adequacy_table,
     stream_from_out_jobs,
     stream_from_swf,
 )
-from batreplay.analysis.lateness import (
-    additional_lateness_percentiles,
-    job_lateness,
-    lateness_per_user,
-    lateness_summary,
-)
+from batreplay.analysis.lateness import job_lateness, lateness_metrics, lateness_per_user
+from batreplay.analysis.metric_registry import metric_unit
 from batreplay.analysis.metrics import (
     DEFAULT_TAU,
     SECONDS_PER_DAY,
@@ -57,15 +54,16 @@ from batreplay.analysis.run_dir import RunData, RunDirError, load_run, unique_ru
 from batreplay.atomic import write_json_atomically
 from batreplay.workloads.swf import SwfLog, read_swf
 
-#: Seed 000 (Baranov et al.), Table I: P (s) and number of jobs whose waiting time differs, on the first k
+#: Baranov et al. 2018, Table I: P (s) and number of jobs whose waiting time differs, on the first k
 #: jobs, for the SUPPZ job management system against itself with virtual nodes. The paper takes P = 12 s as
-#: the reference value of an adequate model.
-SEED000_TABLE_I = pd.DataFrame({
+#: the reference value of an adequate model. The column names are those of ``adequacy_vs_log.csv``, kept as
+#: first published.
+BARANOV_TABLE_I = pd.DataFrame({
     "prefix": ["50", "100", "250", "500", "750", "1000"],
     "seed000_measure": [0.0, 12.0, 11.4, 12.0, 11.6, 11.2],
     "seed000_nb_different_jobs": [0, 4, 13, 20, 28, 35],
 })
-SEED000_REFERENCE_P = 12.0
+BARANOV_REFERENCE_P = 12.0
 
 METRICS_CSV = "metrics.csv"
 METRICS_JSON = "metrics.json"
@@ -103,7 +101,7 @@ def window_from_days(window: TimeWindow | Sequence[float] | None) -> TimeWindow 
 
 def run_metrics(run: RunData, *, tau: float = DEFAULT_TAU, window: TimeWindow | None = None) -> dict[str, Any]:
     """One row of ``metrics.csv``: the run's identity, :func:`~batreplay.analysis.metrics.summarize`, and the
-    lateness metrics of seed 004 when the run knows recorded submission times.
+    lateness metrics of Madon et al. 2024 when the run knows recorded submission times.
 
     Lateness keys: ``mean_lateness`` (s, eq. 3), ``relative_lateness`` (eq. 4), ``additional_lateness``
     (s, eq. 6), ``original_submission_span`` (s), ``user_additional_lateness_p10`` / ``_p50`` / ``_p90``
@@ -123,20 +121,8 @@ def run_metrics(run: RunData, *, tau: float = DEFAULT_TAU, window: TimeWindow | 
         "nb_resources_source": run.nb_resources_source,
     }
     row.update(summarize(run.jobs, nb_resources=run.nb_resources, tau=tau, window=window))
-    if run.has_original_submissions:
-        lateness = job_lateness(run.jobs, run.job_table)
-        summary = lateness_summary(lateness)
-        percentiles = additional_lateness_percentiles(lateness_per_user(lateness))
-        row.update({
-            "mean_lateness": summary["mean_lateness"],
-            "relative_lateness": summary["relative_lateness"],
-            "additional_lateness": summary["additional_lateness"],
-            "original_submission_span": summary["original_length"],
-            "user_additional_lateness_p10": percentiles["p10"],
-            "user_additional_lateness_p50": percentiles["p50"],
-            "user_additional_lateness_p90": percentiles["p90"],
-            "nb_users_single_job": percentiles["nb_users_undefined"],
-        })
+    if run.has_recorded_submissions:
+        row.update(lateness_metrics(job_lateness(run.jobs, run.job_table)))
     return row
 
 
@@ -149,17 +135,18 @@ def _best_resources_column(run: RunData, matched: pd.DataFrame) -> str:
 
 
 def adequacy_against_log(run: RunData, log: SwfLog) -> tuple[pd.DataFrame, list[str]]:
-    """Seed 000's Table I of a run (model stream J) against the recorded log (stream j).
+    """Baranov et al. 2018's Table I of a run (model stream J) against the recorded log (stream j).
 
     Jobs are matched by the run's bare Batsim job id = the SWF job number. Log jobs the run does not hold
     (dropped by the conversion, or beyond ``--max-jobs``) are left out and counted in the notes. Recorded
     times are moved to the run's clock so that the earliest recorded submission of the matched jobs falls on
-    the run's first submission (the conversion's rule: subtime = submit - first submit). The processor
-    count compared is the SWF field (allocated or requested) that agrees with more of the run's jobs.
+    the run's first submission (the conversion's rule: simulated submission = recorded submission - first
+    recorded submission). The processor count compared is the SWF field (allocated or requested) that agrees
+    with more of the run's jobs.
 
     Returns:
         (table, notes): :func:`batreplay.analysis.adequacy.adequacy_table` with the columns of
-        :data:`SEED000_TABLE_I` added (NaN where the paper has no such k), and human-readable notes.
+        :data:`BARANOV_TABLE_I` added (NaN where the paper has no such k), and human-readable notes.
 
     Raises:
         StreamMismatchError: a run job is not in the log, the log has duplicate job numbers, the run has
@@ -187,20 +174,21 @@ def adequacy_against_log(run: RunData, log: SwfLog) -> tuple[pd.DataFrame, list[
         notes.append(f"run {run.name} vs log: {left_out} of the log's {len(table)} jobs are not in the run "
                      f"(dropped by the conversion or not simulated) and are left out (SWF lines {', '.join(lines)}"
                      f"{', ...' if left_out > 5 else ''})")
-    shift = float(matched["submit_time"].min()) - float(run.jobs["submission_time"].min())
+    shift = float(matched["submission_time"].min()) - float(run.jobs["submission_time"].min())
     column = _best_resources_column(run, matched)
     notes.append(f"run {run.name} vs log: {len(matched)} jobs compared, recorded processors from SWF field "
                  f"{column}, recorded times shifted by {-shift:g} s")
-    stream_log = stream_from_swf(matched.assign(submit_time=matched["submit_time"] - shift), resources_column=column)
+    stream_log = stream_from_swf(matched.assign(submission_time=matched["submission_time"] - shift),
+                                 resources_column=column)
     stream_run = stream_from_out_jobs(run.jobs, id_column="job_id")
     result = adequacy_table(stream_log, stream_run, names=(f"log {Path(log.path).name}", f"run {run.name}"))
-    result = result.merge(SEED000_TABLE_I, on="prefix", how="left")
+    result = result.merge(BARANOV_TABLE_I, on="prefix", how="left")
     result["seed000_nb_different_jobs"] = result["seed000_nb_different_jobs"].astype("Int64")
     return result, notes
 
 
 def adequacy_between_runs(reference: RunData, model: RunData) -> pd.DataFrame:
-    """Seed 000's Table I of two runs of the same job stream (``reference`` = j, ``model`` = J).
+    """Baranov et al. 2018's Table I of two runs of the same job stream (``reference`` = j, ``model`` = J).
 
     Jobs are matched by full id ``workload!job_id`` when both runs have the same workload names, else by
     bare job id.
@@ -217,7 +205,7 @@ def adequacy_between_runs(reference: RunData, model: RunData) -> pd.DataFrame:
 
 
 def paper_window_metrics(run: RunData, *, tau: float = DEFAULT_TAU) -> tuple[pd.DataFrame, list[str]]:
-    """Throughput (jobs finished per day) and utilisation on seed 004's Fig. 9 windows that fit in the run.
+    """Throughput (jobs finished per day) and utilisation on Madon et al. 2024's Fig. 9 windows that fit in the run.
 
     A window fits when it ends before the run's last finish. Returns the rows (``run``, ``window_months``,
     ``window_start``, ``window_end`` in s, ``throughput_per_day``, ``mean_busy_nodes``, ``utilisation``)
@@ -239,35 +227,21 @@ def paper_window_metrics(run: RunData, *, tau: float = DEFAULT_TAU) -> tuple[pd.
                                        "mean_busy_nodes", "utilisation"]), notes
 
 
-def metric_unit(key: str) -> str:
-    """Unit of a ``metrics.csv`` column, for the report (``""`` for counts and ratios)."""
-    if key in ("busy_node_seconds", "available_node_seconds"):
-        return "node-s"
-    if key.startswith("throughput_per_"):
-        return "jobs/" + key.rsplit("_", 1)[1]
-    if key == "mean_busy_nodes" or key == "nb_resources":
-        return "nodes"
-    seconds = ("time", "makespan", "first_submission", "last_finish", "span_start", "span_end", "span_length",
-               "mean_lateness", "additional_lateness", "original_submission_span", "adequacy_vs_log")
-    if key == "relative_lateness" or "slowdown" in key or key.startswith("nb_"):
-        return ""
-    return "s" if any(part in key for part in seconds) else ""
-
-
 def _figures(runs: Sequence[RunData], lateness_tables: dict[str, pd.DataFrame], window: TimeWindow | None,
              folder: Path) -> list[ReportFigure]:
     gantt_window = window or plots.default_gantt_window(runs)
     made = [
         ("submissions", plots.plot_submissions(runs),
          "Jobs submitted per day: recorded submission times (rigid replay, dashed, when the runs know them) and "
-         "each run's (seed 004, Fig. 2)."),
+         "each run's (Madon et al. 2024, Fig. 2)."),
         ("cumulative_jobs", plots.plot_cumulative_jobs(runs),
-         "Cumulative number of jobs submitted (top) and finished (bottom) (seed 004, Fig. 3)."),
+         "Cumulative number of jobs submitted (top) and finished (bottom) (Madon et al. 2024, Fig. 3)."),
     ]
     if lateness_tables:
         made.append(("user_mean_lateness", plots.plot_user_mean_lateness(lateness_tables),
                      "Mean lateness per user (submission in the replay minus recorded submission, averaged over "
-                     "the user's jobs) against the number of jobs the user submitted (seed 004, Fig. 4, eq. 3)."))
+                     "the user's jobs) against the number of jobs the user submitted (Madon et al. 2024, Fig. 4, "
+                     "eq. 3)."))
     made.append(("utilisation_queue", plots.plot_utilisation_and_queue(runs),
                  "Utilisation (nodes used by running jobs / nodes of the platform) and number of waiting jobs "
                  "over time."))
@@ -300,7 +274,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
         run_dirs: batreplay run directories or Batsim output folders (at least one).
         out_dir: output folder (created; files of an earlier analysis there are replaced).
         nb_resources: number of compute resources for every run (nodes), overriding what the folders say.
-        tau: bounded slowdown threshold, seconds (seed 001).
+        tau: bounded slowdown threshold, seconds (Rauch 2022).
         swf_log: recorded SWF log the runs replayed; adds the adequacy table of each run against it.
         window: ``(start, length)`` in days of simulated time, or a :class:`TimeWindow`: job metrics over
             the jobs submitted in it, time-based metrics clipped to it
@@ -349,9 +323,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
                 refusals.append(f"run {run.name}: {err}")
                 continue
             notes += log_notes
-            final = table.iloc[-1]
-            row["adequacy_vs_log"] = float(final["measure"])
-            row["nb_different_jobs_vs_log"] = int(final["nb_different_jobs"])
+            row.update(adequacy_metrics(table))
             log_tables.append(table.assign(run=run.name))
         if not log_tables:
             raise StreamMismatchError(f"no run can be compared with the log {swf_log}: " + "; ".join(refusals))
@@ -375,7 +347,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
     user_tables = [per_user_summary(run.jobs, run.job_table, tau=tau).reset_index().assign(run=run.name)
                    for run in runs if run.has_users]
     lateness_tables = {run.name: lateness_per_user(job_lateness(run.jobs, run.job_table))
-                       for run in runs if run.has_original_submissions}
+                       for run in runs if run.has_recorded_submissions}
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -416,7 +388,7 @@ def _report_content(runs: Sequence[RunData], metrics: pd.DataFrame, log_frame: p
     window = parameters["window"]
     shown = [
         ("runs", ", ".join(run.label for run in runs)),
-        ("bounded slowdown threshold tau", f"{parameters['tau']:g} s (seed 001)"),
+        ("bounded slowdown threshold tau", f"{parameters['tau']:g} s (Rauch 2022)"),
         ("metrics window", "all jobs" if window is None else
          f"[{window['start']:g} s, {window['end']:g} s] (jobs submitted in it; time-based metrics clipped to it)"),
     ]
@@ -433,32 +405,33 @@ def _report_content(runs: Sequence[RunData], metrics: pd.DataFrame, log_frame: p
         ReportTable("Runs", sources.reset_index(), "Where each run comes from and how its number of resources "
                     "was found."),
         ReportTable("Metrics", side_by_side.reset_index(),
-                    "One column per run. Waiting time = start - submission (seed 004, Def. 12); makespan = last "
-                    "finish - first submission (seed 004, Def. 11); slowdown = turnaround / execution time; "
-                    "bounded slowdown with threshold tau (seed 001); utilisation = busy node-seconds / available "
-                    "node-seconds over the span; lateness = replay submission - recorded submission (seed 004, "
-                    "eqs. 3, 4, 6; Fig. 5(c) for the per-user percentiles); adequacy_vs_log = P of seed 000, "
-                    "eq. 2, on all jobs. Full values in metrics.csv / metrics.json."),
+                    "One column per run. Waiting time = start - submission (Madon et al. 2024, Def. 12); "
+                    "makespan = last finish - first submission (Madon et al. 2024, Def. 11); slowdown = "
+                    "turnaround / execution time; bounded slowdown with threshold tau (Rauch 2022); utilisation = "
+                    "busy node-seconds / available node-seconds over the span; lateness = replay submission - "
+                    "recorded submission (Madon et al. 2024, eqs. 3, 4, 6; Fig. 5(c) for the per-user "
+                    "percentiles); adequacy_vs_log = P of Baranov et al. 2018, eq. 2, on all jobs. Full values "
+                    "in metrics.csv / metrics.json."),
     ]
     if log_frame is not None:
         tables.append(ReportTable(
-            "Adequacy against the recorded log (seed 000, Table I)",
+            "Adequacy against the recorded log (Baranov et al. 2018, Table I)",
             log_frame.rename(columns={"measure": "P (s)", "nb_different_jobs": "different waiting times",
-                                      "seed000_measure": "seed 000 P (s)",
-                                      "seed000_nb_different_jobs": "seed 000 different"}),
+                                      "seed000_measure": "Baranov et al. 2018: P (s)",
+                                      "seed000_nb_different_jobs": "Baranov et al. 2018: different"}),
             "P = sqrt(mean over the first k jobs of (V_i - v_i)^2), V_i and v_i the residence times (waiting + "
-            "processing) in the run and in the log (seed 000, eq. 2). Beside it, the paper's Table I for SUPPZ "
-            f"against itself with virtual nodes, whose reference value P = {SEED000_REFERENCE_P:g} s marks an "
+            "processing) in the run and in the log (Baranov et al. 2018, eq. 2). Beside it, the paper's Table I for "
+            f"SUPPZ against itself with virtual nodes, whose reference value P = {BARANOV_REFERENCE_P:g} s marks an "
             "adequate model."))
     if pairs is not None:
         tables.append(ReportTable(
-            "Adequacy between runs of the same job stream (seed 000, Table I)",
+            "Adequacy between runs of the same job stream (Baranov et al. 2018, Table I)",
             pairs.rename(columns={"measure": "P (s)", "nb_different_jobs": "different waiting times"}),
             "Each pair of runs replaying the same jobs (same submission times, resources and requested times): "
             "P of the second run against the first."))
     if len(windows):
         tables.append(ReportTable(
-            "Throughput and utilisation on seed 004's Fig. 9 windows", windows,
+            "Throughput and utilisation on Madon et al. 2024's Fig. 9 windows", windows,
             "Windows start two weeks after the first submission and last 4, 6 or 8 months (a month = 365.25/12 "
             "days); throughput = jobs finished per day in the window, mean busy nodes = busy node-seconds / "
             "window length."))

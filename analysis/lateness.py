@@ -1,4 +1,4 @@
-"""Lateness metrics of a replay with feedback (seed 004: Madon, Da Costa, Pierson 2024, Sect. 6.2).
+"""Lateness metrics of a replay with feedback (Madon, Da Costa, Pierson 2024, Sect. 6.2).
 
 For job ``j_i`` with recorded submission time ``a_i`` and submission time ``â_i`` in the replay:
 
@@ -10,11 +10,11 @@ For job ``j_i`` with recorded submission time ``a_i`` and submission time ``â_i
   ``δ = 2 l̄ / (n - 1)`` (eq. 6), the constant per-job increment that would give the same mean lateness.
 
 Each can be taken per user (the user's jobs, in recorded submission order) or on the whole simulation
-(all jobs in recorded submission order). Seed 004's Fig. 5(c) gives the 10th, 50th and 90th percentiles
+(all jobs in recorded submission order). Madon et al. 2024's Fig. 5(c) gives the 10th, 50th and 90th percentiles
 of the per-user additional lateness (:func:`additional_lateness_percentiles`). Times are seconds.
 
 The recorded side comes as a table with columns ``job_id`` (full ``workload!job_id`` or bare Batsim id),
-``user_id`` and ``original_submission_time`` (seconds, same origin as the simulation).
+``user_id`` and ``recorded_submission_time`` (seconds, same origin as the simulation).
 """
 
 from __future__ import annotations
@@ -24,23 +24,24 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from batreplay.analysis.metric import Metric
 from batreplay.formats.out_jobs import FULL_ID, attach_job_table
 
-ORIGINALS_COLUMNS: tuple[str, ...] = ("job_id", "user_id", "original_submission_time")
+ORIGINALS_COLUMNS: tuple[str, ...] = ("job_id", "user_id", "recorded_submission_time")
 
 
 def job_lateness(jobs: pd.DataFrame, originals: pd.DataFrame) -> pd.DataFrame:
-    """Lateness of every job (seed 004, Def. 13) and its increments (eq. 5).
+    """Lateness of every job (Madon et al. 2024, Def. 13) and its increments (eq. 5).
 
     Rejected jobs count: they were submitted, so their submission time is known.
 
     Args:
         jobs: validated ``out_jobs.csv`` table of the replay (:func:`batreplay.formats.out_jobs.read_out_jobs`).
-        originals: table with ``job_id``, ``user_id``, ``original_submission_time`` (s), one row per job.
+        originals: table with ``job_id``, ``user_id``, ``recorded_submission_time`` (s), one row per job.
 
     Returns:
-        One row per job, sorted by (``original_submission_time``, ``full_job_id``), with ``full_job_id``,
-        ``user_id``, ``original_submission_time`` (a_i), ``submission_time`` (â_i), ``lateness`` (l(i), s),
+        One row per job, sorted by (``recorded_submission_time``, ``full_job_id``), with ``full_job_id``,
+        ``user_id``, ``recorded_submission_time`` (a_i), ``submission_time`` (â_i), ``lateness`` (l(i), s),
         ``user_increment`` (δ_i over the user's jobs: l(i) minus the lateness of the same user's previous
         job; NaN for the user's first job) and ``overall_increment`` (δ_i over all jobs; NaN for the first).
 
@@ -53,17 +54,17 @@ def job_lateness(jobs: pd.DataFrame, originals: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ValueError(f"originals table: missing column(s) {', '.join(missing)} "
                          f"(found: {', '.join(map(str, originals.columns))})")
-    original = pd.to_numeric(originals["original_submission_time"], errors="coerce").to_numpy(dtype="float64")
+    original = pd.to_numeric(originals["recorded_submission_time"], errors="coerce").to_numpy(dtype="float64")
     bad = ~np.isfinite(original)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"originals table: job {originals['job_id'].iloc[k]}: original_submission_time "
-                         f"{originals['original_submission_time'].iloc[k]!r} is not a finite number")
-    merged = attach_job_table(jobs, originals.assign(original_submission_time=original),
-                              columns=["user_id", "original_submission_time"], table_name="originals table")
-    frame = merged[[FULL_ID, "user_id", "original_submission_time", "submission_time"]]
-    frame = frame.sort_values(["original_submission_time", FULL_ID], kind="stable").reset_index(drop=True)
-    frame["lateness"] = frame["submission_time"] - frame["original_submission_time"]
+        raise ValueError(f"originals table: job {originals['job_id'].iloc[k]}: recorded_submission_time "
+                         f"{originals['recorded_submission_time'].iloc[k]!r} is not a finite number")
+    merged = attach_job_table(jobs, originals.assign(recorded_submission_time=original),
+                              columns=["user_id", "recorded_submission_time"], table_name="originals table")
+    frame = merged[[FULL_ID, "user_id", "recorded_submission_time", "submission_time"]]
+    frame = frame.sort_values(["recorded_submission_time", FULL_ID], kind="stable").reset_index(drop=True)
+    frame["lateness"] = frame["submission_time"] - frame["recorded_submission_time"]
     frame["user_increment"] = frame.groupby("user_id", sort=False)["lateness"].diff()
     frame["overall_increment"] = frame["lateness"].diff()
     return frame
@@ -82,7 +83,7 @@ def _metrics(lateness: np.ndarray, original: np.ndarray) -> tuple[float, float, 
 
 
 def lateness_summary(lateness: pd.DataFrame) -> dict[str, float | int]:
-    """Whole-simulation lateness metrics (seed 004, eqs. 3, 4, 6) from :func:`job_lateness`'s table.
+    """Whole-simulation lateness metrics (Madon et al. 2024, eqs. 3, 4, 6) from :func:`job_lateness`'s table.
 
     Returns:
         ``{"nb_jobs": n, "mean_lateness": l̄ (s), "relative_lateness": 1 + l̄ / (a_{n-1} - a_0)
@@ -90,7 +91,7 @@ def lateness_summary(lateness: pd.DataFrame) -> dict[str, float | int]:
         2 l̄ / (n - 1) (s; NaN when n < 2), "original_length": a_{n-1} - a_0 (s)}``.
     """
     late = lateness["lateness"].to_numpy(dtype="float64")
-    original = lateness["original_submission_time"].to_numpy(dtype="float64")
+    original = lateness["recorded_submission_time"].to_numpy(dtype="float64")
     mean, relative, additional = _metrics(late, original)
     return {"nb_jobs": int(late.size), "mean_lateness": mean, "relative_lateness": relative,
             "additional_lateness": additional,
@@ -98,7 +99,7 @@ def lateness_summary(lateness: pd.DataFrame) -> dict[str, float | int]:
 
 
 def lateness_per_user(lateness: pd.DataFrame) -> pd.DataFrame:
-    """Per-user lateness metrics (seed 004, eqs. 3, 4, 6 over each user's jobs; Figs. 4 and 5).
+    """Per-user lateness metrics (Madon et al. 2024, eqs. 3, 4, 6 over each user's jobs; Figs. 4 and 5).
 
     Args:
         lateness: table from :func:`job_lateness`.
@@ -111,7 +112,7 @@ def lateness_per_user(lateness: pd.DataFrame) -> pd.DataFrame:
     grouped = lateness.groupby("user_id", sort=True)
     n = grouped["lateness"].count()
     mean = grouped["lateness"].mean()
-    length = grouped["original_submission_time"].max() - grouped["original_submission_time"].min()
+    length = grouped["recorded_submission_time"].max() - grouped["recorded_submission_time"].min()
     return pd.DataFrame({
         "nb_jobs": n.astype("int64"),
         "mean_lateness": mean,
@@ -122,7 +123,7 @@ def lateness_per_user(lateness: pd.DataFrame) -> pd.DataFrame:
 
 def additional_lateness_percentiles(per_user: pd.DataFrame,
                                     percentiles: Sequence[float] = (10, 50, 90)) -> dict[str, float | int]:
-    """Percentiles of the per-user additional lateness (seed 004, Fig. 5(c)), seconds.
+    """Percentiles of the per-user additional lateness (Madon et al. 2024, Fig. 5(c)), seconds.
 
     Users with one job have no additional lateness (eq. 6 needs n >= 2); they are left out and counted.
 
@@ -148,3 +149,40 @@ def additional_lateness_percentiles(per_user: pd.DataFrame,
     result["nb_users"] = int(defined.size)
     result["nb_users_undefined"] = int(values.size - defined.size)
     return result
+
+
+def _lateness_facts(lateness: pd.DataFrame) -> dict[str, float | int]:
+    summary = lateness_summary(lateness)
+    percentiles = additional_lateness_percentiles(lateness_per_user(lateness))
+    return {**summary, **{f"user_{key}": value for key, value in percentiles.items()}}
+
+
+_EQ = "Madon et al. 2024, "
+#: The run-level lateness metrics of ``metrics.csv``; each ``compute`` takes the dict of
+#: :func:`lateness_summary` merged with :func:`additional_lateness_percentiles` (keys prefixed ``user_``).
+LATENESS_METRICS: tuple[Metric, ...] = (
+    Metric("mean_lateness", "s", "mean lateness", "{:.1f}", lambda f: f["mean_lateness"], source=_EQ + "eq. 3"),
+    Metric("relative_lateness", "", "relative lateness", "{:.4f}", lambda f: f["relative_lateness"],
+           source=_EQ + "eq. 4"),
+    Metric("additional_lateness", "s", "additional lateness", "{:.2f}", lambda f: f["additional_lateness"],
+           source=_EQ + "eq. 6"),
+    Metric("original_submission_span", "s", "recorded submission span", "{:.1f}", lambda f: f["original_length"]),
+    Metric("user_additional_lateness_p10", "s", "10th percentile of the per-user additional lateness", "{:.2f}",
+           lambda f: f["user_p10"], source=_EQ + "Fig. 5(c)"),
+    Metric("user_additional_lateness_p50", "s", "median per-user additional lateness", "{:.2f}",
+           lambda f: f["user_p50"], source=_EQ + "Fig. 5(c)"),
+    Metric("user_additional_lateness_p90", "s", "90th percentile of the per-user additional lateness", "{:.2f}",
+           lambda f: f["user_p90"], source=_EQ + "Fig. 5(c)"),
+    Metric("nb_users_single_job", "", "users with a single job", "{:d}", lambda f: f["user_nb_users_undefined"]),
+)
+
+
+def lateness_metrics(lateness: pd.DataFrame) -> dict[str, float | int]:
+    """Every metric of :data:`LATENESS_METRICS`, in order, from :func:`job_lateness`'s table (all jobs).
+
+    Keys: ``mean_lateness`` (s, eq. 3), ``relative_lateness`` (eq. 4), ``additional_lateness`` (s, eq. 6),
+    ``original_submission_span`` (s), ``user_additional_lateness_p10`` / ``_p50`` / ``_p90`` (s, Fig. 5(c))
+    and ``nb_users_single_job`` (users left out of those percentiles).
+    """
+    facts = _lateness_facts(lateness)
+    return {metric.name: metric.compute(facts) for metric in LATENESS_METRICS}

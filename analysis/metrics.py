@@ -1,19 +1,19 @@
 """Scheduling metrics over a jobs table (Batsim's ``out_jobs.csv`` as read by :mod:`batreplay.formats.out_jobs`).
 
-Definitions and where they come from (seeds in ``../shared/seeds/``):
+Definitions and where they come from (the papers are in ``../shared/seeds/``):
 
-- waiting time of a job = start - submission (seed 004, Madon et al. 2024, Def. 12, eq. 2:
+- waiting time of a job = start - submission (Madon et al. 2024, Def. 12, eq. 2:
   ``f_i - d_i - a_i``);
-- makespan = ``max(f_i) - min(a_i)``, last finish minus first submission (seed 004, Def. 11, eq. 1);
-- turnaround = finish - submission (the residence time ``f_i = q_i + w_i`` of seed 000, Sect. VI);
+- makespan = ``max(f_i) - min(a_i)``, last finish minus first submission (Madon et al. 2024, Def. 11, eq. 1);
+- turnaround = finish - submission (the residence time ``f_i = q_i + w_i`` of Baranov et al. 2018, Sect. VI);
 - slowdown = turnaround / execution time, which is what Batsim calls slowdown (and ``stretch`` in
   ``out_jobs.csv``);
 - bounded slowdown = ``max((T_w + T_r) / max(T_r, tau), 1)`` with ``T_w`` the waiting time, ``T_r`` the
-  execution time and ``tau`` the interactive threshold, 10 s by default (seed 001, Rauch 2022, Sect. IV);
-- average number of running jobs: seed 001 (Sect. IV) sums the number of running jobs each time an
+  execution time and ``tau`` the interactive threshold, 10 s by default (Rauch 2022, Sect. IV);
+- average number of running jobs: Rauch 2022 (Sect. IV) sums the number of running jobs each time an
   event fires and divides by the number of events; the time-weighted average is also given;
-- throughput = jobs finished per week (seed 004, Sect. 6.1); utilisation = busy node-seconds over
-  available node-seconds in a window; seed 004's Fig. 9 computes both on a window starting two weeks
+- throughput = jobs finished per week (Madon et al. 2024, Sect. 6.1); utilisation = busy node-seconds over
+  available node-seconds in a window; Madon et al. 2024's Fig. 9 computes both on a window starting two weeks
   after the beginning of the simulation, 4, 6 or 8 months long (:func:`paper_windows`).
 
 How Batsim's ``out_schedule.csv`` relates (established on every golden run in ``../shared/batsim-golden/``,
@@ -23,15 +23,21 @@ the first job is submitted at t = 0, as in every golden run; Batsim's slowdown i
 time; and Batsim's means (waiting time, turnaround, slowdown) divide the sum over the jobs that ran by the
 number of *all* jobs, rejected ones included (case ``dynamic``: 64.5 s of waiting over 10 jobs that ran,
 written as 64.5 / 11 = 5.863636). :func:`summarize` instead averages over the jobs that ran.
+
+Each metric of :func:`summarize` is one line of :data:`SCHEDULE_METRICS` (name, unit, label, format and the
+function computing it from the :class:`ScheduleFacts` of the run); see
+:mod:`batreplay.analysis.metric_registry` for adding one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from batreplay.analysis.metric import Metric
 from batreplay.formats.out_jobs import (
     FAILED,
     FULL_ID,
@@ -47,9 +53,9 @@ from batreplay.formats.out_schedule import busy_node_seconds as node_seconds
 
 SECONDS_PER_DAY = 86_400.0
 SECONDS_PER_WEEK = 7 * SECONDS_PER_DAY
-#: An average Gregorian month (365.25 / 12 days), used for the window lengths of seed 004's Fig. 9.
+#: An average Gregorian month (365.25 / 12 days), used for the window lengths of Madon et al. 2024's Fig. 9.
 SECONDS_PER_MONTH = 365.25 / 12 * SECONDS_PER_DAY
-#: Default interactive threshold of the bounded slowdown (seed 001, Sect. IV), seconds.
+#: Default interactive threshold of the bounded slowdown (Rauch 2022, Sect. IV), seconds.
 DEFAULT_TAU = 10.0
 
 
@@ -76,7 +82,7 @@ class TimeWindow:
 
 def paper_windows(jobs: pd.DataFrame, *, months: tuple[float, ...] = (4, 6, 8),
                   warmup_days: float = 14.0) -> list[TimeWindow]:
-    """Windows of seed 004's Fig. 9: start ``warmup_days`` after the first submission, ``months`` long each.
+    """Windows of Madon et al. 2024's Fig. 9: start ``warmup_days`` after the first submission, ``months`` long each.
 
     The beginning of the simulation is taken as the first submission time; a month is 365.25 / 12 days.
 
@@ -101,9 +107,9 @@ def job_metrics(jobs: pd.DataFrame, *, tau: float = DEFAULT_TAU) -> pd.DataFrame
 
     Returns:
         Frame on ``jobs``'s index with float64 columns (seconds unless said): ``waiting_time`` (Def. 12 of
-        seed 004), ``execution_time`` (finish - start), ``turnaround_time`` (finish - submission),
+        Madon et al. 2024), ``execution_time`` (finish - start), ``turnaround_time`` (finish - submission),
         ``slowdown`` (turnaround / execution, dimensionless; NaN when the execution time is 0),
-        ``bounded_slowdown`` (seed 001, dimensionless, >= 1). All NaN for rejected jobs.
+        ``bounded_slowdown`` (Rauch 2022, dimensionless, >= 1). All NaN for rejected jobs.
 
     Raises:
         ValueError: ``tau`` is not a positive number.
@@ -142,46 +148,57 @@ def _stat(values: np.ndarray, how: str) -> float:
     return float(getattr(np, how)(values)) if values.size else float("nan")
 
 
-def summarize(jobs: pd.DataFrame, *, nb_resources: int, tau: float = DEFAULT_TAU,
-              window: TimeWindow | None = None) -> dict[str, float | int]:
-    """Usual scheduling metrics of one run.
+@dataclass(frozen=True)
+class ScheduleFacts:
+    """What the metrics of :data:`SCHEDULE_METRICS` are computed from, built once by :func:`schedule_facts`.
 
-    Which jobs and which span: job statistics (counts, waiting time, turnaround, slowdowns, makespan)
-    are over the jobs *submitted* in ``window`` (all jobs without a window). Time-based figures
-    (utilisation, throughput, running jobs) use every job, clipped to the span: ``window``, or without
-    one ``[first submission, last finish]`` (the makespan span). Spans are closed intervals.
+    Job arrays (shape (k,), float64 seconds unless said) are over the jobs selected by the window (all jobs
+    without one); time-based arrays are over every job that ran, clipped to the span.
 
-    Args:
-        jobs: a validated jobs table (:func:`batreplay.formats.out_jobs.read_out_jobs`).
-        nb_resources: number of compute resources of the platform (nodes), > 0.
-        tau: interactive threshold of the bounded slowdown, seconds.
-        window: optional :class:`TimeWindow` to leave out warm-up and drain (seed 004, Fig. 9).
+    Attributes:
+        nb_resources: compute nodes of the platform.
+        states: final state of each selected job (strings, shape (n,)).
+        submissions: submission time of each selected job, shape (n,).
+        finishes: finish time of each selected job that ran, shape (r,).
+        waiting, turnaround, slowdown, bounded_slowdown: per selected job that ran, shape (r,) (slowdown
+            NaN when the execution time is 0; see :func:`job_metrics`).
+        all_submissions: submission time of every job (window ignored), shape (N,).
+        starts, ends, widths: start, finish and node count of every job that ran (window ignored).
+        span_start, span_end: the span of the time-based metrics (s): the window, or first submission to
+            last finish.
+        running_time: time each job that ran spent running inside the span (s), shape like ``starts``.
+    """
 
-    Returns:
-        A dict with
-        ``nb_jobs``, ``nb_rejected``, ``nb_started`` (jobs that ran), ``nb_finished`` (= ``nb_started``:
-        every job in ``out_jobs.csv`` is in a final state), ``nb_success``, ``nb_failed``,
-        ``nb_walltime_reached``, ``nb_killed_by_scheduler``, ``nb_killed`` (walltime reached + killed, as
-        Batsim's ``nb_jobs_killed``);
-        ``first_submission``, ``last_finish``, ``makespan`` (Def. 11 of seed 004: last finish - first
-        submission of the selected jobs, s);
-        ``mean_waiting_time``, ``max_waiting_time``, ``median_waiting_time``, ``p90_waiting_time``,
-        ``p99_waiting_time`` (Def. 12 of seed 004, s, over the jobs that ran; percentiles interpolate
-        linearly);
-        ``mean_turnaround_time``, ``max_turnaround_time`` (s);
-        ``mean_slowdown``, ``max_slowdown`` (turnaround / execution time over jobs with a positive
-        execution time; ``nb_zero_execution_time`` counts the others);
-        ``mean_bounded_slowdown`` (seed 001, with ``tau``);
-        ``span_start``, ``span_end``, ``span_length`` (s), ``busy_node_seconds``,
-        ``available_node_seconds`` (= ``nb_resources`` x span length), ``utilisation`` (their ratio, in
-        [0, 1] when no two jobs share a node), ``mean_busy_nodes`` (= utilisation x ``nb_resources``);
-        ``nb_finished_in_span``, ``throughput_per_week``, ``throughput_per_day`` (jobs whose finish
-        time is in the span, divided by its length);
-        ``mean_running_jobs`` (time-weighted average over the span) and ``mean_running_jobs_per_event``
-        (seed 001: at each event in the span, one per job submission, rejected jobs included, and one per
-        job finish, the number of jobs running once everything at that instant happened, i.e. with
-        ``start <= t < finish``; averaged over events).
-        Means over an empty set are NaN.
+    nb_resources: int
+    states: np.ndarray
+    submissions: np.ndarray
+    finishes: np.ndarray
+    waiting: np.ndarray
+    turnaround: np.ndarray
+    slowdown: np.ndarray
+    bounded_slowdown: np.ndarray
+    all_submissions: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    widths: np.ndarray
+    span_start: float
+    span_end: float
+    running_time: np.ndarray
+
+    @property
+    def span(self) -> float:
+        """``span_end - span_start`` (s; NaN when no job ran)."""
+        return self.span_end - self.span_start
+
+    @property
+    def valid_span(self) -> bool:
+        """True when the span is a positive length (time-based metrics are NaN otherwise)."""
+        return bool(self.span > 0)
+
+
+def schedule_facts(jobs: pd.DataFrame, *, nb_resources: int, tau: float = DEFAULT_TAU,
+                   window: TimeWindow | None = None) -> ScheduleFacts:
+    """The :class:`ScheduleFacts` of a jobs table (arguments as :func:`summarize`).
 
     Raises:
         ValueError: ``nb_resources`` < 1 or ``tau`` <= 0.
@@ -194,77 +211,77 @@ def summarize(jobs: pd.DataFrame, *, nb_resources: int, tau: float = DEFAULT_TAU
         selected = (sub_all >= window.start) & (sub_all <= window.end)
     else:
         selected = np.ones(len(jobs), dtype=bool)
-    states = jobs["final_state"].to_numpy()[selected]
     ran = ~np.isnan(jobs["starting_time"].to_numpy(dtype="float64")) & selected
-    result: dict[str, float | int] = {
-        "nb_jobs": int(selected.sum()),
-        "nb_rejected": int((states == REJECTED).sum()),
-        "nb_started": int(ran.sum()),
-        "nb_finished": int(ran.sum()),
-        "nb_success": int((states == SUCCESS).sum()),
-        "nb_failed": int((states == FAILED).sum()),
-        "nb_walltime_reached": int((states == WALLTIME_REACHED).sum()),
-        "nb_killed_by_scheduler": int((states == KILLED).sum()),
-        "nb_killed": int(np.isin(states, list(KILLED_STATES)).sum()),
-    }
-    sub_sel = sub_all[selected]
     finish_ran = jobs["finish_time"].to_numpy(dtype="float64")[ran]
-    result["first_submission"] = _stat(sub_sel, "min")
-    result["last_finish"] = _stat(finish_ran, "max")
-    result["makespan"] = result["last_finish"] - result["first_submission"]
-
-    waiting = per_job["waiting_time"].to_numpy()[ran]
-    turnaround = per_job["turnaround_time"].to_numpy()[ran]
-    slowdown = per_job["slowdown"].to_numpy()[ran]
-    defined = ~np.isnan(slowdown)
-    result.update({
-        "mean_waiting_time": _stat(waiting, "mean"),
-        "max_waiting_time": _stat(waiting, "max"),
-        "median_waiting_time": _percentile(waiting, 50),
-        "p90_waiting_time": _percentile(waiting, 90),
-        "p99_waiting_time": _percentile(waiting, 99),
-        "mean_turnaround_time": _stat(turnaround, "mean"),
-        "max_turnaround_time": _stat(turnaround, "max"),
-        "mean_slowdown": _stat(slowdown[defined], "mean"),
-        "max_slowdown": _stat(slowdown[defined], "max"),
-        "nb_zero_execution_time": int((~defined).sum()),
-        "mean_bounded_slowdown": _stat(per_job["bounded_slowdown"].to_numpy()[ran], "mean"),
-    })
-
     if window is not None:
         span_start, span_end = window.start, window.end
     else:
         span_start = float(np.min(sub_all)) if len(jobs) else float("nan")
         span_end = float(np.max(finish_ran)) if finish_ran.size else float("nan")
-    span = span_end - span_start
     start, finish, width = _running_intervals(jobs)
     clip_start = np.clip(start, span_start, span_end)
     clip_finish = np.clip(finish, span_start, span_end)
-    running_time = np.maximum(clip_finish - clip_start, 0.0)
-    busy = float(np.sum(width * running_time))
-    available = nb_resources * span
-    finished_in_span = int(np.count_nonzero((finish >= span_start) & (finish <= span_end)))
-    valid_span = bool(span > 0)
-    result.update({
-        "span_start": span_start,
-        "span_end": span_end,
-        "span_length": span,
-        "busy_node_seconds": busy,
-        "available_node_seconds": available,
-        "utilisation": busy / available if valid_span else float("nan"),
-        "mean_busy_nodes": busy / span if valid_span else float("nan"),
-        "nb_finished_in_span": finished_in_span,
-        "throughput_per_week": finished_in_span / (span / SECONDS_PER_WEEK) if valid_span else float("nan"),
-        "throughput_per_day": finished_in_span / (span / SECONDS_PER_DAY) if valid_span else float("nan"),
-        "mean_running_jobs": float(np.sum(running_time)) / span if valid_span else float("nan"),
-        "mean_running_jobs_per_event": _mean_running_per_event(sub_all, start, finish, span_start, span_end),
-    })
-    return result
+    return ScheduleFacts(
+        nb_resources=nb_resources, states=jobs["final_state"].to_numpy()[selected], submissions=sub_all[selected],
+        finishes=finish_ran, waiting=per_job["waiting_time"].to_numpy()[ran],
+        turnaround=per_job["turnaround_time"].to_numpy()[ran], slowdown=per_job["slowdown"].to_numpy()[ran],
+        bounded_slowdown=per_job["bounded_slowdown"].to_numpy()[ran], all_submissions=sub_all, starts=start,
+        ends=finish, widths=width, span_start=span_start, span_end=span_end,
+        running_time=np.maximum(clip_finish - clip_start, 0.0),
+    )
+
+
+def summarize(jobs: pd.DataFrame, *, nb_resources: int, tau: float = DEFAULT_TAU,
+              window: TimeWindow | None = None) -> dict[str, float | int]:
+    """Usual scheduling metrics of one run: every metric of :data:`SCHEDULE_METRICS`, in its order.
+
+    Which jobs and which span: job statistics (counts, waiting time, turnaround, slowdowns, makespan)
+    are over the jobs *submitted* in ``window`` (all jobs without a window). Time-based figures
+    (utilisation, throughput, running jobs) use every job, clipped to the span: ``window``, or without
+    one ``[first submission, last finish]`` (the makespan span). Spans are closed intervals.
+
+    Args:
+        jobs: a validated jobs table (:func:`batreplay.formats.out_jobs.read_out_jobs`).
+        nb_resources: number of compute resources of the platform (nodes), > 0.
+        tau: interactive threshold of the bounded slowdown, seconds.
+        window: optional :class:`TimeWindow` to leave out warm-up and drain (Madon et al. 2024, Fig. 9).
+
+    Returns:
+        A dict with
+        ``nb_jobs``, ``nb_rejected``, ``nb_started`` (jobs that ran), ``nb_finished`` (= ``nb_started``:
+        every job in ``out_jobs.csv`` is in a final state), ``nb_success``, ``nb_failed``,
+        ``nb_walltime_reached``, ``nb_killed_by_scheduler``, ``nb_killed`` (walltime reached + killed, as
+        Batsim's ``nb_jobs_killed``);
+        ``first_submission``, ``last_finish``, ``makespan`` (Def. 11 of Madon et al. 2024: last finish - first
+        submission of the selected jobs, s);
+        ``mean_waiting_time``, ``max_waiting_time``, ``median_waiting_time``, ``p90_waiting_time``,
+        ``p99_waiting_time`` (Def. 12 of Madon et al. 2024, s, over the jobs that ran; percentiles
+        interpolate linearly);
+        ``mean_turnaround_time``, ``max_turnaround_time`` (s);
+        ``mean_slowdown``, ``max_slowdown`` (turnaround / execution time over jobs with a positive
+        execution time; ``nb_zero_execution_time`` counts the others);
+        ``mean_bounded_slowdown`` (Rauch 2022, with ``tau``);
+        ``span_start``, ``span_end``, ``span_length`` (s), ``busy_node_seconds``,
+        ``available_node_seconds`` (= ``nb_resources`` x span length), ``utilisation`` (their ratio, in
+        [0, 1] when no two jobs share a node), ``mean_busy_nodes`` (= utilisation x ``nb_resources``);
+        ``nb_finished_in_span``, ``throughput_per_week``, ``throughput_per_day`` (jobs whose finish
+        time is in the span, divided by its length);
+        ``mean_running_jobs`` (time-weighted average over the span) and ``mean_running_jobs_per_event``
+        (Rauch 2022: at each event in the span, one per job submission, rejected jobs included, and one per
+        job finish, the number of jobs running once everything at that instant happened, i.e. with
+        ``start <= t < finish``; averaged over events).
+        Means over an empty set are NaN.
+
+    Raises:
+        ValueError: ``nb_resources`` < 1 or ``tau`` <= 0.
+    """
+    facts = schedule_facts(jobs, nb_resources=nb_resources, tau=tau, window=window)
+    return {metric.name: metric.compute(facts) for metric in SCHEDULE_METRICS}
 
 
 def _mean_running_per_event(submissions: np.ndarray, start: np.ndarray, finish: np.ndarray,
                             span_start: float, span_end: float) -> float:
-    """Seed 001's average: number of running jobs at each event (submission or finish) in the span, averaged."""
+    """Rauch 2022's average: number of running jobs at each event (submission or finish) in the span, averaged."""
     events = np.concatenate([submissions, finish])
     events = events[(events >= span_start) & (events <= span_end)]
     if events.size == 0:
@@ -272,6 +289,82 @@ def _mean_running_per_event(submissions: np.ndarray, start: np.ndarray, finish: 
     started = np.searchsorted(np.sort(start), events, side="right")
     ended = np.searchsorted(np.sort(finish), events, side="right")
     return float(np.mean(started - ended))
+
+
+def _busy(facts: ScheduleFacts) -> float:
+    return float(np.sum(facts.widths * facts.running_time))
+
+
+def _per_span(value: float, facts: ScheduleFacts, unit: float = 1.0) -> float:
+    return value / (facts.span / unit) if facts.valid_span else float("nan")
+
+
+def _finished_in_span(facts: ScheduleFacts) -> int:
+    return int(np.count_nonzero((facts.ends >= facts.span_start) & (facts.ends <= facts.span_end)))
+
+
+def _positive_slowdowns(facts: ScheduleFacts) -> np.ndarray:
+    return facts.slowdown[~np.isnan(facts.slowdown)]
+
+
+def _state_count(*states: str) -> Callable[[ScheduleFacts], int]:
+    return lambda facts: int(np.isin(facts.states, list(states)).sum())
+
+
+_WAIT = "Madon et al. 2024, Def. 12"
+_SPAN = "span: window, or first submission to last finish"
+#: Every metric of :func:`summarize`, in the order of its dict (and of ``metrics.json``, ``metrics.csv``).
+SCHEDULE_METRICS: tuple[Metric, ...] = (
+    Metric("nb_jobs", "", "jobs", "{:d}", lambda f: int(f.states.size)),
+    Metric("nb_rejected", "", "rejected", "{:d}", _state_count(REJECTED)),
+    Metric("nb_started", "", "jobs started", "{:d}", lambda f: int(f.waiting.size)),
+    Metric("nb_finished", "", "jobs finished", "{:d}", lambda f: int(f.waiting.size)),
+    Metric("nb_success", "", "jobs succeeded", "{:d}", _state_count(SUCCESS)),
+    Metric("nb_failed", "", "jobs failed", "{:d}", _state_count(FAILED)),
+    Metric("nb_walltime_reached", "", "jobs killed at their walltime", "{:d}", _state_count(WALLTIME_REACHED)),
+    Metric("nb_killed_by_scheduler", "", "jobs killed by the scheduler", "{:d}", _state_count(KILLED)),
+    Metric("nb_killed", "", "killed (walltime or kill)", "{:d}", _state_count(*KILLED_STATES)),
+    Metric("first_submission", "s", "first submission", "{:.1f}", lambda f: _stat(f.submissions, "min")),
+    Metric("last_finish", "s", "last finish", "{:.1f}", lambda f: _stat(f.finishes, "max")),
+    Metric("makespan", "s", "makespan", "{:.1f}",
+           lambda f: _stat(f.finishes, "max") - _stat(f.submissions, "min"), source="Madon et al. 2024, Def. 11"),
+    Metric("mean_waiting_time", "s", "mean waiting time", "{:.1f}", lambda f: _stat(f.waiting, "mean"), source=_WAIT),
+    Metric("max_waiting_time", "s", "max waiting time", "{:.1f}", lambda f: _stat(f.waiting, "max"), source=_WAIT),
+    Metric("median_waiting_time", "s", "median waiting time", "{:.1f}", lambda f: _percentile(f.waiting, 50),
+           source=_WAIT),
+    Metric("p90_waiting_time", "s", "90th percentile of the waiting time", "{:.1f}",
+           lambda f: _percentile(f.waiting, 90), source=_WAIT),
+    Metric("p99_waiting_time", "s", "99th percentile of the waiting time", "{:.1f}",
+           lambda f: _percentile(f.waiting, 99), source=_WAIT),
+    Metric("mean_turnaround_time", "s", "mean turnaround time", "{:.1f}", lambda f: _stat(f.turnaround, "mean"),
+           source="residence time, Baranov et al. 2018, Sect. VI"),
+    Metric("max_turnaround_time", "s", "max turnaround time", "{:.1f}", lambda f: _stat(f.turnaround, "max")),
+    Metric("mean_slowdown", "", "mean slowdown", "{:.3f}", lambda f: _stat(_positive_slowdowns(f), "mean")),
+    Metric("max_slowdown", "", "max slowdown", "{:.3f}", lambda f: _stat(_positive_slowdowns(f), "max")),
+    Metric("nb_zero_execution_time", "", "jobs with a zero execution time", "{:d}",
+           lambda f: int(np.isnan(f.slowdown).sum())),
+    Metric("mean_bounded_slowdown", "", "mean bounded slowdown", "{:.3f}",
+           lambda f: _stat(f.bounded_slowdown, "mean"), parameter=("tau", "s"), source="Rauch 2022, Sect. IV"),
+    Metric("span_start", "s", "span start", "{:.1f}", lambda f: f.span_start, source=_SPAN),
+    Metric("span_end", "s", "span end", "{:.1f}", lambda f: f.span_end, source=_SPAN),
+    Metric("span_length", "s", "span length", "{:.1f}", lambda f: f.span, source=_SPAN),
+    Metric("busy_node_seconds", "node-s", "busy node-seconds", "{:.0f}", _busy),
+    Metric("available_node_seconds", "node-s", "available node-seconds", "{:.0f}",
+           lambda f: f.nb_resources * f.span),
+    Metric("utilisation", "", "utilisation", "{:.4f}",
+           lambda f: _busy(f) / (f.nb_resources * f.span) if f.valid_span else float("nan")),
+    Metric("mean_busy_nodes", "nodes", "mean busy nodes", "{:.2f}", lambda f: _per_span(_busy(f), f)),
+    Metric("nb_finished_in_span", "", "jobs finished in the span", "{:d}", _finished_in_span),
+    Metric("throughput_per_week", "jobs/week", "throughput", "{:.1f}",
+           lambda f: _per_span(_finished_in_span(f), f, SECONDS_PER_WEEK), source="Madon et al. 2024, Sect. 6.1"),
+    Metric("throughput_per_day", "jobs/day", "throughput", "{:.2f}",
+           lambda f: _per_span(_finished_in_span(f), f, SECONDS_PER_DAY)),
+    Metric("mean_running_jobs", "", "mean running jobs", "{:.2f}",
+           lambda f: _per_span(float(np.sum(f.running_time)), f)),
+    Metric("mean_running_jobs_per_event", "", "mean running jobs per event", "{:.2f}",
+           lambda f: _mean_running_per_event(f.all_submissions, f.starts, f.ends, f.span_start, f.span_end),
+           source="Rauch 2022, Sect. IV"),
+)
 
 
 def running_jobs_over_time(jobs: pd.DataFrame) -> pd.DataFrame:

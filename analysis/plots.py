@@ -6,11 +6,11 @@ SVG. Times on the axes are the simulation clock (seconds from Batsim's time 0), 
 days depending on the span. What each figure shows and where it comes from:
 
 - :func:`plot_submissions`: jobs submitted per day, the recorded (rigid replay) submission times against the
-  runs' (seed 004, Madon et al. 2024, Fig. 2);
-- :func:`plot_cumulative_jobs`: cumulative number of jobs submitted (top) and finished (bottom) (seed 004,
+  runs' (Madon et al. 2024, Fig. 2);
+- :func:`plot_cumulative_jobs`: cumulative number of jobs submitted (top) and finished (bottom) (Madon et al. 2024,
   Fig. 3);
 - :func:`plot_user_mean_lateness`: per-user mean lateness against the number of jobs the user submitted,
-  logarithmic axes (seed 004, Fig. 4; lateness from :mod:`batreplay.analysis.lateness`);
+  logarithmic axes (Madon et al. 2024, Fig. 4; lateness from :mod:`batreplay.analysis.lateness`);
 - :func:`plot_utilisation_and_queue`: utilisation (busy nodes / nodes) and queue length over time;
 - :func:`plot_gantt`: which job ran on which resource during a time window.
 
@@ -34,7 +34,7 @@ from procset import ProcSet
 
 from batreplay.analysis.metrics import SECONDS_PER_DAY, TimeWindow, running_jobs_over_time
 from batreplay.formats.out_jobs import FULL_ID
-from batreplay.analysis.run_dir import ORIGINAL_SUBMISSION, RunData
+from batreplay.analysis.run_dir import RECORDED_SUBMISSION, RunData
 
 #: Above this many points a curve is drawn from values sampled on a regular grid (see each function).
 MAX_CURVE_POINTS = 2000
@@ -127,17 +127,17 @@ def _span(runs: Sequence[RunData]) -> tuple[float, float]:
         jobs = run.jobs
         lows.append(float(jobs["submission_time"].min()))
         highs.append(float(np.nanmax(jobs[["submission_time", "finish_time"]].to_numpy(dtype="float64"))))
-        if run.has_original_submissions:
-            lows.append(float(run.job_table[ORIGINAL_SUBMISSION].min()))
-            highs.append(float(run.job_table[ORIGINAL_SUBMISSION].max()))
+        if run.has_recorded_submissions:
+            lows.append(float(run.job_table[RECORDED_SUBMISSION].min()))
+            highs.append(float(run.job_table[RECORDED_SUBMISSION].max()))
     return min(lows), max(highs)
 
 
 def _recorded_submissions(runs: Sequence[RunData]) -> np.ndarray | None:
     """Recorded submission times of the first run that knows them (all runs replay the same log)."""
     for run in runs:
-        if run.has_original_submissions:
-            return run.job_table[ORIGINAL_SUBMISSION].to_numpy(dtype="float64")
+        if run.has_recorded_submissions:
+            return run.job_table[RECORDED_SUBMISSION].to_numpy(dtype="float64")
     return None
 
 
@@ -148,11 +148,11 @@ def _new_figure(rows: int = 1, *, height: float = 3.6, sharex: bool = True) -> t
 
 
 def plot_submissions(runs: Sequence[RunData], *, bin_seconds: float = SECONDS_PER_DAY) -> Figure:
-    """Jobs submitted per bin of time (seed 004, Fig. 2): recorded submissions (rigid replay) and each run's.
+    """Jobs submitted per bin of time (Madon et al. 2024, Fig. 2): recorded submissions (rigid replay) and each run's.
 
     Args:
         runs: the runs; the recorded curve comes from the first run whose side table has
-            ``original_submission_time`` (absent when none has).
+            ``recorded_submission_time`` (absent when none has).
         bin_seconds: bin width, seconds (default one day).
 
     Returns:
@@ -199,7 +199,7 @@ def _cumulative_curve(values: np.ndarray, divisor: float) -> tuple[np.ndarray, n
 
 
 def plot_cumulative_jobs(runs: Sequence[RunData]) -> Figure:
-    """Cumulative number of jobs submitted (top) and finished (bottom) over time (seed 004, Fig. 3).
+    """Cumulative number of jobs submitted (top) and finished (bottom) over time (Madon et al. 2024, Fig. 3).
 
     Each curve counts, at time t, the jobs with a submission (resp. finish) time <= t; rejected jobs have no
     finish. Up to :data:`MAX_CURVE_POINTS` jobs every job is a point; beyond, the count is sampled exactly at
@@ -233,7 +233,7 @@ def plot_cumulative_jobs(runs: Sequence[RunData]) -> Figure:
 
 
 def plot_user_mean_lateness(per_user: Mapping[str, pd.DataFrame]) -> Figure:
-    """Per-user mean lateness against the number of jobs submitted (seed 004, Fig. 4), one colour per run.
+    """Per-user mean lateness against the number of jobs submitted (Madon et al. 2024, Fig. 4), one colour per run.
 
     Args:
         per_user: run name -> :func:`batreplay.analysis.lateness.lateness_per_user` table (``nb_jobs``,

@@ -2,10 +2,11 @@
 
 A batreplay run directory (written by :func:`batreplay.run.runner.run`) holds ``out_jobs.csv``,
 ``out_schedule.csv``, ``workload.json``, ``jobs.csv`` (per-job SWF facts: ``job_id``, ``user_id``, recorded
-times, and ``original_submission_time`` for runs that know it), ``metrics.json`` and ``run.json`` (the run's
-spec and the platform file used). A real Batsim's output folder holds at least ``out_jobs.csv`` (or
-``<prefix>_jobs.csv`` for another ``-e`` prefix), often ``out_schedule.csv`` and sometimes the
-``platform.xml`` it ran on.
+times, among them ``recorded_submission_time``, the recorded submission on the simulation clock), ``metrics.json``
+and ``run.json`` (the run's spec and the platform file used). Run directories of older versions name some
+``jobs.csv`` columns differently; they are renamed when read (:data:`LEGACY_JOB_TABLE_COLUMNS`). A real Batsim's
+output folder holds at least ``out_jobs.csv`` (or ``<prefix>_jobs.csv`` for another ``-e`` prefix), often
+``out_schedule.csv`` and sometimes the ``platform.xml`` it ran on.
 
 The number of compute resources (nodes) is needed for utilisation. It is taken, first found wins, from: an
 explicit value (``--nb-resources``); the platform of ``run.json`` (its ``platform_file``, else its spec's
@@ -35,7 +36,15 @@ MANIFEST_NAME = "run.json"
 #: Columns a job side table must have to be used (per-user metrics need the user).
 JOB_TABLE_REQUIRED: tuple[str, ...] = ("job_id", "user_id")
 #: Column of the job side table holding each job's recorded submission time (s, simulation clock).
-ORIGINAL_SUBMISSION = "original_submission_time"
+RECORDED_SUBMISSION = "recorded_submission_time"
+#: ``jobs.csv`` columns of older versions -> today's name, applied in this order when reading. Older runs wrote
+#: the recorded submission twice (``subtime`` and ``original_submission_time``, equal): a legacy column whose
+#: new name is already taken is a duplicate and is dropped.
+LEGACY_JOB_TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("original_submission_time", RECORDED_SUBMISSION),
+    ("subtime", RECORDED_SUBMISSION),
+    ("swf_submit_time", "swf_submission_time"),
+)
 
 
 class RunDirError(ValueError):
@@ -75,9 +84,9 @@ class RunData:
         return self.job_table is not None
 
     @property
-    def has_original_submissions(self) -> bool:
+    def has_recorded_submissions(self) -> bool:
         """True when the job side table gives each job's recorded submission time (needed for lateness)."""
-        return self.job_table is not None and ORIGINAL_SUBMISSION in self.job_table.columns
+        return self.job_table is not None and RECORDED_SUBMISSION in self.job_table.columns
 
     @property
     def scheduler(self) -> str:
@@ -123,19 +132,39 @@ def _read_manifest(path: Path) -> dict[str, Any]:
     return manifest
 
 
+def upgrade_legacy_columns(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Rename the ``jobs.csv`` columns of older versions (:data:`LEGACY_JOB_TABLE_COLUMNS`).
+
+    Returns:
+        ``(table, origins)``: the table with today's column names (duplicate legacy columns dropped) and,
+        for each renamed column, new name -> the name in the file (to name it in error messages).
+    """
+    origins: dict[str, str] = {}
+    for old, new in LEGACY_JOB_TABLE_COLUMNS:
+        if old not in table.columns:
+            continue
+        if new in table.columns:
+            table = table.drop(columns=old)
+        else:
+            table = table.rename(columns={old: new})
+            origins[new] = old
+    return table, origins
+
+
 def read_job_table(path: Path, jobs: pd.DataFrame) -> pd.DataFrame:
     """Read a job side table (``jobs.csv``) and check it describes exactly the jobs of ``jobs``.
 
     Args:
-        path: the CSV file; needs columns ``job_id`` and ``user_id``; ``original_submission_time`` (s), when
-            present, must be a finite number on every row.
+        path: the CSV file; needs columns ``job_id`` and ``user_id``; ``recorded_submission_time`` (s), when
+            present, must be a finite number on every row. Columns of older versions are renamed
+            (:func:`upgrade_legacy_columns`).
         jobs: the validated jobs table of the same run.
 
     Returns:
-        The table as read (``job_id`` as text), one row per job.
+        The table with today's column names (``job_id`` as text), one row per job.
 
     Raises:
-        RunDirError: unreadable file, missing columns (listed), a bad ``original_submission_time`` (line
+        RunDirError: unreadable file, missing columns (listed), a bad ``recorded_submission_time`` (line
             named), or jobs present on one side only (named, see
             :func:`batreplay.formats.out_jobs.attach_job_table`).
     """
@@ -149,15 +178,17 @@ def read_job_table(path: Path, jobs: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise RunDirError(f"{path}: missing column(s) {', '.join(missing)} "
                           f"(found: {', '.join(map(str, table.columns))})")
-    if ORIGINAL_SUBMISSION in table.columns:
-        values = pd.to_numeric(table[ORIGINAL_SUBMISSION], errors="coerce").to_numpy(dtype="float64")
+    table, origins = upgrade_legacy_columns(table)
+    if RECORDED_SUBMISSION in table.columns:
+        values = pd.to_numeric(table[RECORDED_SUBMISSION], errors="coerce").to_numpy(dtype="float64")
         bad = ~np.isfinite(values)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise RunDirError(f"{path}, line {row + 2}, column {ORIGINAL_SUBMISSION!r}: "
-                              f"{table[ORIGINAL_SUBMISSION].iloc[row]!r} is not a finite number "
+            column = origins.get(RECORDED_SUBMISSION, RECORDED_SUBMISSION)  # as named in the file
+            raise RunDirError(f"{path}, line {row + 2}, column {column!r}: "
+                              f"{table[RECORDED_SUBMISSION].iloc[row]!r} is not a finite number "
                               f"({int(bad.sum())} such row(s))")
-        table[ORIGINAL_SUBMISSION] = values
+        table[RECORDED_SUBMISSION] = values
     try:
         attach_job_table(jobs, table, columns=["user_id"], table_name=str(path))
     except ValueError as err:

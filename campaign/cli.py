@@ -11,6 +11,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from batreplay.campaign.executors import EXECUTORS
+
 #: Exit status after Ctrl-C (128 + SIGINT), and when some instances failed.
 EXIT_INTERRUPTED = 130
 EXIT_FAILED_INSTANCES = 1
@@ -65,7 +67,7 @@ def add_campaign_commands(subparsers: argparse._SubParsersAction) -> argparse.Ar
     run.add_argument("spec", help="campaign file (TOML), e.g. expe/quick.toml")
     run.add_argument("--workers", type=int, default=None,
                      help="local worker processes (default: every core); --executor local only")
-    run.add_argument("--executor", choices=["local", "dask"], default="local",
+    run.add_argument("--executor", choices=list(EXECUTORS), default="local",
                      help="where instances run: local processes, or an existing Dask cluster (default: %(default)s)")
     run.add_argument("--scheduler-address", default=None,
                      help="Dask scheduler address for --executor dask (e.g. tcp://127.0.0.1:8786)")

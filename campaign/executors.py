@@ -1,26 +1,52 @@
-"""Where instances run: local worker processes, or an existing Dask distributed cluster.
+"""Where instances run: the :class:`Executor` protocol and the registry of executors by name.
 
-Both executors run every instance the same way, with :func:`run_isolated`: a fresh process per instance,
+Every executor runs each instance the same way, with :func:`run_isolated`: a fresh process per instance,
 its output in a log file, its outcome read back from the files it leaves (see
 :mod:`batreplay.campaign.worker`). A crash of that process (segfault, ``kill -9``, out of memory) is therefore
 an ordinary failed instance, and a real Batsim can run inside it.
 
-- :class:`LocalExecutor`: up to ``workers`` instance processes at a time on this machine (default: every
-  core), driven by a thread pool (the threads only wait for their process). Processes are forked from a
+- :class:`LocalExecutor` (``local``): up to ``workers`` instance processes at a time on this machine (default:
+  every core), driven by a thread pool (the threads only wait for their process). Processes are forked from a
   multiprocessing forkserver that has imported batreplay once (starting a new interpreter costs 2-3 s of
   imports, about as long as a small simulation).
-- :class:`DaskExecutor`: one Dask task per instance, submitted to a running ``distributed`` scheduler
-  (``tcp://host:8786``); each task calls :func:`run_isolated` on its Dask worker, which starts a new
+- :class:`DaskExecutor` (``dask``): one Dask task per instance, submitted to a running ``distributed``
+  scheduler (``tcp://host:8786``); each task calls :func:`run_isolated` on its Dask worker, which starts a new
   interpreter (``python -m batreplay.campaign.worker``) for the instance. The workers need the same Python
   environment and a view of the same file system (output root, logs) as this machine.
 
-An executor's :meth:`~LocalExecutor.run` takes the tasks and a callback called with each
-:class:`InstanceOutcome` as it arrives; on ``KeyboardInterrupt`` it cancels what has not started, stops the
-running instance processes (locally) and re-raises.
+An executor's :meth:`~Executor.run` takes the tasks and a callback called with each :class:`InstanceOutcome`
+as it arrives; on ``KeyboardInterrupt`` it cancels what has not started, stops the running instance processes
+(locally) and re-raises.
+
+:data:`EXECUTORS` maps each name of ``campaign run --executor`` to its class (``"module:Class"``, imported
+only when chosen, so that a missing optional dependency such as ``distributed`` only matters to its user).
+Adding an executor takes one file and one line. For instance ``campaign/serial_executor.py``, one instance
+at a time (a cluster executor would hand each task to its batch system instead)::
+
+    from batreplay.campaign.executors import ExecutorOptions, run_isolated
+
+    class SerialExecutor:
+        name = "serial"
+
+        @classmethod
+        def from_options(cls, options: ExecutorOptions) -> "SerialExecutor":
+            return cls()
+
+        def describe(self) -> str:
+            return "one instance process at a time"
+
+        def run(self, tasks, on_outcome) -> None:
+            for task in tasks:
+                on_outcome(run_isolated(task, launcher="subprocess"))
+
+and in :data:`EXECUTORS`: ``"serial": "batreplay.campaign.serial_executor:SerialExecutor",``; ``campaign run
+--executor serial`` then works (the choices of ``--executor`` are the keys of :data:`EXECUTORS`).
 """
+
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -35,7 +61,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from batreplay.atomic import write_json_atomically
 from batreplay.campaign.worker import (
@@ -68,6 +94,53 @@ class InstanceOutcome:
     wall_seconds: float
     error: str = ""
     host: str = ""
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """What ``campaign run`` knows about where to run; each executor takes what it needs and refuses the rest.
+
+    Attributes:
+        workers: ``--workers``, local instance processes at a time (None: the executor's default).
+        scheduler_address: ``--scheduler-address``, a cluster's scheduler (``tcp://host:8786``).
+    """
+
+    workers: int | None = None
+    scheduler_address: str | None = None
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs campaign instance tasks somewhere and reports each :class:`InstanceOutcome`.
+
+    Attributes:
+        name: the executor's name in :data:`EXECUTORS` (``--executor NAME``).
+    """
+
+    name: str
+
+    @classmethod
+    def from_options(cls, options: ExecutorOptions) -> Executor:
+        """The executor for the command line's options.
+
+        Raises:
+            ValueError: an option this executor does not take, or a missing one it needs (named).
+        """
+        ...
+
+    def describe(self) -> str:
+        """One line for the console (where the instances run)."""
+        ...
+
+    def run(self, tasks: Sequence[dict[str, Any]], on_outcome: Callable[[InstanceOutcome], None]) -> None:
+        """Run every task (from :func:`batreplay.campaign.worker.task_for`), each in a process of its own
+        (:func:`run_isolated`), and call ``on_outcome`` in the calling thread as each ends.
+
+        Raises:
+            KeyboardInterrupt: after cancelling the tasks not started (and, where it can, stopping the
+                running ones).
+        """
+        ...
 
 
 def _signal_text(returncode: int) -> str:
@@ -247,6 +320,17 @@ class LocalExecutor:
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
+    @classmethod
+    def from_options(cls, options: ExecutorOptions) -> LocalExecutor:
+        """``LocalExecutor(options.workers)``.
+
+        Raises:
+            ValueError: a scheduler address (that is for ``dask``), or workers < 1.
+        """
+        if options.scheduler_address:
+            raise ValueError("--scheduler-address is for --executor dask")
+        return cls(options.workers)
+
     def describe(self) -> str:
         """One line for the console."""
         return f"{self.workers} local worker process(es)"
@@ -304,6 +388,17 @@ class DaskExecutor:
         self.scheduler_address = scheduler_address
         self._client = client
 
+    @classmethod
+    def from_options(cls, options: ExecutorOptions) -> DaskExecutor:
+        """``DaskExecutor(options.scheduler_address)``.
+
+        Raises:
+            ValueError: a worker count (a Dask cluster has its own workers), or no scheduler address.
+        """
+        if options.workers is not None:
+            raise ValueError("--workers is for --executor local (a Dask cluster has its own workers)")
+        return cls(options.scheduler_address or "")
+
     def describe(self) -> str:
         """One line for the console."""
         return f"Dask cluster at {self.scheduler_address}"
@@ -351,18 +446,31 @@ def _record_dask_failure(task: dict[str, Any], err: BaseException) -> InstanceOu
     return InstanceOutcome(task["id"], "failed", 0.0, reason, "")
 
 
-def make_executor(kind: str, *, workers: int | None = None, scheduler_address: str | None = None):
-    """``local`` -> :class:`LocalExecutor`, ``dask`` -> :class:`DaskExecutor`.
+#: ``--executor`` name -> ``"module:Class"`` of a class following :class:`Executor` (imported when chosen).
+EXECUTORS: dict[str, str] = {
+    "local": "batreplay.campaign.executors:LocalExecutor",
+    "dask": "batreplay.campaign.executors:DaskExecutor",
+}
+
+
+def executor_class(name: str) -> type:
+    """The class registered as ``name`` in :data:`EXECUTORS`.
 
     Raises:
-        ValueError: unknown kind, bad worker count, or dask without an address.
+        ValueError: no such executor (the known ones named).
+        ImportError: its module cannot be imported.
     """
-    if kind == "local":
-        if scheduler_address:
-            raise ValueError("--scheduler-address is for --executor dask")
-        return LocalExecutor(workers)
-    if kind == "dask":
-        if workers is not None:
-            raise ValueError("--workers is for --executor local (a Dask cluster has its own workers)")
-        return DaskExecutor(scheduler_address or "")
-    raise ValueError(f"unknown executor {kind!r} (local or dask)")
+    if name not in EXECUTORS:
+        raise ValueError(f"unknown executor {name!r} ({' or '.join(EXECUTORS)})")
+    module, _, attribute = EXECUTORS[name].partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def make_executor(kind: str, *, workers: int | None = None, scheduler_address: str | None = None) -> Executor:
+    """The executor registered as ``kind`` in :data:`EXECUTORS`, built from the command line's options.
+
+    Raises:
+        ValueError: unknown kind, or options the executor refuses (``--workers`` for ``dask``,
+            ``--scheduler-address`` for ``local``, no address for ``dask``, workers < 1).
+    """
+    return executor_class(kind).from_options(ExecutorOptions(workers=workers, scheduler_address=scheduler_address))

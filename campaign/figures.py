@@ -1,4 +1,4 @@
-"""Campaign figures: one panel per experiment, as in seed 004 (Madon et al. 2024), Figs. 2, 3 and 9.
+"""Campaign figures: one panel per experiment, as in Madon et al. 2024, Figs. 2, 3 and 9.
 
 :mod:`batreplay.analysis.plots` draws the runs it is given on one axis; a campaign compares the same replay
 models across six experiments, which the paper shows as a grid of panels. These functions draw such grids
@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from batreplay.analysis.metric_registry import get_metric
 from batreplay.analysis.metrics import SECONDS_PER_DAY
 
 RIGID_COLOUR = "C0"
@@ -48,7 +49,7 @@ def _colour(replay: str, feedback_labels: Sequence[str]) -> str:
 
 
 def submissions_grid(title: str, recorded: np.ndarray, panels: Mapping[str, Mapping[str, np.ndarray]]) -> Figure:
-    """Jobs submitted per day (seed 004, Fig. 2), one panel per experiment.
+    """Jobs submitted per day (Madon et al. 2024, Fig. 2), one panel per experiment.
 
     Bins are one day wide for spans up to 60 days and one week wide beyond (the count divided by 7, still
     per day), so that a year-long log stays readable. Each curve covers its own first to last submission.
@@ -90,7 +91,7 @@ def _cumulative(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
 
 def cumulative_grid(title: str, panels: Mapping[str, Mapping[str, tuple[np.ndarray, np.ndarray]]],
                     *, points: int = 600) -> Figure:
-    """Cumulative number of jobs submitted (solid) and finished (dashed) (seed 004, Fig. 3), per experiment.
+    """Cumulative number of jobs submitted (solid) and finished (dashed) (Madon et al. 2024, Fig. 3), per experiment.
 
     Args:
         title: figure title (the log).
@@ -118,7 +119,7 @@ def cumulative_grid(title: str, panels: Mapping[str, Mapping[str, tuple[np.ndarr
 
 
 def window_bars(title: str, windows: pd.DataFrame, experiments: Sequence[str], replays: Sequence[str]) -> Figure:
-    """Throughput and mean busy nodes over seed 004's Fig. 9 windows, grouped bars per experiment.
+    """Throughput and mean busy nodes over Madon et al. 2024's Fig. 9 windows, grouped bars per experiment.
 
     Args:
         title: figure title (the log).
@@ -137,8 +138,7 @@ def window_bars(title: str, windows: pd.DataFrame, experiments: Sequence[str], r
     feedback = [r for r in replays if r != "rigid"]
     for column, length in enumerate(months):
         subset = windows[windows["window_months"] == length]
-        for row, (metric, label) in enumerate((("throughput_per_day", "jobs finished / day"),
-                                               ("mean_busy_nodes", "mean busy nodes"))):
+        for row, metric in enumerate(("throughput_per_day", "mean_busy_nodes")):
             axis = axes[row][column]
             for k, replay in enumerate(replays):
                 values = [subset.loc[(subset["experiment"] == e) & (subset["replay"] == replay), metric]
@@ -148,7 +148,7 @@ def window_bars(title: str, windows: pd.DataFrame, experiments: Sequence[str], r
                          color=_colour(replay, feedback))
             axis.set_xticks(x, experiments, fontsize="small", rotation=30)
             if column == 0:
-                axis.set_ylabel(label)
+                axis.set_ylabel(get_metric(metric).heading())
             if row == 0:
                 axis.set_title(f"window of {length:g} months", fontsize="medium")
     axes[0][0].legend(fontsize="x-small")

@@ -2,7 +2,7 @@
 
 The recorded machine of a log is a shipped platform (used in place), a platform file (used in place), or a
 homogeneous cluster of ``nodes`` hosts generated with :func:`batreplay.platforms.generate.cluster_platform`.
-A variant (node count and/or node speed scaled, seed 004 Sect. 5.2: "infra x2", "perf /2") is generated with
+A variant (node count and/or node speed scaled, Madon et al. 2024, Sect. 5.2: "infra x2", "perf /2") is generated with
 :func:`batreplay.platforms.generate.scale_platform`. Generated files go to ``<output_root>/platforms/``, named
 ``<log>.xml`` and ``<log>__<variant>.xml``, written atomically and only when their text changed, before any
 instance starts (the run directories then point at them in ``run.json``).

@@ -9,11 +9,11 @@ What :func:`build_report` writes in the report folder (``[campaign] report_dir``
   :func:`batreplay.analysis.analyze_command.run_metrics` in raw units (seconds, nodes);
 - one CSV per table kind of ``[report] tables``, ours and the published values side by side:
 
-  * ``scheduling.csv`` (seed 004, Madon et al. 2024, Table 1): makespan (Def. 11), mean and max waiting
+  * ``scheduling.csv`` (Madon et al. 2024, Table 1): makespan (Def. 11), mean and max waiting
     time (Def. 12), in days, for the recorded log and every experiment x replay model;
-  * ``lateness.csv`` (seed 004, Table 2): mean lateness (eq. 3, days), relative lateness (eq. 4) and
+  * ``lateness.csv`` (Madon et al. 2024, Table 2): mean lateness (eq. 3, days), relative lateness (eq. 4) and
     additional lateness (eq. 6, seconds) of every feedback replay;
-  * ``scheduler-comparison.csv`` (seed 001, Rauch 2022, Tables I-III): average number of running jobs (one
+  * ``scheduler-comparison.csv`` (Rauch 2022, Tables I-III): average number of running jobs (one
     sample per submission or finish event), average bounded slowdown (tau = 10 s) and average waiting time
     (s) of each scheduler on each log;
 
@@ -40,10 +40,11 @@ import pandas as pd
 from rich.console import Console
 
 from batreplay.analysis.analyze_command import paper_window_metrics, run_metrics
-from batreplay.analysis.metrics import SECONDS_PER_DAY, summarize
+from batreplay.analysis.metric_registry import get_metric
+from batreplay.analysis.metrics import summarize
 from batreplay.formats.out_jobs import SUCCESS, validate_out_jobs
 from batreplay.analysis.report import ReportContent, ReportFigure, ReportTable, write_report
-from batreplay.analysis.run_dir import ORIGINAL_SUBMISSION, load_run
+from batreplay.analysis.run_dir import RECORDED_SUBMISSION, load_run
 from batreplay.campaign import figures
 from batreplay.campaign.platforms import recorded_platform_path
 from batreplay.campaign.spec import CampaignSpec, Instance, LogSpec
@@ -55,31 +56,58 @@ RECORDED_EXPERIMENT = "recorded log"
 RECORDED_REPLAY = "-"
 PUBLISHED_COLUMNS = ("log", "experiment", "replay", "metric", "value", "source")
 
-#: Table kind -> (title, [(metric key, column label, divisor to the table's unit, decimals)]).
-TABLE_METRICS: dict[str, tuple[str, list[tuple[str, str, float, int]]]] = {
+@dataclass(frozen=True)
+class TableColumn:
+    """One metric column of a comparison table; unit and label come from
+    :mod:`batreplay.analysis.metric_registry`.
+
+    Attributes:
+        metric: registry name, a key of :func:`run_metrics` (``makespan``).
+        unit: unit the table shows the value in (``"days"``), None for the metric's own; a unit given
+            names the CSV column ``<metric>_<unit>`` (``makespan_days``), which the published values use.
+        decimals: digits after the decimal point in the Markdown / HTML tables.
+        label: the paper's wording of the column, instead of the registry's label.
+    """
+
+    metric: str
+    unit: str | None = None
+    decimals: int = 2
+    label: str | None = None
+
+    @property
+    def key(self) -> str:
+        """CSV column (and ``metric`` of the published values): ``makespan_days``, ``relative_lateness``."""
+        return self.metric if self.unit is None else f"{self.metric}_{self.unit}"
+
+    @property
+    def heading(self) -> str:
+        """Column heading: ``"makespan (days)"``."""
+        metric = get_metric(self.metric)
+        shown = metric.unit if self.unit is None else self.unit
+        label = self.label or metric.label
+        return f"{label} ({shown})" if shown else label
+
+    @property
+    def divisor(self) -> float:
+        """What the metric's value (seconds for times) is divided by to be in :attr:`unit`."""
+        return 1.0 if self.unit is None else get_metric(self.metric).divisor(self.unit)
+
+
+#: Table kind -> (title, columns).
+TABLE_METRICS: dict[str, tuple[str, list[TableColumn]]] = {
     "scheduling": ("Scheduling metrics (cf. Madon et al. 2024, Table 1)", [
-        ("makespan_days", "makespan (days)", SECONDS_PER_DAY, 2),
-        ("mean_waiting_time_days", "mean waiting time (days)", SECONDS_PER_DAY, 2),
-        ("max_waiting_time_days", "max waiting time (days)", SECONDS_PER_DAY, 2),
+        TableColumn("makespan", "days"), TableColumn("mean_waiting_time", "days"),
+        TableColumn("max_waiting_time", "days"),
     ]),
     "lateness": ("Lateness metrics (cf. Madon et al. 2024, Table 2)", [
-        ("mean_lateness_days", "mean lateness (days)", SECONDS_PER_DAY, 2),
-        ("relative_lateness", "relative lateness", 1.0, 2),
-        ("additional_lateness_s", "additional lateness (s)", 1.0, 2),
+        TableColumn("mean_lateness", "days"), TableColumn("relative_lateness"),
+        TableColumn("additional_lateness", "s"),
     ]),
     "scheduler-comparison": ("FCFS and EASY (cf. Rauch 2022, Tables I-III)", [
-        ("mean_running_jobs_per_event", "avg. running jobs (per event)", 1.0, 1),
-        ("mean_bounded_slowdown", "avg. bounded slowdown", 1.0, 1),
-        ("mean_waiting_time_s", "avg. waiting time (s)", 1.0, 0),
+        TableColumn("mean_running_jobs_per_event", decimals=1, label="avg. running jobs (per event)"),
+        TableColumn("mean_bounded_slowdown", decimals=1, label="avg. bounded slowdown"),
+        TableColumn("mean_waiting_time", "s", decimals=0, label="avg. waiting time"),
     ]),
-}
-#: Table metric key -> key of :func:`run_metrics` (values in seconds or unitless).
-SOURCE_KEYS = {
-    "makespan_days": "makespan", "mean_waiting_time_days": "mean_waiting_time",
-    "max_waiting_time_days": "max_waiting_time", "mean_lateness_days": "mean_lateness",
-    "relative_lateness": "relative_lateness", "additional_lateness_s": "additional_lateness",
-    "mean_running_jobs_per_event": "mean_running_jobs_per_event", "mean_bounded_slowdown": "mean_bounded_slowdown",
-    "mean_waiting_time_s": "mean_waiting_time",
 }
 FIGURE_CAPTIONS = {
     "submissions": "Jobs submitted per day with rigid replay (the recorded times) and the last feedback replay of "
@@ -154,8 +182,8 @@ def load_instance(spec: CampaignSpec, instance: Instance) -> InstanceResult:
     metrics = run_metrics(run)
     windows, _ = paper_window_metrics(run)
     recorded = None
-    if run.has_original_submissions:
-        recorded = run.job_table[ORIGINAL_SUBMISSION].to_numpy(dtype="float64")
+    if run.has_recorded_submissions:
+        recorded = run.job_table[RECORDED_SUBMISSION].to_numpy(dtype="float64")
     last_line = None
     if run.job_table is not None and "swf_line" in run.job_table.columns:
         last_line = int(run.job_table["swf_line"].max())
@@ -185,16 +213,16 @@ def recorded_log_metrics(spec: CampaignSpec, log: LogSpec, last_line: int | None
         frame = frame[frame["line"] <= last_line]
     allocated = frame["allocated_processors"].to_numpy()
     processors = np.where(allocated > 0, allocated, frame["requested_processors"].to_numpy())
-    submit = frame["submit_time"].to_numpy(dtype="float64")
+    submission = frame["submission_time"].to_numpy(dtype="float64")
     wait = frame["wait_time"].to_numpy(dtype="float64")
     run_time = frame["run_time"].to_numpy(dtype="float64")
-    usable = (submit >= 0) & (wait >= 0) & (run_time >= 0) & (processors > 0)
-    origin = float(submit[usable].min())
+    usable = (submission >= 0) & (wait >= 0) & (run_time >= 0) & (processors > 0)
+    origin = float(submission[usable].min())
     requested = frame["requested_time"].to_numpy(dtype="float64")
-    start = submit + wait - origin
+    start = submission + wait - origin
     jobs = pd.DataFrame({
         "job_id": frame["job_id"].astype(str).to_numpy(), "workload_name": "recorded",
-        "submission_time": submit - origin, "requested_number_of_resources": processors,
+        "submission_time": submission - origin, "requested_number_of_resources": processors,
         "requested_time": np.where(requested > 0, requested, run_time), "final_state": SUCCESS,
         "starting_time": start, "execution_time": run_time, "finish_time": start + run_time,
     })[usable].reset_index(drop=True)
@@ -247,15 +275,16 @@ def comparison_table(kind: str, spec: CampaignSpec, results: list[InstanceResult
         ``experiment``, ``replay``, ``status``, then for each metric ``<metric>`` (ours, in the table's unit)
         and ``<metric>_published`` (NaN when the source gives none).
     """
-    _, metrics = TABLE_METRICS[kind]
+    _, columns = TABLE_METRICS[kind]
     lookup = _published_lookup(published)
     rows = []
     for log in spec.logs:
         if kind == "scheduling" and log.name in recorded:
             row = {"log": log.name, "experiment": RECORDED_EXPERIMENT, "replay": RECORDED_REPLAY, "status": "log"}
-            for key, _, divisor, _ in metrics:
-                row[key] = recorded[log.name][SOURCE_KEYS[key]] / divisor
-                row[f"{key}_published"] = lookup.get((log.name, RECORDED_EXPERIMENT, RECORDED_REPLAY, key), np.nan)
+            for column in columns:
+                row[column.key] = recorded[log.name][column.metric] / column.divisor
+                row[f"{column.key}_published"] = lookup.get((log.name, RECORDED_EXPERIMENT, RECORDED_REPLAY,
+                                                             column.key), np.nan)
             rows.append(row)
         for result in results:
             instance = result.instance
@@ -269,11 +298,11 @@ def comparison_table(kind: str, spec: CampaignSpec, results: list[InstanceResult
                    "status": result.status}
             if len(spec.seeds) > 1:
                 row["seed"] = instance.seed
-            for key, _, divisor, _ in metrics:
-                value = result.metrics.get(SOURCE_KEYS[key], np.nan)
-                row[key] = float(value) / divisor if value is not None else np.nan
-                row[f"{key}_published"] = lookup.get((log.name, instance.experiment.name.lower(),
-                                                      instance.replay.label.lower(), key), np.nan)
+            for column in columns:
+                value = result.metrics.get(column.metric, np.nan)
+                row[column.key] = float(value) / column.divisor if value is not None else np.nan
+                row[f"{column.key}_published"] = lookup.get((log.name, instance.experiment.name.lower(),
+                                                             instance.replay.label.lower(), column.key), np.nan)
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -288,17 +317,18 @@ def _cell(value: Any, decimals: int) -> str:
 
 def display_table(kind: str, table: pd.DataFrame, spec: CampaignSpec, log: str) -> pd.DataFrame:
     """The rows of one log of a :func:`comparison_table`, as text cells (``ours`` / ``paper`` columns)."""
-    _, metrics = TABLE_METRICS[kind]
+    _, metric_columns = TABLE_METRICS[kind]
     subset = table[table["log"] == log]
-    has_published = any(subset[f"{key}_published"].notna().any() for key, _, _, _ in metrics)
+    has_published = any(subset[f"{column.key}_published"].notna().any() for column in metric_columns)
     columns: dict[str, list[str]] = {"experiment": list(subset["experiment"]), "replay": list(subset["replay"])}
     if "seed" in subset.columns:
         columns["seed"] = [_cell(v, 0) for v in subset["seed"]]
-    for key, label, _, decimals in metrics:
+    for column in metric_columns:
+        label, decimals = column.heading, column.decimals
         columns[label if not has_published else f"{label}: ours"] = [
-            _cell(v, decimals) if s in ("done", "log") else s for v, s in zip(subset[key], subset["status"])]
+            _cell(v, decimals) if s in ("done", "log") else s for v, s in zip(subset[column.key], subset["status"])]
         if has_published:
-            columns[f"{label}: paper"] = [_cell(v, decimals) for v in subset[f"{key}_published"]]
+            columns[f"{label}: paper"] = [_cell(v, decimals) for v in subset[f"{column.key}_published"]]
     return pd.DataFrame(columns)
 
 

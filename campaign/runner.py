@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from batreplay.atomic import write_json_atomically
-from batreplay.campaign.executors import InstanceOutcome, LocalExecutor
+from batreplay.campaign.executors import Executor, InstanceOutcome, LocalExecutor
 from batreplay.campaign.platforms import prepare_platforms
 from batreplay.campaign.spec import CampaignSpec, Instance
 from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST, task_for
@@ -160,15 +160,16 @@ class CampaignRunSummary:
         return self.already_finished + len(self.done) == self.total
 
 
-def run_campaign(spec: CampaignSpec, *, executor=None, only: str | None = None, console: Console | None = None,
-                 show_progress: bool = True,
+def run_campaign(spec: CampaignSpec, *, executor: Executor | None = None, only: str | None = None,
+                 console: Console | None = None, show_progress: bool = True,
                  on_outcome: Callable[[InstanceOutcome], None] | None = None) -> CampaignRunSummary:
     """Run the instances of ``spec`` that are not finished.
 
     Args:
         spec: the campaign.
-        executor: a :class:`~batreplay.campaign.executors.LocalExecutor` (default, every core) or
-            :class:`~batreplay.campaign.executors.DaskExecutor`.
+        executor: any :class:`~batreplay.campaign.executors.Executor` (see
+            :data:`~batreplay.campaign.executors.EXECUTORS`); default a
+            :class:`~batreplay.campaign.executors.LocalExecutor` on every core.
         only: run only the instances whose id matches this pattern (:meth:`CampaignSpec.select`).
         console: where to print (default: a new rich console).
         show_progress: show a progress bar over instances.
