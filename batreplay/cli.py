@@ -23,27 +23,15 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-SUMMARY_ROWS = [
-    ("nb_jobs", "jobs", "{:d}"),
-    ("nb_rejected", "rejected", "{:d}"),
-    ("nb_killed", "killed (walltime or kill)", "{:d}"),
-    ("makespan", "makespan (s)", "{:.1f}"),
-    ("mean_waiting_time", "mean waiting time (s)", "{:.1f}"),
-    ("max_waiting_time", "max waiting time (s)", "{:.1f}"),
-    ("mean_bounded_slowdown", "mean bounded slowdown (tau = 10 s)", "{:.3f}"),
-    ("utilisation", "utilisation", "{:.4f}"),
-]
-
-
 def _metrics_table(metrics: dict, title: str) -> Table:
+    """The console summary of a run: the metrics the registry lists for it, with their labels and formats."""
+    from batreplay.analysis.metric_registry import summary_rows  # lazy: pandas only after a run
+
     table = Table(title=title)
     table.add_column("metric")
     table.add_column("value", justify="right")
-    for key, label, fmt in SUMMARY_ROWS:
-        value = metrics.get(key)
-        if value is None:
-            continue
-        table.add_row(label, fmt.format(int(value) if fmt == "{:d}" else float(value)))
+    for label, text in summary_rows(metrics):
+        table.add_row(label, text)
     return table
 
 
@@ -66,29 +54,15 @@ def scheduler_options_argument(text: str) -> dict:
 
 
 def _cmd_run(args: argparse.Namespace, console: Console) -> int:
-    from batreplay.run.runner import RunSpec, run
+    from batreplay.run.runner import run
+    from batreplay.run.spec import FLAT_FIELDS, RunSpec
     from batreplay.schedulers.registry import check_scheduler_options
 
     scheduler_options = scheduler_options_argument(args.scheduler_options)
     check_scheduler_options(args.scheduler, scheduler_options)  # before reading any input
-    spec = RunSpec(
-        workload=Path(args.workload),
-        platform=args.platform,
-        scheduler=args.scheduler,
-        out_dir=Path(args.out),
-        profile=args.profile,
-        recorded_speed=args.recorded_speed,
-        max_jobs=args.max_jobs,
-        walltime_factor=args.walltime_factor,
-        scheduler_options=scheduler_options,
-        replay=args.replay,
-        sessions=args.sessions,
-        engine=args.engine,
-        batsim=args.batsim,
-        force=args.force,
-        timeout=args.timeout,
-        **({} if args.batsim_timeout is None else {"batsim_timeout": args.batsim_timeout}),
-    )
+    given = {key: getattr(args, key) for key in FLAT_FIELDS if getattr(args, key, None) is not None}
+    spec = RunSpec.build(workload=args.workload, platform=args.platform, out_dir=args.out, force=args.force,
+                         timeout=args.timeout, **dict(given, scheduler_options=scheduler_options))
     columns = [TextColumn("[bold]simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
                TextColumn("t = {task.fields[now]:.0f} s"), TimeElapsedColumn()]
     with Progress(*columns, console=console, disable=args.quiet, transient=True) as bar:
@@ -100,32 +74,20 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
         result = run(spec, on_progress=on_progress)
     for note in result.input_notes:
         console.print(note, highlight=False)
-    console.print(_metrics_table(result.metrics, f"{spec.scheduler} on {Path(str(spec.platform)).stem}"))
+    console.print(_metrics_table(result.metrics, f"{spec.scheduler.name} on {Path(spec.platform).stem}"))
     console.print(f"Batsim outputs in {result.out_dir} ({result.messages} Batsim messages, "
                   f"{result.wall_seconds:.1f} s)")
     return 0
 
 
 def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
-    from batreplay.replay.session_graph import describe_session_graphs, save_session_graphs
-    from batreplay.workloads.swf import read_swf
-    from batreplay.workloads.batsim_workload import swf_to_workload
-    from batreplay.run.runner import session_graphs_for
+    from batreplay.replay.session_source import write_sessions
 
-    if args.max_jobs is not None and args.max_jobs < 1:
-        raise ValueError(f"--max-jobs must be an integer >= 1, got {args.max_jobs}")
-    log = read_swf(args.workload)
-    converted = swf_to_workload(log, profile="delay", max_jobs=args.max_jobs)
-    console.print(log.anomalies.summary(), highlight=False)
-    console.print(converted.report.summary(), highlight=False)
-    graphs = session_graphs_for(converted.job_table, f"{args.method}:{args.threshold}")
-    out = Path(args.out)
-    index = save_session_graphs(graphs, out)
-    stats = describe_session_graphs(graphs)
-    stats.per_user.to_csv(out / "statistics_per_user.csv")
-    (out / "statistics.json").write_text(json.dumps(stats.to_dict(), indent=2, default=float))
+    index, stats, notes = write_sessions(args.workload, args.method, args.threshold, args.out, max_jobs=args.max_jobs)
+    for note in notes:
+        console.print(note, highlight=False)
     console.print(stats.summary(), highlight=False)
-    console.print(f"session graphs of {len(graphs)} users in {index.parent} (index: {index.name})")
+    console.print(f"session graphs of {len(stats.per_user)} users in {index.parent} (index: {index.name})")
     return 0
 
 
@@ -160,15 +122,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    run = commands.add_parser("run", help="simulate a workload with a scheduler on a platform (embedded engine)")
+    from batreplay.engine.simulate import ENGINES
+    from batreplay.platforms.shipped import SHIPPED_PLATFORMS
+    from batreplay.replay.registry import USER_MODELS
+    from batreplay.run.spec import part_defaults
+    from batreplay.schedulers.registry import scheduler_help
+    from batreplay.workloads.loading import PROFILE_TYPES
+
+    default = part_defaults()
+    run = commands.add_parser("run", help="simulate a workload with a scheduler on a platform")
     run.add_argument("--workload", required=True, help="SWF log (.swf, .swf.gz) or Batsim workload (.json)")
     run.add_argument("--platform", required=True,
-                     help="SimGrid platform file, or a shipped platform name (kth-sp2, sdsc-sp2)")
-    run.add_argument("--scheduler", required=True, help="fcfs, easy, conservative, or a pybatsim scheduler file")
+                     help=f"SimGrid platform file, or a shipped platform name ({', '.join(SHIPPED_PLATFORMS)})")
+    run.add_argument("--scheduler", required=True, help=scheduler_help())
     run.add_argument("--out", required=True, help="run directory to create")
-    run.add_argument("--profile", choices=["parallel_homogeneous", "delay"], default="parallel_homogeneous",
+    run.add_argument("--profile", choices=PROFILE_TYPES, default=default["profile"],
                      help="how SWF run times become Batsim profiles (default: %(default)s, which follows node speed)")
-    run.add_argument("--recorded-speed", type=float, default=1e9,
+    run.add_argument("--recorded-speed", type=float, default=default["recorded_speed"],
                      help="node speed of the recorded machine in flop/s (default: %(default)g)")
     run.add_argument("--max-jobs", type=int, default=None, help="simulate only the first N jobs of the log")
     run.add_argument("--walltime-factor", type=float, default=None,
@@ -177,18 +147,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scheduler-options", default="{}",
                      help="JSON object of options for the scheduler: checked against what a built-in scheduler "
                           "declares (its OPTIONS), passed unchecked to a scheduler file (self.options)")
-    run.add_argument("--replay", choices=["rigid", "feedback"], default="rigid",
+    run.add_argument("--replay", choices=USER_MODELS, default=default["replay"],
                      help="rigid: recorded submission times; feedback: users replay their session graphs "
-                          "(Madon et al. 2024; SWF logs only)")
-    run.add_argument("--sessions", default="arrival:60",
+                          "(Madon, Da Costa, Pierson 2024; SWF logs only) (default: %(default)s)")
+    run.add_argument("--sessions", default=default["sessions"],
                      help="feedback sessions: method:minutes (arrival:60, last:60, max:60), a60-style label, "
                           "or a directory written by 'batreplay sessions' (default: %(default)s)")
-    run.add_argument("--engine", choices=["embedded", "batsim"], default="embedded",
-                     help="embedded: in-process Batsim-exact engine (default); batsim: a real Batsim 4.2 over ZeroMQ")
+    run.add_argument("--engine", choices=ENGINES, default=default["engine"],
+                     help="embedded: in-process Batsim-exact engine; batsim: a real Batsim 4.2 over ZeroMQ "
+                          "(default: %(default)s)")
     run.add_argument("--batsim", default=None, help="path of the batsim executable (default: found on PATH)")
-    run.add_argument("--batsim-timeout", type=float, default=None, metavar="SECONDS",
+    run.add_argument("--batsim-timeout", type=float, default=default["batsim_timeout"], metavar="SECONDS",
                      help="--engine batsim: the longest Batsim may stay silent (including its start-up) or take to "
-                          "exit after the end before the run is stopped (default: 600)")
+                          "exit after the end before the run is stopped (default: %(default)g)")
     run.add_argument("--force", action="store_true",
                      help="replace an existing run directory (only one holding a previous run, atomically)")
     run.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
@@ -211,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="batreplay run directory or Batsim output folder")
     analyze.add_argument("--out", required=True, help="output folder (metrics.csv/.json, figures/, report.html)")
     analyze.add_argument("--swf", default=None,
-                         help="recorded SWF log the runs replayed: adds the adequacy table P (seed 000)")
+                         help="recorded SWF log the runs replayed: adds the adequacy table P (Baranov et al. 2018)")
     analyze.add_argument("--nb-resources", type=int, default=None,
                          help="compute nodes (default: run.json's platform, out_schedule.csv)")
     analyze.add_argument("--window-days", type=float, nargs=2, metavar=("START", "LENGTH"), default=None,

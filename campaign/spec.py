@@ -36,15 +36,16 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from batreplay.engine.simulate import ENGINES
 from batreplay.platforms.reader import read_platform
+from batreplay.replay.registry import USER_MODELS as REPLAY_MODELS
+from batreplay.replay.registry import user_model
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
-from batreplay.replay.sessions import parse_session_spec, session_spec_label
+from batreplay.replay.session_source import session_rule
+from batreplay.replay.sessions import session_spec_label
+from batreplay.workloads.loading import DEFAULT_RECORDED_SPEED, WORKLOAD_SUFFIXES, WorkloadOptions
+from batreplay.workloads.loading import PROFILE_TYPES as PROFILES
 
-#: Replay models of :class:`batreplay.run.runner.RunSpec` (``replay``).
-REPLAY_MODELS: tuple[str, ...] = ("rigid", "feedback")
-#: Engines an instance may ask for; ``embedded`` is the only one :func:`batreplay.run.runner.run` has for now.
-ENGINES: tuple[str, ...] = ("embedded", "batsim")
-PROFILES: tuple[str, ...] = ("parallel_homogeneous", "delay")
 #: Tables and figures the report knows (see :mod:`batreplay.campaign.report`).
 REPORT_TABLES: tuple[str, ...] = ("scheduling", "lateness", "scheduler-comparison")
 REPORT_FIGURES: tuple[str, ...] = ("submissions", "cumulative", "throughput-utilisation")
@@ -52,8 +53,6 @@ REPORT_FIGURES: tuple[str, ...] = ("submissions", "cumulative", "throughput-util
 ID_HASH_LENGTH = 8
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _VARIANT_TOKEN = re.compile(r"^(nodes|speed)-([xd])(\d+(?:\.\d+)?)$")
-#: Workload file endings :func:`batreplay.run.runner.load_workload` reads (lower-cased).
-WORKLOAD_SUFFIXES: tuple[str, ...] = (".swf", ".swf.gz", ".json")
 
 
 class CampaignSpecError(ValueError):
@@ -65,9 +64,10 @@ class PlatformVariant:
     """A scaled variant of a log's recorded platform.
 
     Attributes:
-        nodes_factor: multiplier of the node count (2.0 = twice as many nodes; "infra x2" in seed 004).
+        nodes_factor: multiplier of the node count (2.0 = twice as many nodes; "infra x2" in Madon, Da Costa,
+            Pierson 2024, Sect. 5.2).
         speed_factor: multiplier of the node speed in flop/s (2.0 = jobs twice as fast with
-            ``parallel_homogeneous`` profiles; "perf x2" in seed 004).
+            ``parallel_homogeneous`` profiles; "perf x2" in Madon, Da Costa, Pierson 2024).
     """
 
     nodes_factor: float = 1.0
@@ -171,16 +171,20 @@ class ExperimentSpec:
 
 
 @dataclass(frozen=True)
-class ReplaySpec:
-    """A replay model and, for feedback, its session method (``a60``); ``label`` is ``rigid`` or the method."""
+class ReplayPoint:
+    """One point of the replay axis of a campaign: a user model and, for feedback, its session method (``a60``);
+    ``label`` is ``rigid`` or the method. It becomes the run's :class:`~batreplay.replay.registry.ReplaySpec`."""
 
     model: str
     sessions: str | None
 
     @property
     def label(self) -> str:
-        """``rigid`` or the session label (``a0``, ``a60``)."""
-        return self.sessions if self.model == "feedback" else "rigid"
+        """The model's name for a model without sessions (``rigid``), the session label for feedback (``a0``,
+        ``a60``, as in Madon, Da Costa, Pierson 2024), ``<model>-<label>`` for another model on sessions."""
+        if self.sessions is None:
+            return self.model
+        return self.sessions if self.model == "feedback" else f"{self.model}-{self.sessions}"
 
 
 @dataclass(frozen=True)
@@ -197,7 +201,7 @@ class Instance:
     params: dict[str, Any]
     log: LogSpec
     experiment: ExperimentSpec
-    replay: ReplaySpec
+    replay: ReplayPoint
     seed: int
 
     @property
@@ -242,7 +246,7 @@ class CampaignSpec:
     engine: str
     logs: list[LogSpec]
     experiments: list[ExperimentSpec]
-    replays: list[ReplaySpec]
+    replays: list[ReplayPoint]
     seeds: list[int]
     report: ReportSpec
     description: str = ""
@@ -301,7 +305,7 @@ def instance_id(prefix_parts: list[str], params: dict[str, Any]) -> str:
     return "__".join([*safe, digest])
 
 
-def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplaySpec, seed: int, engine: str) -> Instance:
+def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplayPoint, seed: int, engine: str) -> Instance:
     """The :class:`Instance` of one point of the campaign (parameters and id)."""
     params: dict[str, Any] = {
         "workload": log.workload,
@@ -464,10 +468,10 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
     _positive(table, "node_speed", node_speed)
     if nodes is not None:
         groups = [(nodes, node_speed)]
-    profile = table.get("profile", str, defaults.get("profile", "parallel_homogeneous"))
+    profile = table.get("profile", str, defaults.get("profile", WorkloadOptions().profile))
     if profile not in PROFILES:
         raise table.error("profile", f"{profile!r}: expected one of {', '.join(PROFILES)}")
-    recorded_speed = table.get("recorded_speed", float, float(defaults.get("recorded_speed", REFERENCE_NODE_SPEED)))
+    recorded_speed = table.get("recorded_speed", float, float(defaults.get("recorded_speed", DEFAULT_RECORDED_SPEED)))
     _positive(table, "recorded_speed", recorded_speed)
     max_jobs = table.get("max_jobs", int, defaults.get("max_jobs"))
     if max_jobs is not None and max_jobs < 1:
@@ -502,7 +506,7 @@ def _read_experiment(table: _Table, root: Path) -> ExperimentSpec:
     return ExperimentSpec(name, scheduler, variant, dict(options))
 
 
-def _read_replays(matrix: _Table) -> list[ReplaySpec]:
+def _read_replays(matrix: _Table) -> list[ReplayPoint]:
     models = matrix.get_list("replay_models", str, ["rigid"])
     for model in models:
         if model not in REPLAY_MODELS:
@@ -511,24 +515,17 @@ def _read_replays(matrix: _Table) -> list[ReplaySpec]:
     labels = []
     for method in methods:
         try:
-            if ":" in method:
-                kind, threshold = method.split(":", 1)
-                kind, minutes = kind.strip(), float(threshold)
-            else:
-                kind, minutes = parse_session_spec(method)
-            if not (math.isfinite(minutes) and minutes >= 0):
-                raise ValueError(f"the threshold must be a number of minutes >= 0, got {minutes:g}")
-            labels.append(session_spec_label(kind, minutes))
+            labels.append(session_spec_label(*session_rule(method)))
         except ValueError as err:
             raise matrix.error("session_methods", f"{method!r}: {err}") from None
     if len(set(labels)) != len(labels):
         raise matrix.error("session_methods", f"the same method twice ({', '.join(labels)})")
-    replays: list[ReplaySpec] = []
+    replays: list[ReplayPoint] = []
     for model in dict.fromkeys(models):
-        if model == "rigid":
-            replays.append(ReplaySpec("rigid", None))  # sessions do not change a rigid replay: not crossed
+        if not user_model(model).dynamic:
+            replays.append(ReplayPoint(model, None))  # sessions do not change a rigid replay: not crossed
         else:
-            replays.extend(ReplaySpec("feedback", label) for label in labels)
+            replays.extend(ReplayPoint(model, label) for label in labels)
     return replays
 
 

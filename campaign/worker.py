@@ -85,19 +85,18 @@ def _watch_parent(parent: int, runner: int | None) -> None:
             return
 
 
-def _run_spec(task: dict[str, Any]):
-    from batreplay.run.runner import RunSpec
+def run_spec_of(task: dict[str, Any]):
+    """The :class:`~batreplay.run.spec.RunSpec` of a task: the instance's parameters that are run options (the
+    keys of :data:`~batreplay.run.spec.FLAT_FIELDS`), its workload and platform files, its run directory
+    (``<output_root>/<id>``, replaced if a previous attempt left one). A rigid instance has no sessions
+    (``None``): the replay part's default stands."""
+    from batreplay.run.spec import FLAT_FIELDS, RunSpec
 
     params = task["params"]
-    arguments: dict[str, Any] = {
-        "workload": Path(task["workload"]), "platform": task["platform"], "scheduler": params["scheduler"],
-        "out_dir": Path(task["output_root"]) / task["id"], "profile": params["profile"],
-        "recorded_speed": params["recorded_speed"], "max_jobs": params["max_jobs"],
-        "scheduler_options": dict(params["scheduler_options"]), "replay": params["replay"],
-        "sessions": params["sessions"] or "arrival:60", "walltime_factor": params["walltime_factor"],
-        "engine": params["engine"], "force": True,
-    }
-    return RunSpec(**arguments)
+    options = {key: params[key] for key in FLAT_FIELDS if key in params and params[key] is not None}
+    options.pop("scheduler")
+    return RunSpec.build(workload=task["workload"], platform=task["platform"], scheduler=params["scheduler"],
+                         out_dir=Path(task["output_root"]) / task["id"], force=True, **options)
 
 
 def execute(task: dict[str, Any]) -> int:
@@ -115,7 +114,7 @@ def execute(task: dict[str, Any]) -> int:
         from batreplay.workloads.pwa import file_sha256
         from batreplay.run.runner import run
 
-        result = run(_run_spec(task))
+        result = run(run_spec_of(task))
         workload_sha256 = file_sha256(task["workload"])
     except (KeyboardInterrupt, SystemExit):
         raise

@@ -143,3 +143,23 @@ def test_platforms_above_the_size_limit_are_refused_before_expanding(tmp_path, c
     from batreplay.platforms.reader import MAX_HOSTS
 
     assert MAX_HOSTS == 1_000_000
+
+
+def test_run_options_take_their_choices_and_defaults_from_the_parts():
+    """Allowed values are defined once, in the layer that owns them; ``batreplay run`` derives its own."""
+    from batreplay.cli import build_parser
+    from batreplay.engine.simulate import ENGINES
+    from batreplay.replay.registry import USER_MODELS
+    from batreplay.run.spec import part_defaults
+    from batreplay.schedulers.registry import SCHEDULERS
+    from batreplay.workloads.loading import PROFILE_TYPES
+
+    parser = build_parser()
+    run = parser._subparsers._group_actions[0].choices["run"]  # argparse keeps subparsers there
+    actions = {action.dest: action for action in run._actions}
+    assert tuple(actions["profile"].choices) == PROFILE_TYPES
+    assert tuple(actions["replay"].choices) == USER_MODELS
+    assert tuple(actions["engine"].choices) == ENGINES
+    assert all(name in actions["scheduler"].help for name in SCHEDULERS)
+    for key in ("profile", "recorded_speed", "replay", "sessions", "engine", "batsim_timeout"):
+        assert actions[key].default == part_defaults()[key], key

@@ -1,0 +1,95 @@
+"""The one run description (:mod:`batreplay.run.spec`): built from flat options, serialised, read back, and the
+same one behind the command line and campaign instances."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from batreplay.run.spec import FLAT_FIELDS, RunSpec, RunSpecError, part_defaults
+from batreplay.workloads.loading import PROFILE_TYPES
+
+flat_options = st.fixed_dictionaries({
+    "workload": st.sampled_from(["../shared/workloads/KTH-SP2-1996-2.1-cln.swf.gz", "w.json"]),
+    "platform": st.sampled_from(["kth-sp2", "platforms/x.xml"]),
+    "scheduler": st.sampled_from(["easy", "fcfs", "conservative", "my/sched.py"]),
+    "out_dir": st.sampled_from(["runs/a", "/tmp/b"]),
+}, optional={
+    "profile": st.sampled_from(PROFILE_TYPES),
+    "recorded_speed": st.floats(min_value=1.0, max_value=1e12),
+    "max_jobs": st.none() | st.integers(min_value=1, max_value=10**6),
+    "walltime_factor": st.none() | st.floats(min_value=0.5, max_value=10.0),
+    "scheduler_options": st.dictionaries(st.sampled_from(["a", "b"]), st.integers() | st.text(max_size=3)),
+    "replay": st.sampled_from(["rigid", "feedback"]),
+    "sessions": st.sampled_from(["arrival:60", "a0", "l30", "m60"]),
+    "engine": st.sampled_from(["embedded", "batsim"]),
+    "batsim_timeout": st.floats(min_value=1.0, max_value=1e4),
+    "force": st.booleans(),
+    "timeout": st.none() | st.floats(min_value=0.1, max_value=1e5),
+})
+
+
+@given(flat_options)
+def test_serialised_form_reads_back_to_the_same_run(options):
+    spec = RunSpec.build(**options)
+    document = json.loads(json.dumps(spec.to_dict()))  # JSON types only
+    assert RunSpec.from_dict(document) == spec
+    for key, value in options.items():
+        expected = str(Path(value)) if key in ("workload", "out_dir") else value
+        assert document[key] == expected, key
+
+
+def test_defaults_live_in_the_parts():
+    spec = RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out")
+    defaults = part_defaults()
+    assert defaults["profile"] == spec.conversion.profile == "parallel_homogeneous"
+    assert defaults["sessions"] == spec.replay.sessions == "arrival:60"
+    assert defaults["replay"] == spec.replay.model == "rigid"
+    assert defaults["engine"] == spec.engine.name == "embedded"
+    assert set(spec.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS}
+
+
+@pytest.mark.parametrize(("options", "named"), [
+    ({"max_jobs": 0}, "--max-jobs"),
+    ({"profile": "linear"}, "--profile"),
+    ({"replay": "fluid"}, "fluid"),
+    ({"engine": "simgrid"}, "simgrid"),
+    ({"timeout": -1}, "--timeout"),
+    ({"walltime_factr": 2}, "walltime_factr"),
+])
+def test_bad_values_are_refused_naming_the_option(options, named):
+    with pytest.raises(RunSpecError, match=named):
+        RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out", **options)
+
+
+def test_replace_changes_only_what_it_names():
+    spec = RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out", replay="feedback",
+                         sessions="a0")
+    other = spec.replace(max_jobs=10)
+    assert other.conversion.max_jobs == 10 and other.replay == spec.replay and other.scheduler == spec.scheduler
+
+
+def test_a_campaign_instance_runs_the_run_its_parameters_describe(tmp_path):
+    """The campaign worker builds its RunSpec from the instance's parameters: every run option a campaign sets
+    reaches the run, named as in the serialised form."""
+    from conftest import REPO_ROOT
+
+    from batreplay.campaign.spec import load_campaign
+    from batreplay.campaign.worker import run_spec_of, task_for
+
+    campaign = load_campaign(REPO_ROOT / "expe" / "quick.toml", output_root=tmp_path)
+    recorded = [i for i in campaign.instances() if i.experiment.variant.is_recorded]
+    assert {i.replay.label for i in recorded} == {"rigid", "a60"}
+    for instance in recorded:
+        spec = run_spec_of(task_for(instance, campaign)).to_dict()
+        shared = set(instance.params) & set(FLAT_FIELDS)
+        assert shared >= {"profile", "recorded_speed", "max_jobs", "walltime_factor", "scheduler",
+                          "scheduler_options", "replay", "sessions", "engine"}
+        for key in shared - {"sessions"}:
+            assert spec[key] == instance.params[key], key
+        assert spec["sessions"] == (instance.params["sessions"] or part_defaults()["sessions"])
+        assert spec["out_dir"] == str(tmp_path / instance.id) and spec["force"] is True
