@@ -39,6 +39,15 @@ def golden_cases() -> list[str]:
     return sorted(p.name for p in GOLDEN.iterdir() if (p / "transcript.jsonl").exists())
 
 
+#: Golden recordings large enough (2,000 jobs) that a test running them over a process boundary is slow.
+LARGE_GOLDEN_CASES = frozenset({"kth2000"})
+
+
+def slow_when_large(cases: list[str]) -> list:
+    """``cases`` for ``pytest.mark.parametrize``, the large recordings marked slow."""
+    return [pytest.param(case, marks=pytest.mark.slow) if case in LARGE_GOLDEN_CASES else case for case in cases]
+
+
 @pytest.fixture(scope="session")
 def workloads_dir() -> Path:
     if not WORKLOADS.is_dir():

@@ -10,8 +10,8 @@ lasts c / speed on hosts of that speed; see ``shared/docs/batsim-protocol-notes.
 Mapping of one SWF job (fields of Feitelson's SWF definition, read by :mod:`batreplay.workloads.swf`):
 
 - ``id`` = ``str(job_id)``;
-- ``subtime`` = ``submit_time - origin``, where origin is the earliest submit time among the converted jobs
-  (for a log in submission order, as SWF requires, that is the first converted job's submit time); times with
+- ``subtime`` = ``submission_time - origin``, where origin is the earliest submission time among the converted jobs
+  (for a log in submission order, as SWF requires, that is the first converted job's submission time); times with
   a fraction are subtracted as the decimals written in the log, so no digit changes;
 - ``res`` = allocated processors, or requested processors when the allocated count is missing (option
   ``res_source`` swaps the roles; a value <= 0 counts as missing);
@@ -58,8 +58,8 @@ DROP_REASONS: dict[str, str] = {
     "run_time_zero": "run time is 0 s (Batsim refuses a delay of 0 s); see zero_runtime='min'",
     "res_missing": "no positive processor count (allocated nor requested)",
     "walltime_missing": "requested time missing or <= 0 and walltime_fallback='drop'",
-    "submit_time_missing": "submit time is -1 (unknown): the job has no place in time",
-    "submit_time_negative": "submit time negative (other than -1): it would shift every other job",
+    "submission_time_missing": "submission time is -1 (unknown): the job has no place in time",
+    "submission_time_negative": "submission time negative (other than -1): it would shift every other job",
     "time_beyond_precision": "a submit, wait, run or requested time of magnitude >= 2**53 s (not exact to the second)",
     "res_exceeds_nb_res": "more processors than nb_res (see the nb_res line for where it comes from)",
     "duplicate_job_id": "job number already used by an earlier converted job (Batsim refuses duplicate ids)",
@@ -88,13 +88,13 @@ NOTE_REASONS: dict[str, str] = {
 
 JOB_TABLE_COLUMNS = (
     "job_id",
-    "subtime",
+    "submission_time",
     "res",
     "walltime",
     "run_time",
     "profile",
     "user_id",
-    "swf_submit_time",
+    "swf_submission_time",
     "swf_wait_time",
     "swf_line",
 )
@@ -233,13 +233,14 @@ class BatsimWorkload:
         jobs: Batsim job objects (``id``, ``subtime``, ``walltime``, ``res``, ``profile``), in SWF file order.
         profiles: profile name -> Batsim profile object.
         job_table: one row per job, same order as ``jobs``; columns :data:`JOB_TABLE_COLUMNS`: ``job_id``
-            (str), ``subtime`` (s), ``res`` (int), ``walltime`` (s), ``run_time`` (s, the duration given to the
-            profile), ``profile`` (str), ``user_id`` (SWF user), ``swf_submit_time`` (s, as in the log, relative
-            to its UnixStartTime), ``swf_wait_time`` (s, recorded wait, -1 if unknown), ``swf_line`` (int).
+            (str), ``submission_time`` (s, simulation clock: Batsim's ``subtime``), ``res`` (int), ``walltime``
+            (s), ``run_time`` (s, the duration given to the profile), ``profile`` (str), ``user_id`` (SWF user),
+            ``swf_submission_time`` (s, as in the log, relative to its UnixStartTime), ``swf_wait_time`` (s,
+            recorded wait, -1 if unknown), ``swf_line`` (int).
         report: the :class:`ConversionReport`.
-        submit_origin: SWF submit time (s) that became ``subtime`` 0.
+        submission_origin: SWF submission time (s) that became simulation time 0.
         unix_start_time: the log's ``UnixStartTime`` (s since the epoch) or None: absolute time of SWF
-            submit time 0.
+            submission time 0.
         source: the SWF file.
     """
 
@@ -248,7 +249,7 @@ class BatsimWorkload:
     profiles: dict[str, dict[str, Any]]
     job_table: pd.DataFrame
     report: ConversionReport
-    submit_origin: float = 0.0
+    submission_origin: float = 0.0
     unix_start_time: int | None = None
     source: Path | None = None
 
@@ -276,19 +277,19 @@ def _json_numbers(values: np.ndarray) -> list:
     return values.tolist()
 
 
-def _rebase(submit: np.ndarray, origin: float) -> np.ndarray:
-    """``submit - origin`` (seconds), each difference the float nearest to the difference of the decimal values
+def _rebase(submission: np.ndarray, origin: float) -> np.ndarray:
+    """``submission - origin`` (seconds), each difference the float nearest to the difference of the decimal values
     as written in the log (shortest repr): integral times (below 2**53) subtract exactly in float64; a time
     with a fraction is subtracted in decimal, so that e.g. 1000.1 - 1000 gives 0.1, not 0.10000000000002274."""
-    subtime = submit - origin
-    fractional = submit != np.floor(submit)
+    rebased = submission - origin
+    fractional = submission != np.floor(submission)
     if origin != math.floor(origin):
         fractional[:] = True
     if fractional.any():
         base = Decimal(repr(origin))
         for i in np.flatnonzero(fractional):
-            subtime[i] = float(Decimal(repr(float(submit[i]))) - base)
-    return subtime
+            rebased[i] = float(Decimal(repr(float(submission[i]))) - base)
+    return rebased
 
 
 def _value_label(value: float) -> str:
@@ -419,13 +420,13 @@ def swf_to_workload(
         raised = walltime_known & (floor > walltime)
         walltime = np.where(raised, floor, walltime)
 
-    # Submit and other times.
-    submit_all = frame["submit_time"].to_numpy(dtype=np.float64)
-    submit_missing = submit_all == MISSING
-    submit_negative = (submit_all < 0) & ~submit_missing
+    # Submission and other times.
+    submission_all = frame["submission_time"].to_numpy(dtype=np.float64)
+    submission_missing = submission_all == MISSING
+    submission_negative = (submission_all < 0) & ~submission_missing
     inexact_time = np.logical_or.reduce(
         [np.abs(frame[c].to_numpy(dtype=np.float64)) >= EXACT_SECONDS_LIMIT
-         for c in ("submit_time", "wait_time", "run_time", "requested_time")]
+         for c in ("submission_time", "wait_time", "run_time", "requested_time")]
     )
 
     # The size jobs are checked against: the given nb_res (the platform), else a positive MaxProcs.
@@ -459,8 +460,8 @@ def swf_to_workload(
     claim("run_time_zero", run_zero if zero_runtime == "drop" else np.zeros(n, dtype=bool))
     claim("res_missing", ~res_ok)
     claim("walltime_missing", ~walltime_known if walltime_fallback == "drop" else np.zeros(n, dtype=bool))
-    claim("submit_time_missing", submit_missing)
-    claim("submit_time_negative", submit_negative)
+    claim("submission_time_missing", submission_missing)
+    claim("submission_time_negative", submission_negative)
     claim("time_beyond_precision", inexact_time)
     oversize = res > platform_size if platform_size is not None else np.zeros(n, dtype=bool)
     claim("res_exceeds_nb_res", oversize if oversized == "drop" else np.zeros(n, dtype=bool))
@@ -535,15 +536,15 @@ def swf_to_workload(
     )
 
     # Converted jobs.
-    submit = submit_all[rows]
-    origin = float(submit.min()) if len(rows) else 0.0
-    subtime = _rebase(submit, origin)
+    swf_submission = submission_all[rows]
+    origin = float(swf_submission.min()) if len(rows) else 0.0
+    submission = _rebase(swf_submission, origin)
     job_duration = duration[rows]
     if len(rows):
-        horizon = float(subtime.max()) + float(np.sum(job_duration))
+        horizon = float(submission.max()) + float(np.sum(job_duration))
         if horizon >= EXACT_SECONDS_LIMIT:
             raise SwfFormatError(
-                log.path, None, "submit_time",
+                log.path, None, "submission_time",
                 f"the converted jobs span up to {horizon:.6g} s (last submission + all run times), beyond "
                 "2**53 s where seconds are no longer exact; check the log's times or cut it with max_jobs",
             )
@@ -568,7 +569,7 @@ def swf_to_workload(
         {"id": i, "subtime": s, "walltime": w, "res": r, "profile": p}
         for i, s, w, r, p in zip(
             job_ids.tolist(),
-            _json_numbers(subtime),
+            _json_numbers(submission),
             _json_numbers(job_walltime),
             job_res.tolist(),
             job_profiles.tolist(),
@@ -577,13 +578,13 @@ def swf_to_workload(
     job_table = pd.DataFrame(
         {
             "job_id": pd.Series(job_ids, dtype=object),
-            "subtime": subtime,
+            "submission_time": submission,
             "res": job_res,
             "walltime": job_walltime,
             "run_time": job_duration,
             "profile": pd.Series(job_profiles, dtype=object),
             "user_id": frame["user_id"].to_numpy(dtype=np.int64)[rows],
-            "swf_submit_time": submit,
+            "swf_submission_time": swf_submission,
             "swf_wait_time": frame["wait_time"].to_numpy(dtype=np.float64)[rows],
             "swf_line": line[rows],
         },
@@ -595,7 +596,7 @@ def swf_to_workload(
         profiles=profiles,
         job_table=job_table,
         report=report,
-        submit_origin=origin,
+        submission_origin=origin,
         unix_start_time=log.unix_start_time,
         source=log.path,
     )
@@ -721,14 +722,14 @@ def validate_workload(data: Any, source: str | Path = "<dict>") -> dict:
         for value in job.values():
             if isinstance(value, (dict, list)):
                 _check_nesting(source, where, value)
-        subtime = job["subtime"]
-        if not _is_number(subtime):
-            raise WorkloadFormatError(source, f"{where}.subtime", f"not a number: {subtime!r}")
-        if subtime < 0:
-            raise WorkloadFormatError(source, f"{where}.subtime", f"negative ({subtime!r} s): time starts at 0")
-        if subtime >= EXACT_SECONDS_LIMIT:
+        submission = job["subtime"]
+        if not _is_number(submission):
+            raise WorkloadFormatError(source, f"{where}.subtime", f"not a number: {submission!r}")
+        if submission < 0:
+            raise WorkloadFormatError(source, f"{where}.subtime", f"negative ({submission!r} s): time starts at 0")
+        if submission >= EXACT_SECONDS_LIMIT:
             raise WorkloadFormatError(
-                source, f"{where}.subtime", f"{subtime!r} s is beyond 2**53 s, where seconds are not exact"
+                source, f"{where}.subtime", f"{submission!r} s is beyond 2**53 s, where seconds are not exact"
             )
         if not _is_integer(job["res"]) or job["res"] <= 0:
             raise WorkloadFormatError(source, f"{where}.res", f"must be an integer > 0, not {job['res']!r}")

@@ -25,7 +25,7 @@ What counts as an error and what counts as an anomaly:
 - *anomalies* (the line is a readable job but something is odd): the job stays in the frame unchanged, and
   its line number is recorded under the kinds listed in :data:`ANOMALY_KINDS`.
 
-Units: times in seconds (``submit_time`` relative to the log's ``UnixStartTime``), processors as counted by
+Units: times in seconds (``submission_time`` relative to the log's ``UnixStartTime``), processors as counted by
 the log, memory in kilobytes per processor (SWF definition).
 """
 
@@ -48,7 +48,7 @@ import pandas as pd
 #: The 18 SWF fields, in file order (Feitelson's SWF definition, fields 1-18).
 SWF_COLUMNS: tuple[str, ...] = (
     "job_id",
-    "submit_time",
+    "submission_time",
     "wait_time",
     "run_time",
     "allocated_processors",
@@ -71,7 +71,7 @@ SWF_COLUMNS: tuple[str, ...] = (
 #: memory (an average per processor, which may be fractional). Every other field is an integer (int64).
 FLOAT_COLUMNS: frozenset[str] = frozenset(
     {
-        "submit_time",
+        "submission_time",
         "wait_time",
         "run_time",
         "average_cpu_time",
@@ -102,7 +102,7 @@ ANOMALY_KINDS: dict[str, str] = {
     "nonpositive_processors": "allocated or requested processors is 0 or negative (other than -1)",
     "requested_time_missing": "requested time is -1",
     "more_processors_than_machine": "allocated or requested processors > MaxProcs of the header",
-    "submit_time_decreasing": "submit time smaller than that of the previous job line",
+    "submission_time_decreasing": "submission time smaller than that of the previous job line",
     "duplicate_job_id": "job number already used by an earlier line",
     "run_time_exceeds_requested": "run time > requested time (both known)",
 }
@@ -114,7 +114,7 @@ _FORMAT_ERROR_KINDS = (
     "integer_out_of_range",
     "control_character",
 )
-_TIME_COLUMNS = ("submit_time", "wait_time", "run_time", "requested_time")
+_TIME_COLUMNS = ("submission_time", "wait_time", "run_time", "requested_time")
 _HEADER_KEY = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_]*):(?:\s+(.*))?$")
 _LEADING_INTEGER = re.compile(r"^\s*(-?\d+)")
 #: Control characters (C0 and C1 but tab) that may not appear inside a job line: pandas' tokenizer gives some of
@@ -265,7 +265,7 @@ class SwfLog:
 
     @property
     def unix_start_time(self) -> int | None:
-        """``UnixStartTime`` of the header (seconds since the Unix epoch, the origin of ``submit_time``), or
+        """``UnixStartTime`` of the header (seconds since the Unix epoch, the origin of ``submission_time``), or
         None when absent."""
         return self._header_int("UnixStartTime")
 
@@ -438,7 +438,7 @@ def _find_anomalies(
 
     run, req_time = col("run_time"), col("requested_time")
     alloc, req_procs = col("allocated_processors"), col("requested_processors")
-    submit = col("submit_time")
+    submission = col("submission_time")
     masks: dict[str, np.ndarray] = {
         "run_time_missing": run == MISSING,
         "run_time_zero": run == 0,
@@ -457,7 +457,9 @@ def _find_anomalies(
         "more_processors_than_machine": (
             (alloc > max_procs) | (req_procs > max_procs) if max_procs is not None else np.zeros(len(jobs), bool)
         ),
-        "submit_time_decreasing": np.concatenate([[False], submit[1:] < submit[:-1]]) if len(jobs) else submit < 0,
+        "submission_time_decreasing": (
+            np.concatenate([[False], submission[1:] < submission[:-1]]) if len(jobs) else submission < 0
+        ),
         "duplicate_job_id": jobs["job_id"].duplicated(keep="first").to_numpy(),
         "run_time_exceeds_requested": (run >= 0) & (req_time >= 0) & (run > req_time),
     }

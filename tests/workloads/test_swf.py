@@ -96,7 +96,7 @@ def test_kth_header_and_times(workloads_dir):
     assert ("MaxProcs", "100") in log.header_entries
     # Job 15 is the first line after a 24-line header: "15 599850 192180 3477 4 ... 53940 ...".
     first = log.jobs.iloc[0]
-    assert (first["job_id"], first["line"], first["submit_time"], first["run_time"]) == (15, 25, 599850.0, 3477.0)
+    assert (first["job_id"], first["line"], first["submission_time"], first["run_time"]) == (15, 25, 599850.0, 3477.0)
     assert first["requested_time"] == 53940.0
 
 
@@ -165,7 +165,7 @@ def _write(tmp_path: Path, name: str, lines: list[str]) -> Path:
         ("3 10 0 abc 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1", "run_time", "'abc'"),
         ("3 10 0 10 1 -1 -1 1 20 -1 1 x7 1 -1 -1 -1 -1 -1", "user_id", "'x7'"),
         ('3 10 0 "7 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1" -1', "run_time", "'\"7'"),
-        ("3 nan 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1", "submit_time", "not a finite number"),
+        ("3 nan 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1", "submission_time", "not a finite number"),
         ("3 10 0 10 4.5 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1", "allocated_processors", "fraction"),
     ],
 )
@@ -243,7 +243,7 @@ HAND_MADE = """\
 """
 # line 9:  job 1, nothing odd.
 # line 10: run time -1 -> run_time_missing.
-# line 11: submit 5 < 10 -> submit_time_decreasing; run 0 -> run_time_zero; allocated -1 -> allocated_missing;
+# line 11: submit 5 < 10 -> submission_time_decreasing; run 0 -> run_time_zero; allocated -1 -> allocated_missing;
 #          requested time -1 -> requested_time_missing.
 # line 12: job 3 again -> duplicate_job_id; wait -7 -> negative_time; 9 > MaxProcs 8 -> more_processors;
 #          run 50 > requested 40 -> run_time_exceeds_requested.
@@ -264,7 +264,7 @@ HAND_COUNTED_LINES = {
     "nonpositive_processors": [13],
     "requested_time_missing": [11],
     "more_processors_than_machine": [12],
-    "submit_time_decreasing": [11],
+    "submission_time_decreasing": [11],
     "duplicate_job_id": [12],
     "run_time_exceeds_requested": [12, 14],
 }
@@ -284,10 +284,10 @@ def test_hand_counted_anomalies(tmp_path):
     assert missing["requested_processors"] == 1
     assert missing["requested_time"] == 1
     assert missing["average_cpu_time"] == 6 and missing["think_time"] == 6
-    assert missing["submit_time"] == 0 and missing["status"] == 0
+    assert missing["submission_time"] == 0 and missing["status"] == 0
     # Missing values stay -1 in the frame; fractions are exact.
     assert log.jobs["run_time"].tolist() == [100.0, -1.0, 0.0, 50.0, 30.0, 12.25]
-    assert log.jobs["submit_time"].iloc[-1] == 21.5
+    assert log.jobs["submission_time"].iloc[-1] == 21.5
     assert (log.max_nodes, log.max_procs, log.unix_start_time) == (8, 8, 1000)
     assert log.header["Note"] == "first note\ncontinued\nsecond note"
     summary = log.anomalies.summary()
@@ -335,7 +335,7 @@ def _oracle(rows: list[tuple], max_procs: int) -> dict[str, list[int]]:
             out["run_time_missing"].append(line)
         if v["run_time"] == 0:
             out["run_time_zero"].append(line)
-        if any(v[c] < 0 and v[c] != -1 for c in ("submit_time", "wait_time", "run_time", "requested_time")):
+        if any(v[c] < 0 and v[c] != -1 for c in ("submission_time", "wait_time", "run_time", "requested_time")):
             out["negative_time"].append(line)
         if v["allocated_processors"] == -1:
             out["allocated_missing"].append(line)
@@ -347,8 +347,8 @@ def _oracle(rows: list[tuple], max_procs: int) -> dict[str, list[int]]:
             out["requested_time_missing"].append(line)
         if v["allocated_processors"] > max_procs or v["requested_processors"] > max_procs:
             out["more_processors_than_machine"].append(line)
-        if n > 0 and v["submit_time"] < rows[n - 1][index["submit_time"]]:
-            out["submit_time_decreasing"].append(line)
+        if n > 0 and v["submission_time"] < rows[n - 1][index["submission_time"]]:
+            out["submission_time_decreasing"].append(line)
         if v["job_id"] in seen:
             out["duplicate_job_id"].append(line)
         seen.add(v["job_id"])

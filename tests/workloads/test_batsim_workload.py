@@ -95,15 +95,15 @@ def test_job_table(kth_log):
     table = workload.job_table
     assert tuple(table.columns) == JOB_TABLE_COLUMNS
     assert table["job_id"].tolist() == [j["id"] for j in workload.jobs]
-    assert table["subtime"].tolist() == [j["subtime"] for j in workload.jobs]
+    assert table["submission_time"].tolist() == [j["subtime"] for j in workload.jobs]
     assert table["profile"].tolist() == [j["profile"] for j in workload.jobs]
     first = table.iloc[0]
     # KTH job 15 (line 25): submit 599850, wait 192180, run 3477, user 12.
     assert (first["job_id"], first["swf_line"], first["user_id"]) == ("15", 25, 12)
-    assert (first["swf_submit_time"], first["swf_wait_time"], first["run_time"]) == (599850.0, 192180.0, 3477.0)
-    assert workload.submit_origin == 599850.0
+    assert (first["swf_submission_time"], first["swf_wait_time"], first["run_time"]) == (599850.0, 192180.0, 3477.0)
+    assert workload.submission_origin == 599850.0
     assert workload.unix_start_time == 843480031
-    assert np.array_equal(table["subtime"], table["swf_submit_time"] - 599850.0)
+    assert np.array_equal(table["submission_time"], table["swf_submission_time"] - 599850.0)
 
 
 def test_parallel_homogeneous_mode(kth_log):
@@ -170,8 +170,8 @@ def test_hand_made_defaults(hand_log):
         "run_time_zero": 1,
         "res_missing": 1,
         "walltime_missing": 0,
-        "submit_time_missing": 0,
-        "submit_time_negative": 0,
+        "submission_time_missing": 0,
+        "submission_time_negative": 0,
         "time_beyond_precision": 0,
         "res_exceeds_nb_res": 1,
         "duplicate_job_id": 1,
@@ -390,16 +390,16 @@ def _used_profiles(workload) -> dict:
     return {j["profile"]: workload.profiles[j["profile"]] for j in workload.jobs}
 
 
-@pytest.mark.parametrize("submit", ["-500", "1e30", "-1e16"])
+@pytest.mark.parametrize("submission", ["-500", "1e30", "-1e16"])
 @pytest.mark.parametrize("profile", ["delay", "parallel_homogeneous"])
-def test_one_absurd_submit_time_changes_no_other_job(workloads_dir, tmp_path, submit, profile):
+def test_one_absurd_submission_time_changes_no_other_job(workloads_dir, tmp_path, submission, profile):
     # Item 4: the job is dropped and reported with its line; the other 199 jobs convert exactly as in the clean
-    # slice (a negative origin used to shift them all, 1e30 turned every subtime into a float, -1e16 rounded
+    # slice (a negative origin used to shift them all, 1e30 turned every submission time into a float, -1e16 rounded
     # them to even seconds).
     header, jobs = _kth_slice(workloads_dir)
     clean = _write_swf(tmp_path / "clean.swf", header, jobs)
     bad_jobs = list(jobs)
-    bad_jobs[50] = _set_field(jobs[50], 1, submit)
+    bad_jobs[50] = _set_field(jobs[50], 1, submission)
     bad = _write_swf(tmp_path / "bad.swf", header, bad_jobs)
     bad_line = len(header) + 51
     options = {"profile": profile, "node_speed": 1e9 if profile == "parallel_homogeneous" else None, "nb_res": 100}
@@ -410,32 +410,33 @@ def test_one_absurd_submit_time_changes_no_other_job(workloads_dir, tmp_path, su
     assert converted.jobs == [j for j, keep in zip(reference.jobs, others) if keep]
     assert _used_profiles(converted).items() <= _used_profiles(reference).items()
     pd.testing.assert_frame_equal(converted.job_table, reference.job_table[others].reset_index(drop=True))
-    assert converted.submit_origin == reference.submit_origin == 599850.0
-    reason = "submit_time_negative" if submit.startswith("-") else "time_beyond_precision"
+    assert converted.submission_origin == reference.submission_origin == 599850.0
+    reason = "submission_time_negative" if submission.startswith("-") else "time_beyond_precision"
     assert converted.report.dropped[reason].tolist() == [bad_line]
     assert converted.report.n_jobs == reference.report.n_jobs - 1 == 199
     assert f"dropped {reason}: 1" in converted.report.summary() and str(bad_line) in converted.report.summary()
-    kind = "negative_time" if submit.startswith("-") else "time_beyond_precision"
+    kind = "negative_time" if submission.startswith("-") else "time_beyond_precision"
     assert read_swf(bad).anomalies.lines[kind].tolist() == [bad_line]
 
 
-def _small_log(path, submit_times: list[str], header: str | None = None):
+def _small_log(path, submission_times: list[str], header: str | None = None):
     """An SWF file of one-processor jobs numbered from 1 (run time 10 s, requested 20 s), submitted at
-    ``submit_times`` (written as given)."""
+    ``submission_times`` (written as given)."""
     lines = ([header] if header else []) + [
-        f"{number} {submit} 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1" for number, submit in enumerate(submit_times, 1)]
+        f"{number} {submission} 0 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1"
+        for number, submission in enumerate(submission_times, 1)]
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def test_unknown_submit_time_is_dropped_not_used_as_origin(tmp_path):
+def test_unknown_submission_time_is_dropped_not_used_as_origin(tmp_path):
     path = _small_log(tmp_path / "unknown.swf", ["100", "-1", "150"], header="; MaxProcs: 4")
     converted = swf_to_workload(path)
     assert [(j["id"], j["subtime"]) for j in converted.jobs] == [("1", 0), ("3", 50)]
-    assert converted.report.dropped["submit_time_missing"].tolist() == [3]
+    assert converted.report.dropped["submission_time_missing"].tolist() == [3]
 
 
-def test_fractional_submit_times_rebase_to_their_decimal_difference(tmp_path):
+def test_fractional_submission_times_rebase_to_their_decimal_difference(tmp_path):
     # 1000.1 - 1000 in float64 is 0.10000000000002274: the log says 0.1 s after the first job.
     path = _small_log(tmp_path / "fraction.swf", ["1000", "1000.1", "123456789.37"])
     converted = swf_to_workload(path)
@@ -453,10 +454,10 @@ def test_times_beyond_exact_seconds_are_an_error(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(SwfFormatError) as info:
         swf_to_workload(path)
-    assert info.value.path == str(path) and info.value.field == "submit_time" and "2**53" in str(info.value)
+    assert info.value.path == str(path) and info.value.field == "submission_time" and "2**53" in str(info.value)
 
 
-def test_execution_times_stay_exact_with_an_absurd_submit_time(workloads_dir, tmp_path):
+def test_execution_times_stay_exact_with_an_absurd_submission_time(workloads_dir, tmp_path):
     # Item 4 end to end: with one job at -1e16, 118 of the 200 jobs used to get a wrong execution_time.
     header, jobs = _kth_slice(workloads_dir)
     jobs[50] = _set_field(jobs[50], 1, "-1e16")
