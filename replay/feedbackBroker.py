@@ -24,10 +24,13 @@ job reaches Batsim by dynamic registration. Options:
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from batreplay.replay import broker
 from batreplay.replay.feedback_setup import feedback_users
+from batreplay.replay.registry import ReplaySpec
 from batreplay.schedulers.registry import load_scheduler
-from batreplay.workloads.loading import DEFAULT_RECORDED_SPEED, WorkloadOptions, load_workload
+from batreplay.workloads.loading import WorkloadOptions, load_workload
 
 
 class FeedbackBroker(broker.FeedbackBroker):
@@ -43,10 +46,10 @@ class FeedbackBroker(broker.FeedbackBroker):
         if "swf" not in options:
             raise ValueError("replay/feedbackBroker.py needs the option 'swf' (the SWF log to replay), "
                              "e.g. -o '{\"swf\": \"log.swf.gz\", \"sessions\": \"arrival:60\"}'")
-        conversion = WorkloadOptions(profile=options.get("profile", "parallel_homogeneous"),
-                                     recorded_speed=float(options.get("recorded_speed", DEFAULT_RECORDED_SPEED)),
-                                     max_jobs=options.get("max_jobs"), walltime_factor=options.get("walltime_factor"))
+        conversion = WorkloadOptions(**{item.name: options[item.name] for item in fields(WorkloadOptions)
+                                        if item.name in options})  # the options of batreplay run, same names
         loaded = load_workload(options["swf"], conversion)
-        users, requests, _note = feedback_users(loaded.document, loaded.job_table, options.get("sessions", "arrival:60"))
+        sessions = options.get("sessions", ReplaySpec.sessions)  # the default of --sessions
+        users, requests, _note = feedback_users(loaded.document, loaded.job_table, sessions)
         inner = load_scheduler(options.get("scheduler", "easy"), options.get("scheduler_options", {}))
         super().__init__(inner, users, requests)
