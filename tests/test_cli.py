@@ -51,6 +51,7 @@ def test_platform_command_with_variants(tmp_path, capsys):
                      "cluster-speed-x2.xml": (12, 4e9), "cluster-speed-div2.xml": (12, 1e9)}
 
 
+@pytest.mark.slow
 def test_analyze_command_on_a_run(tmp_path):
     run_dir = tmp_path / "run"
     assert main(["run", "--workload", str(KTH), "--platform", "kth-sp2", "--scheduler", "fcfs", "--max-jobs", "500",
