@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from batreplay.cli import main
 from batreplay.platforms.reader import read_platform
