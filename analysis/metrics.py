@@ -48,7 +48,7 @@ from batreplay.formats.out_jobs import (
     WALLTIME_REACHED,
     attach_job_table,
 )
-from batreplay.formats.out_schedule import job_times
+from batreplay.formats.out_schedule import job_times, running_intervals
 from batreplay.formats.out_schedule import busy_node_seconds as node_seconds
 
 SECONDS_PER_DAY = 86_400.0
@@ -122,14 +122,6 @@ def job_metrics(jobs: pd.DataFrame, *, tau: float = DEFAULT_TAU) -> pd.DataFrame
         bounded = np.maximum(turnaround / np.maximum(times["execution_time"].to_numpy(), tau), 1.0)
     bounded[np.isnan(turnaround)] = np.nan
     return times.assign(bounded_slowdown=bounded)
-
-
-def _running_intervals(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    ran = jobs["starting_time"].notna().to_numpy()
-    start = jobs["starting_time"].to_numpy(dtype="float64")[ran]
-    finish = jobs["finish_time"].to_numpy(dtype="float64")[ran]
-    width = jobs["requested_number_of_resources"].to_numpy(dtype="float64")[ran]
-    return start, finish, width
 
 
 def busy_node_seconds(jobs: pd.DataFrame, window: TimeWindow | None = None) -> float:
@@ -218,7 +210,7 @@ def schedule_facts(jobs: pd.DataFrame, *, nb_resources: int, tau: float = DEFAUL
     else:
         span_start = float(np.min(sub_all)) if len(jobs) else float("nan")
         span_end = float(np.max(finish_ran)) if finish_ran.size else float("nan")
-    start, finish, width = _running_intervals(jobs)
+    start, finish, width = running_intervals(jobs)
     clip_start = np.clip(start, span_start, span_end)
     clip_finish = np.clip(finish, span_start, span_end)
     return ScheduleFacts(
@@ -374,7 +366,7 @@ def running_jobs_over_time(jobs: pd.DataFrame) -> pd.DataFrame:
         Frame with columns ``time`` (s, increasing, one row per distinct start or finish instant),
         ``running_jobs`` and ``busy_nodes``: the values holding from ``time`` until the next row.
     """
-    start, finish, width = _running_intervals(jobs)
+    start, finish, width = running_intervals(jobs)
     times = np.concatenate([start, finish])
     jobs_delta = np.concatenate([np.ones_like(start), -np.ones_like(finish)])
     nodes_delta = np.concatenate([width, -width])

@@ -43,14 +43,20 @@ def job_times(jobs: pd.DataFrame) -> pd.DataFrame:
                          "turnaround_time": turnaround, "slowdown": slowdown}, index=jobs.index)
 
 
-def busy_node_seconds(jobs: pd.DataFrame, start: float | None = None, end: float | None = None) -> float:
-    """Node-seconds used by the jobs that ran (``requested_number_of_resources`` x time running), clipped to
-    ``[start, end]`` when given. Batsim jobs are rigid (the allocation has exactly the requested number of
-    resources); without bounds this is Batsim's ``time_computing``."""
+def running_intervals(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(start, finish, width)`` of the jobs that ran, in table order: float64 arrays of seconds, seconds and
+    nodes (``requested_number_of_resources``: Batsim jobs are rigid, the allocation has exactly that many)."""
     ran = jobs["starting_time"].notna().to_numpy()
-    began = jobs["starting_time"].to_numpy(dtype="float64")[ran]
-    ended = jobs["finish_time"].to_numpy(dtype="float64")[ran]
+    start = jobs["starting_time"].to_numpy(dtype="float64")[ran]
+    finish = jobs["finish_time"].to_numpy(dtype="float64")[ran]
     width = jobs["requested_number_of_resources"].to_numpy(dtype="float64")[ran]
+    return start, finish, width
+
+
+def busy_node_seconds(jobs: pd.DataFrame, start: float | None = None, end: float | None = None) -> float:
+    """Node-seconds used by the jobs that ran (width x time running, :func:`running_intervals`), clipped to
+    ``[start, end]`` when given; without bounds this is Batsim's ``time_computing``."""
+    began, ended, width = running_intervals(jobs)
     if start is not None or end is not None:
         began, ended = np.clip(began, start, end), np.clip(ended, start, end)
     return float(np.sum(width * np.maximum(ended - began, 0.0)))
