@@ -96,7 +96,7 @@ class Simulation:
 def simulate(platform: str | os.PathLike[str], workload: dict, decision_process: Any,
              out_dir: str | os.PathLike[str], *, engine: EngineSpec = EngineSpec(), dynamic_jobs: bool = False,
              on_request: Callable[[dict], None] | None = None, deadline=None,
-             batsim_log: str | os.PathLike[str] | None = None) -> Simulation:
+             batsim_log: str | os.PathLike[str] | None = None, check_version: bool = True) -> Simulation:
     """Simulate ``workload`` on ``platform`` with ``decision_process`` deciding; write ``out_jobs.csv`` and
     ``out_schedule.csv`` into ``out_dir`` (created if needed).
 
@@ -112,6 +112,8 @@ def simulate(platform: str | os.PathLike[str], workload: dict, decision_process:
         deadline: a wall-clock limit (:class:`batreplay.deadline.Deadline`), checked between messages.
         batsim_log: with a real Batsim, where its standard error stays when the run fails (error messages name
             it); after a success it is ``out_dir/batsim.stderr.log``. None: ``out_dir/batsim.stderr.log``.
+        check_version: with a real Batsim, run ``batsim --version`` first (False when the caller already did,
+            as :func:`batreplay.run.runner.run` does before reading the inputs).
 
     Returns:
         A :class:`Simulation`.
@@ -134,7 +136,7 @@ def simulate(platform: str | os.PathLike[str], workload: dict, decision_process:
                                                 dynamic_jobs, on_request, deadline)
     else:
         messages, scheduler_seconds = _real_batsim(Path(platform), workload, decision_process, out_dir, engine,
-                                                   dynamic_jobs, on_request, deadline, batsim_log)
+                                                   dynamic_jobs, on_request, deadline, batsim_log, check_version)
     return Simulation(engine.name, messages, scheduler_seconds, time.perf_counter() - started,
                       out_dir / "out_jobs.csv", out_dir / "out_schedule.csv")
 
@@ -159,7 +161,7 @@ def _embedded(platform: Path, workload: dict, decision_process: Any, out_dir: Pa
 
 
 def _real_batsim(platform: Path, workload: dict, decision_process: Any, out_dir: Path, engine: EngineSpec,
-                 dynamic_jobs: bool, on_request, deadline, batsim_log) -> tuple[int, float]:
+                 dynamic_jobs: bool, on_request, deadline, batsim_log, check_version: bool) -> tuple[int, float]:
     """A real Batsim next to the decision process; returns the number of messages and the decision process's
     seconds. Batsim writes its own outputs into ``out_dir``."""
     batsim_input = out_dir / BATSIM_INPUT
@@ -168,6 +170,6 @@ def _real_batsim(platform: Path, workload: dict, decision_process: Any, out_dir:
         result = run_with_batsim(platform, batsim_input, decision_process, out_dir, batsim_path=engine.batsim,
                                  dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=dynamic_jobs,
                                  timeout=engine.batsim_timeout, on_request=on_request, deadline=deadline,
-                                 stderr_log=batsim_log)
+                                 stderr_log=batsim_log, check_version=check_version)
     batsim_input.unlink()
     return result.messages, result.scheduler_seconds
