@@ -45,6 +45,17 @@ class WallClockTimeout(BaseException):
     :class:`KeyboardInterrupt`: catch it explicitly."""
 
 
+def check_seconds(value: object, option: str) -> float:
+    """``value`` as a duration in seconds: a finite number > 0 (not a boolean).
+
+    Raises:
+        ValueError: anything else; the message names ``option`` (``--timeout``, ``--batsim-timeout``).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{option} must be a number of seconds > 0, got {value!r}")
+    return float(value)
+
+
 class Deadline:
     """A wall-clock limit of ``seconds`` (seconds, > 0), counted from its creation (``time.monotonic``).
 
@@ -57,10 +68,7 @@ class Deadline:
     """
 
     def __init__(self, seconds: float, option: str = "--timeout") -> None:
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not (
-                math.isfinite(seconds) and seconds > 0):
-            raise ValueError(f"{option} must be a number of seconds > 0, got {seconds!r}")
-        self.seconds = float(seconds)
+        self.seconds = check_seconds(seconds, option)
         self.option = option
         self.started = time.monotonic()
 

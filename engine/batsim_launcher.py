@@ -572,8 +572,8 @@ def run_pybatsim_next_to_batsim(batsim: str | os.PathLike[str], platform: str | 
             processes.append(subprocess.Popen([os.fspath(launcher), scheduler, "-s", endpoint, "-t", "0"], cwd=cwd,
                                               stdout=log_s, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                               start_new_session=True))
-            command = [os.fspath(batsim_path), "-p", os.path.abspath(platform), "-w", os.path.abspath(workload),
-                       "-e", os.path.abspath(out / EXPORT_PREFIX), "-s", endpoint]
+            command = batsim_command(Path(batsim_path), Path(os.path.abspath(platform)), Path(os.path.abspath(workload)),
+                                     Path(os.path.abspath(out / EXPORT_PREFIX)), endpoint)
             processes.append(subprocess.Popen(command, cwd=out, stdout=log_b, stderr=subprocess.STDOUT,
                                               stdin=subprocess.DEVNULL, start_new_session=True))
         scheduler_process, batsim_process = processes

@@ -99,7 +99,6 @@ def start_job(kernel: Kernel, server: Server, machine: Machine, job: Job, profil
         job.activity = job.timeout = None
         job.state = final
         job.end = kernel.clock
-        job.runtime = kernel.clock - job.start
         machine.mark(job.allocation, 0)
         # The executor puts its message as soon as it is woken, like a submitter or a waiter: in SimGrid
         # it reaches the mailbox before the decisions of a request-reply actor created in the same step

@@ -224,7 +224,6 @@ class Handlers:
                 job.activity = job.timeout = None
                 job.state = "COMPLETED_KILLED"
                 job.end = kernel.clock
-                job.runtime = elapsed
                 self.machine.mark(job.allocation, 0)
                 killed.append(job)
         self.nb_killers += 1

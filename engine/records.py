@@ -37,7 +37,6 @@ class Job:
     order: int
     state: str = "SUBMITTED"
     start: float | None = None
-    runtime: float | None = None
     end: float | None = None  # the clock when it completed or was killed (unrounded, as SimGrid's)
     timeout: Any = None  # the walltime sleep racing a parallel task whose duration is close to its walltime
     allocation: ProcSet | None = None

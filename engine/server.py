@@ -96,7 +96,7 @@ class Server:
         if self.buffer:
             self.flush()
         elif not self.end_sent and self.finished():
-            self.buffer.append({"timestamp": self.kernel.reported, "type": "SIMULATION_ENDS", "data": {}})
+            self.append("SIMULATION_ENDS", {})
             self.flush()
             self.end_sent = True
 

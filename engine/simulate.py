@@ -10,7 +10,6 @@ batreplay.formats and batreplay.schedulers.failures; never analysis, run, campai
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from batreplay.deadline import check_seconds
 from batreplay.engine.batsim_launcher import DEFAULT_TIMEOUT, run_with_batsim
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
@@ -65,10 +65,10 @@ class EngineSpec:
     def __post_init__(self) -> None:
         if self.name not in ENGINES:
             raise EngineSpecError(f"unknown engine {self.name!r} ({' or '.join(ENGINES)})")
-        timeout = self.batsim_timeout
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
-                math.isfinite(timeout) and timeout > 0):
-            raise EngineSpecError(f"--batsim-timeout must be a number of seconds > 0, got {timeout!r}")
+        try:
+            check_seconds(self.batsim_timeout, "--batsim-timeout")
+        except ValueError as err:
+            raise EngineSpecError(str(err)) from None
         if self.batsim is not None:
             object.__setattr__(self, "batsim", os.fspath(self.batsim))
 

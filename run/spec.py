@@ -23,11 +23,11 @@ belongs to.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from batreplay.deadline import check_seconds
 from batreplay.engine.simulate import EngineSpec
 from batreplay.replay.registry import ReplaySpec
 from batreplay.workloads.loading import WorkloadOptions
@@ -109,10 +109,11 @@ class RunSpec:
         object.__setattr__(self, "workload", Path(self.workload))
         object.__setattr__(self, "out_dir", Path(self.out_dir))
         object.__setattr__(self, "platform", str(self.platform))
-        timeout = self.timeout
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                    or not (math.isfinite(timeout) and timeout > 0)):
-            raise RunSpecError(f"--timeout must be a number of seconds > 0, got {timeout!r}")
+        if self.timeout is not None:
+            try:
+                check_seconds(self.timeout, "--timeout")
+            except ValueError as err:
+                raise RunSpecError(str(err)) from None
 
     @classmethod
     def build(cls, *, workload: str | Path, platform: str | Path, scheduler: str, out_dir: str | Path,

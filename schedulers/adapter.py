@@ -47,8 +47,8 @@ def _state_name(job: Job) -> str:
 class PolicyScheduler(BatsimScheduler):
     """A pybatsim scheduler whose decisions come from a policy object.
 
-    Subclasses set :attr:`policy_class`, and :attr:`policy_arguments` (keyword arguments of its constructor, such
-    as a queue order) or override :meth:`make_policy`. ``options`` (the pybatsim launcher's dict) is kept as
+    Subclasses set :attr:`policy_class`, or override :meth:`make_policy` (to give the policy arguments, such as a
+    queue order). ``options`` (the pybatsim launcher's dict) is kept as
     ``self.options``; only :meth:`make_policy` overrides read it.
 
     Attributes:
@@ -58,8 +58,6 @@ class PolicyScheduler(BatsimScheduler):
     """
 
     policy_class: ClassVar[type[SchedulingPolicy]]
-    #: Keyword arguments given to :attr:`policy_class` after the resources (none by default).
-    policy_arguments: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, options: dict[str, Any] | None = None):
         super().__init__({} if options is None else options)
@@ -77,9 +75,8 @@ class PolicyScheduler(BatsimScheduler):
         return [] if self.policy is None else self.policy.rejections
 
     def make_policy(self, resources: ProcSet) -> SchedulingPolicy:
-        """A new policy for the platform's compute ``resources``: ``policy_class(resources,
-        **policy_arguments)``."""
-        return self.policy_class(resources, **self.policy_arguments)
+        """A new policy for the platform's compute ``resources``: ``policy_class(resources)``."""
+        return self.policy_class(resources)
 
     def _ensure_policy(self) -> SchedulingPolicy:
         if self.policy is None:

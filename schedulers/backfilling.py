@@ -102,7 +102,6 @@ def family_scheduler(name: str, member: Backfilling, module: str = __name__) -> 
         "__doc__": member.describe() + ".",
         "__module__": module,
         "policy_class": type(policy),
-        "policy_arguments": {},
         "member": member,
         "OPTIONS": {},
         "make_policy": lambda self, resources: member.policy(resources),

@@ -52,12 +52,9 @@ from procset import ProcSet
 
 from batreplay.schedulers.adapter import PolicyScheduler
 from batreplay.schedulers.availability_profile import AvailabilityProfile
-from batreplay.schedulers.policy import TIME_EPSILON, QueuedJob, SchedulingPolicy, Start
+from batreplay.schedulers.policy import TIME_EPSILON, QueuedJob, SchedulingPolicy, Start, requested_time
 from batreplay.schedulers.queue_order import order_key
 
-
-def _duration(job: QueuedJob) -> float:
-    return job.walltime if job.walltime is not None else math.inf
 
 
 class ConservativePolicy(SchedulingPolicy):
@@ -112,7 +109,7 @@ class ConservativePolicy(SchedulingPolicy):
         self._stale = True
 
     def _place(self, profile: AvailabilityProfile, job: QueuedJob, now: float) -> None:
-        duration = _duration(job)
+        duration = requested_time(job)
         start = profile.earliest_fit(job.requested_resources, duration, now)
         if start != math.inf:
             profile.add(start, start + duration, -job.requested_resources)
@@ -136,7 +133,7 @@ class ConservativePolicy(SchedulingPolicy):
             if start == math.inf:
                 continue
             start = max(start, now)
-            end = start + _duration(job)
+            end = start + requested_time(job)
             nodes = job.requested_resources
             if profile.min_free(start, end) >= nodes:
                 profile.add(start, end, -nodes)
@@ -158,7 +155,7 @@ class ConservativePolicy(SchedulingPolicy):
             if start != math.inf:
                 start = max(start, now)
                 steps.append((start, -job.requested_resources))
-                steps.append((start + _duration(job), job.requested_resources))
+                steps.append((start + requested_time(job), job.requested_resources))
         profile = AvailabilityProfile.from_steps(now, self.pool.nb_free, steps)
         if min(profile.free) < 0:
             profile = self._readmit(now, steps[:nb_running_steps], placed)
@@ -169,7 +166,7 @@ class ConservativePolicy(SchedulingPolicy):
                 self._place(profile, job, now)
             elif old > limit:
                 nodes = job.requested_resources
-                duration = _duration(job)
+                duration = requested_time(job)
                 new = profile.earliest_fit(nodes, duration, now, before=old, ignoring=(old, old + duration, nodes))
                 if new < old:
                     profile.add(old, old + duration, nodes)

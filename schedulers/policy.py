@@ -62,6 +62,11 @@ class QueuedJob:
         object.__setattr__(self, "walltime", wt)
 
 
+def requested_time(job: QueuedJob) -> float:
+    """The time ``job`` may run, seconds: its walltime, or ``math.inf`` when it has none."""
+    return job.walltime if job.walltime is not None else math.inf
+
+
 class Rejection(NamedTuple):
     """A job refused at submission: its id and a human-readable reason."""
 

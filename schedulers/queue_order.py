@@ -12,11 +12,10 @@ there so that the key is a total order on its own). A job without walltime count
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 
-from batreplay.schedulers.policy import QueuedJob
+from batreplay.schedulers.policy import QueuedJob, requested_time
 
 #: A sort key: smaller keys come first in the queue.
 OrderKey = tuple
@@ -24,28 +23,25 @@ OrderKey = tuple
 KeyFunction = Callable[[QueuedJob, int], OrderKey]
 
 
-def _requested_time(job: QueuedJob) -> float:
-    return job.walltime if job.walltime is not None else math.inf
-
 
 def _fcfs(job: QueuedJob, rank: int) -> OrderKey:
     return (rank, job.id)
 
 
 def _sjf(job: QueuedJob, rank: int) -> OrderKey:
-    return (_requested_time(job), rank, job.id)
+    return (requested_time(job), rank, job.id)
 
 
 def _ljf(job: QueuedJob, rank: int) -> OrderKey:
-    return (-_requested_time(job), rank, job.id)
+    return (-requested_time(job), rank, job.id)
 
 
 def _saf(job: QueuedJob, rank: int) -> OrderKey:
-    return (job.requested_resources * _requested_time(job), rank, job.id)
+    return (job.requested_resources * requested_time(job), rank, job.id)
 
 
 def _laf(job: QueuedJob, rank: int) -> OrderKey:
-    return (-job.requested_resources * _requested_time(job), rank, job.id)
+    return (-job.requested_resources * requested_time(job), rank, job.id)
 
 
 #: The queue orders by name, with a one-line description each.
@@ -83,25 +79,14 @@ class OrderedQueue:
     """
 
     def __init__(self, order: str = "fcfs"):
-        self.order = order
         self._key = order_key(order)
         self._keys: list[OrderKey] = []
         self.jobs: list[QueuedJob] = []  # in queue order; read it, change it only through this class
         self.rank_of: dict[str, int] = {}  # submission rank of each waiting job
         self._rank = 0
 
-    def __len__(self) -> int:
-        return len(self.jobs)
-
     def __iter__(self) -> Iterator[QueuedJob]:
         return iter(self.jobs)
-
-    def __getitem__(self, index: int) -> QueuedJob:
-        return self.jobs[index]
-
-    def key_of(self, job: QueuedJob, rank: int) -> OrderKey:
-        """The sort key of ``job`` submitted with ``rank``."""
-        return self._key(job, rank)
 
     def push(self, job: QueuedJob) -> int:
         """Insert a newly submitted job at its place; returns its position (0 = head)."""

@@ -21,12 +21,9 @@ from procset import ProcSet
 
 from batreplay.schedulers.availability_profile import AvailabilityProfile
 from batreplay.schedulers.fcfs import FcfsPolicy
-from batreplay.schedulers.policy import TIME_EPSILON, QueuedJob, Start
+from batreplay.schedulers.policy import TIME_EPSILON, Start, requested_time
 from batreplay.schedulers.queue_order import order_key
 
-
-def _duration(job: QueuedJob) -> float:
-    return job.walltime if job.walltime is not None else math.inf
 
 
 class ReservationDepthPolicy(FcfsPolicy):
@@ -66,7 +63,7 @@ class ReservationDepthPolicy(FcfsPolicy):
         reserved = min(self.depth, len(jobs))
         for position in range(reserved):
             job = jobs[position]
-            nodes, duration = job.requested_resources, _duration(job)
+            nodes, duration = job.requested_resources, requested_time(job)
             start = profile.earliest_fit(nodes, duration, now)
             self.reservations[job.id] = start
             if start == math.inf:
@@ -83,7 +80,7 @@ class ReservationDepthPolicy(FcfsPolicy):
             if self.pool.nb_free == 0:
                 break
             job = jobs[position]
-            nodes, duration = job.requested_resources, _duration(job)
+            nodes, duration = job.requested_resources, requested_time(job)
             if nodes <= self.pool.nb_free and profile.min_free(now, now + duration) >= nodes:
                 profile.add(now, now + duration, -nodes)
                 chosen.append(position)
