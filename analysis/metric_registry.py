@@ -84,15 +84,6 @@ def metric_unit(name: str) -> str:
     return get_metric(name).unit
 
 
-def format_metric(name: str, value: Any) -> str:
-    """``value`` of metric ``name`` with its display format (``"{:.1f}"``, ``"{:d}"``, ...).
-
-    Raises:
-        KeyError: no such metric. ValueError: a NaN count.
-    """
-    return get_metric(name).format(value)
-
-
 def summary_rows(metrics: Mapping[str, Any], names: Sequence[str] = RUN_SUMMARY, *,
                  tau: float = DEFAULT_TAU) -> list[tuple[str, str]]:
     """``(label, text)`` rows of a metrics dict for a console table, e.g. ``("makespan (s)", "28763776.0")``.

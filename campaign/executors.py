@@ -59,16 +59,15 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from batreplay.atomic import write_json_atomically
 from batreplay.campaign.worker import (
     FAILED_SUFFIX,
-    INSTANCE_MANIFEST,
     INTERRUPTED_STATUSES,
+    is_finished,
     process_main,
+    write_failure_record,
 )
 
 #: How many last lines of an instance's log a failure record keeps.
@@ -267,7 +266,7 @@ def run_isolated(task: dict[str, Any], *, launcher: str = "subprocess", on_start
         if on_end is not None:
             on_end(handle)
     wall = time.time() - started
-    if (run_dir / INSTANCE_MANIFEST).is_file():
+    if is_finished(root, task["id"]):
         if log_path.stat().st_size > 0:
             shutil.move(log_path, run_dir / WORKER_LOG)
         else:
@@ -286,12 +285,8 @@ def run_isolated(task: dict[str, Any], *, launcher: str = "subprocess", on_start
         shutil.move(log_path, root / f"{task['id']}.failed.log")
         return InstanceOutcome(task["id"], "failed", wall, error, host)
     reason = f"instance process {_signal_text(returncode)} without a result"
-    write_json_atomically(failed, {
-        "campaign": task["campaign"], "id": task["id"], "status": "failed", "error_type": "ProcessDied",
-        "error": reason, "traceback": "", "log_tail": tail, "params": task["params"], "labels": task["labels"],
-        "host": host, "wall_seconds": wall, "returncode": returncode,
-        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    })
+    write_failure_record(task, "ProcessDied", reason, log_tail=tail, host=host, wall_seconds=wall,
+                         returncode=returncode)
     shutil.move(log_path, root / f"{task['id']}.failed.log")
     return InstanceOutcome(task["id"], "failed", wall, reason, host)
 
@@ -436,13 +431,8 @@ class DaskExecutor:
 
 
 def _record_dask_failure(task: dict[str, Any], err: BaseException) -> InstanceOutcome:
-    failed = Path(task["output_root"]) / f"{task['id']}{FAILED_SUFFIX}"
     reason = f"Dask task failed: {type(err).__name__}: {err}"
-    write_json_atomically(failed, {
-        "campaign": task["campaign"], "id": task["id"], "status": "failed", "error_type": type(err).__name__,
-        "error": reason, "traceback": "", "params": task["params"], "labels": task["labels"],
-        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    })
+    write_failure_record(task, type(err).__name__, reason)
     return InstanceOutcome(task["id"], "failed", 0.0, reason, "")
 
 

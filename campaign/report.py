@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ from batreplay.analysis.run_dir import RECORDED_SUBMISSION, load_run
 from batreplay.campaign import figures
 from batreplay.campaign.platforms import recorded_platform_path
 from batreplay.campaign.spec import CampaignSpec, Instance, LogSpec
-from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST
+from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST, is_finished
 from batreplay.platforms.reader import read_platform
 from batreplay.workloads.swf import read_swf
 
@@ -83,9 +83,7 @@ class TableColumn:
     def heading(self) -> str:
         """Column heading: ``"makespan (days)"``."""
         metric = get_metric(self.metric)
-        shown = metric.unit if self.unit is None else self.unit
-        label = self.label or metric.label
-        return f"{label} ({shown})" if shown else label
+        return (replace(metric, label=self.label) if self.label else metric).heading(self.unit)
 
     @property
     def divisor(self) -> float:
@@ -171,7 +169,7 @@ def load_instance(spec: CampaignSpec, instance: Instance) -> InstanceResult:
         RunDirError, OutJobsError: a finished run directory that cannot be read (file named).
     """
     folder = spec.output_root / instance.id
-    if not (folder / INSTANCE_MANIFEST).is_file():
+    if not is_finished(spec.output_root, instance.id):
         failed = spec.output_root / f"{instance.id}{FAILED_SUFFIX}"
         if failed.is_file():
             record = json.loads(failed.read_text())

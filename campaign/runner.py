@@ -35,7 +35,7 @@ from batreplay.atomic import write_json_atomically
 from batreplay.campaign.executors import Executor, InstanceOutcome, LocalExecutor
 from batreplay.campaign.platforms import prepare_platforms
 from batreplay.campaign.spec import CampaignSpec, Instance
-from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST, task_for
+from batreplay.campaign.worker import FAILED_SUFFIX, is_finished, task_for
 
 LOCK_NAME = ".campaign.lock"
 CAMPAIGN_MANIFEST = "campaign.json"
@@ -60,11 +60,6 @@ class CampaignState:
     failed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     stale: list[Path] = field(default_factory=list)
-
-
-def is_finished(output_root: Path, instance_id: str) -> bool:
-    """True when ``<output_root>/<id>/instance.json`` exists."""
-    return (output_root / instance_id / INSTANCE_MANIFEST).is_file()
 
 
 def scan(output_root: Path, instances: list[Instance]) -> CampaignState:

@@ -388,12 +388,9 @@ def _positive(table: _Table, key: str, value: float | None) -> None:
 def default_output_root(name: str) -> Path:
     """Where run directories go when the spec gives no ``output_root``: ``$BATREPLAY_CACHE/campaigns/<name>``,
     else ``$XDG_CACHE_HOME/batreplay/campaigns/<name>``, else ``~/.cache/batreplay/campaigns/<name>``."""
-    root = os.environ.get("BATREPLAY_CACHE")
-    if root:
-        return Path(root).expanduser() / "campaigns" / name
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "batreplay" / "campaigns" / name
+    from batreplay.workloads.pwa import cache_root
+
+    return cache_root() / "campaigns" / name
 
 
 def scheduler_problem(scheduler: str, root: Path) -> str | None:
@@ -640,7 +637,7 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
         raise CampaignSpecError(f"{path}: experiments: duplicated name(s) "
                                 f"{sorted({n for n in exp_names if exp_names.count(n) > 1})}")
     replays = _read_replays(matrix)
-    if any(replay.model == "feedback" for replay in replays):
+    if any(user_model(replay.model).dynamic for replay in replays):  # users need user ids and recorded times
         for table, log in zip(log_tables, logs):
             if log.workload.lower().endswith(".json"):
                 raise table.error("workload", f"{log.workload}: feedback replay needs an SWF log (user ids and "

@@ -46,6 +46,24 @@ FAILED_SUFFIX = ".failed.json"
 INTERRUPTED_STATUSES = frozenset({130, 143, -signal.SIGINT, -signal.SIGTERM})
 
 
+def is_finished(output_root: Path, instance_id: str) -> bool:
+    """True when the instance's run directory holds its ``instance.json``, written last (see the module)."""
+    return (Path(output_root) / instance_id / INSTANCE_MANIFEST).is_file()
+
+
+def write_failure_record(task: dict[str, Any], error_type: str, error: str, **details: Any) -> Path:
+    """Write ``<output_root>/<id>.failed.json`` atomically: the task's campaign, id, parameters and labels, the
+    error (``error_type``, ``error``), when it ended, and ``details`` (traceback, host, wall seconds, ...).
+    Returns its path."""
+    path = Path(task["output_root"]) / f"{task['id']}{FAILED_SUFFIX}"
+    write_json_atomically(path, {
+        "campaign": task["campaign"], "id": task["id"], "status": "failed", "error_type": error_type,
+        "error": error, "traceback": "", "params": task["params"], "labels": task["labels"], **details,
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    })
+    return path
+
+
 def task_for(instance, campaign) -> dict[str, Any]:
     """The JSON task of one instance: what the worker process needs.
 
@@ -111,28 +129,21 @@ def execute(task: dict[str, Any]) -> int:
         import numpy as np
 
         np.random.seed(seed % 2**32)
-        from batreplay.workloads.pwa import file_sha256
         from batreplay.run.runner import run
 
         result = run(run_spec_of(task))
-        workload_sha256 = file_sha256(task["workload"])
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as err:  # noqa: BLE001 - any failure of the instance is recorded, the campaign goes on
-        write_json_atomically(failed_path, {
-            "campaign": task["campaign"], "id": task["id"], "status": "failed",
-            "error_type": type(err).__name__, "error": str(err), "traceback": traceback.format_exc(),
-            "params": task["params"], "labels": task["labels"], "host": socket.gethostname(),
-            "pid": os.getpid(), "wall_seconds": time.time() - started,
-            "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        })
+        write_failure_record(task, type(err).__name__, str(err), traceback=traceback.format_exc(),
+                             host=socket.gethostname(), pid=os.getpid(), wall_seconds=time.time() - started)
         print(traceback.format_exc(), file=sys.stderr)
         return 1
     write_json_atomically(result.out_dir / INSTANCE_MANIFEST, {
         "campaign": task["campaign"], "id": task["id"], "status": "done", "params": task["params"],
         "labels": task["labels"], "engine": task["params"]["engine"], "seed": seed,
         "workload_file": task["workload"],
-        "workload_sha256": workload_sha256,
+        "workload_sha256": result.inputs_sha256["workload"],
         "platform_file": task["platform"],
         "wall_seconds": time.time() - started, "simulation_wall_seconds": result.wall_seconds,
         "host": socket.gethostname(), "pid": os.getpid(),

@@ -1,8 +1,9 @@
-"""The think-time feedback replay of a converted SWF workload: its users, their job requests and the broker.
+"""The think-time feedback replay of a converted SWF workload: its users and their job requests.
 
 Glue between a workload (:func:`batreplay.workloads.loading.load_workload`: a Batsim document and its per-job SWF
 table) and the user model of Madon, Da Costa, Pierson 2024 (Algorithm 1,
-:class:`~batreplay.replay.feedback.ThinkTimeUsers`) driven by :class:`~batreplay.replay.broker.FeedbackBroker`.
+:class:`~batreplay.replay.feedback.ThinkTimeUsers`). The broker around them is built by
+:func:`batreplay.replay.registry.replay_decision_process`.
 """
 
 from __future__ import annotations
@@ -11,9 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from batsim.batsim import BatsimScheduler
 
-from batreplay.replay.broker import FeedbackBroker
 from batreplay.replay.feedback import ThinkTimeUsers
 from batreplay.replay.protocol import ReplayError
 from batreplay.replay.session_source import session_graphs_for
@@ -62,16 +61,6 @@ def feedback_users(document: dict, job_table: pd.DataFrame,
     note = (f"feedback replay: {len(users.sessions)} sessions ({graphs.label}) for {users.nb_jobs} jobs of "
             f"{len(graphs)} users; {len(users.ignored_jobs)} jobs of the graphs not in the workload")
     return users, requests, note
-
-
-def feedback_decision_process(document: dict, job_table: pd.DataFrame, sessions: str,
-                              inner: BatsimScheduler) -> tuple[FeedbackBroker, list[str]]:
-    """The feedback broker around ``inner`` for a converted SWF workload, and notes on what it contains.
-
-    Same arguments and errors as :func:`feedback_users`; ``inner`` is the scheduler that places the jobs.
-    """
-    users, requests, note = feedback_users(document, job_table, sessions)
-    return FeedbackBroker(inner, users, requests), [note]
 
 
 def build_feedback_users(document: dict, job_table: pd.DataFrame,

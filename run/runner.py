@@ -60,13 +60,15 @@ class RunError(RuntimeError):
 
 @dataclass
 class RunResult:
-    """What a finished run produced: its directory, metrics and how long it took (wall seconds)."""
+    """What a finished run produced: its directory, metrics and how long it took (wall seconds), and the SHA-256
+    of its inputs (``{"workload": ..., "platform": ...}``, as in ``run.json``)."""
 
     out_dir: Path
     metrics: dict[str, Any]
     wall_seconds: float
     messages: int
     input_notes: list[str]
+    inputs_sha256: dict[str, str]
 
 
 def resolve_platform(platform: Path | str) -> Path:
@@ -154,7 +156,7 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
     staged: list[Path] = []
     try:
         with wall_clock_limit(deadline):
-            metrics, messages, notes = _run_in_staging(spec, target, staged, deadline, on_progress, started)
+            manifest, metrics = _run_in_staging(spec, target, staged, deadline, on_progress, started)
         check_run_directory(target, spec.force)  # again: the folder may have changed during the simulation
         commit_directory(staged[0], target, replace=spec.force)
     except BaseException as error:
@@ -165,7 +167,8 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
             raise RunError(str(timeout)) from error
         raise
     failed_batsim_log(target).unlink(missing_ok=True)  # a failure of an earlier run of this directory
-    return RunResult(out_dir, metrics, time.perf_counter() - started, messages, recovered + notes)
+    return RunResult(out_dir, metrics, time.perf_counter() - started, manifest["messages"],
+                     recovered + manifest["input_notes"], manifest["inputs_sha256"])
 
 
 def is_run_directory(path: str | os.PathLike[str]) -> bool:
@@ -214,10 +217,10 @@ def _wall_clock_timeout(error: BaseException) -> WallClockTimeout | None:
 
 def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: Deadline | None,
                     on_progress: Callable[[float, int, int], None] | None,
-                    started: float) -> tuple[dict[str, Any], int, list[str]]:
+                    started: float) -> tuple[dict[str, Any], dict[str, Any]]:
     """The work of :func:`run`: read the inputs, simulate, write every file of the run directory in a staging
-    directory for ``target`` (appended to ``staged`` as soon as it exists). Returns metrics, the number of
-    Batsim messages and the input notes."""
+    directory for ``target`` (appended to ``staged`` as soon as it exists). Returns the manifest written as
+    ``run.json`` and the metrics."""
     if spec.engine.name == "batsim":
         from batreplay.engine.batsim_launcher import check_batsim_version, find_batsim
 
@@ -274,4 +277,4 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return metrics, messages, notes
+    return manifest, metrics

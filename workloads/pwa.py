@@ -115,14 +115,19 @@ class ChecksumMismatchError(ValueError):
         )
 
 
-def default_cache_dir() -> Path:
-    """Folder where fetched logs are kept (see the module docstring for the environment variables)."""
+def cache_root() -> Path:
+    """batreplay's cache folder: ``$BATREPLAY_CACHE``, else ``$XDG_CACHE_HOME/batreplay``, else
+    ``~/.cache/batreplay``."""
     root = os.environ.get("BATREPLAY_CACHE")
     if root:
-        return Path(root).expanduser() / "pwa"
+        return Path(root).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "batreplay" / "pwa"
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "batreplay"
+
+
+def default_cache_dir() -> Path:
+    """Folder where fetched logs are kept: ``pwa`` in :func:`cache_root`."""
+    return cache_root() / "pwa"
 
 
 def resolve_log(name_or_url: str) -> tuple[str, str | None]:

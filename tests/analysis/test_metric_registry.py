@@ -20,7 +20,6 @@ from batreplay.analysis.metric_registry import (
     METRICS,
     RUN_SUMMARY,
     _gather,
-    format_metric,
     get_metric,
     metric_unit,
     summary_rows,
@@ -99,7 +98,7 @@ def test_lookup_errors_name_the_metric():
     with pytest.raises(KeyError, match="unknown metric 'mean_wait'"):
         get_metric("mean_wait")
     with pytest.raises(ValueError):
-        format_metric("nb_jobs", float("nan"))
+        get_metric("nb_jobs").format(float("nan"))
     with pytest.raises(ValueError, match="declared twice"):
         _gather(SCHEDULE_METRICS, [Metric("makespan", "s", "makespan")])
 
@@ -167,7 +166,7 @@ def test_every_summarized_value_formats(rows, nodes):
         for i, (sub, wait, run, width, rejected) in enumerate(rows)])
     metrics = summarize(validate_out_jobs(frame), nb_resources=nodes)
     for name, value in metrics.items():
-        assert isinstance(format_metric(name, value), str)
+        assert isinstance(get_metric(name).format(value), str)
         if get_metric(name).is_count:
             assert value >= 0
     if metrics["nb_started"]:

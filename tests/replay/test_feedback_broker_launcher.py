@@ -9,7 +9,7 @@ from batreplay.engine.simulator import BatsimEngine, EngineOptions
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.engine.inprocess import run_scheduler
-from batreplay.replay.feedback_setup import feedback_decision_process
+from batreplay.replay.registry import ReplaySpec, replay_decision_process
 from batreplay.schedulers.registry import load_scheduler
 from batreplay.workloads.loading import WorkloadOptions, load_workload
 from batsim_doubles import drive_engine, pybatsim_process, wait_exit
@@ -27,9 +27,9 @@ def _engine() -> BatsimEngine:
 
 def test_broker_file_over_zeromq_equals_the_in_process_broker(tmp_path):
     """pybatsim's launcher + ZeroMQ give the schedule of the broker ``batreplay run --replay feedback`` builds
-    in-process (:func:`batreplay.replay.feedback_setup.feedback_decision_process`)."""
+    in-process (:func:`batreplay.replay.registry.replay_decision_process`)."""
     loaded = load_workload(KTH, WorkloadOptions(max_jobs=300), nb_res=100)
-    in_process, _notes = feedback_decision_process(loaded.document, loaded.job_table, "arrival:60",
+    in_process, _notes = replay_decision_process(ReplaySpec("feedback", "arrival:60"), loaded.document, loaded.job_table,
                                                    load_scheduler("easy"))
     reference = _engine()
     run_scheduler(reference, in_process)

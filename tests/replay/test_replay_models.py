@@ -16,7 +16,7 @@ from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.replay.broker import FeedbackBroker
 from batreplay.replay.feedback import ThinkTimeUsers
-from batreplay.replay.feedback_setup import feedback_decision_process, feedback_users, job_requests
+from batreplay.replay.feedback_setup import feedback_users, job_requests
 from batreplay.replay.protocol import ReplayError, UserModel
 from batreplay.replay.registry import (
     REGISTRY,
@@ -165,7 +165,7 @@ def kth_loaded():
 @pytest.mark.slow
 def test_kth_easy_a60_is_byte_identical_to_the_reference(kth_loaded, tmp_path):
     platform = read_platform(SHIPPED_PLATFORMS["kth-sp2"])
-    broker, _notes = feedback_decision_process(kth_loaded.document, kth_loaded.job_table, "arrival:60",
+    broker, _notes = replay_decision_process(ReplaySpec("feedback", "arrival:60"), kth_loaded.document, kth_loaded.job_table,
                                                load_scheduler("easy"))
     static = {"nb_res": kth_loaded.document["nb_res"], "jobs": [], "profiles": {}}
     engine = BatsimEngine([(h.name, h.speed) for h in platform.hosts], {"w0": static}, {"w0": "workload.json"},
