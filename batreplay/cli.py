@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 def _metrics_table(metrics: dict, title: str) -> Table:
@@ -53,6 +53,32 @@ def scheduler_options_argument(text: str) -> dict:
     return value
 
 
+def make_console() -> Console:
+    """The console the commands print on: standard output, soft-wrapped (no line breaks added) when it is not a
+    terminal, so that a log file or a CI transcript keeps each message on one line and greps."""
+    console = Console(stderr=False)
+    if not console.is_terminal:
+        console.soft_wrap = True
+    return console
+
+
+def step_progress(console: Console, label: str, *, disable: bool = False) -> Progress:
+    """A progress bar for commands made of counted steps (``on_progress(step, done, total)``), with elapsed time
+    and an estimate of the time left; transient, so that it leaves nothing behind in the output."""
+    return Progress(TextColumn(f"[bold]{label}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                    TextColumn("{task.description}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                    console=console, disable=disable or not console.is_terminal, transient=True)
+
+
+def _step_callback(bar: Progress):
+    task = bar.add_task("", total=None)
+
+    def on_progress(step: str, done: int, total: int) -> None:
+        bar.update(task, description=step, completed=done, total=total)
+
+    return on_progress
+
+
 def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     from batreplay.run.runner import run
     from batreplay.run.spec import FLAT_FIELDS, RunSpec
@@ -71,9 +97,11 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
         def on_progress(now: float, done: int, total: int) -> None:
             bar.update(task, completed=done, total=total, now=now)
 
-        result = run(spec, on_progress=on_progress)
-    for note in result.input_notes:
-        console.print(note, highlight=False)
+        def on_notes(notes: list[str]) -> None:  # before the simulation starts
+            for note in notes:
+                bar.console.print(note, highlight=False)
+
+        result = run(spec, on_progress=on_progress, on_notes=on_notes)
     console.print(_metrics_table(result.metrics, f"{spec.scheduler.name} on {Path(spec.platform).stem}"))
     console.print(f"Batsim outputs in {result.out_dir} ({result.messages} Batsim messages, "
                   f"{result.wall_seconds:.1f} s)")
@@ -83,7 +111,10 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
 def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     from batreplay.replay.session_source import write_sessions
 
-    index, stats, notes = write_sessions(args.workload, args.method, args.threshold, args.out, max_jobs=args.max_jobs)
+    with step_progress(console, "sessions") as bar:
+        index, stats, notes = write_sessions(args.workload, args.method, args.threshold, args.out,
+                                             max_jobs=args.max_jobs, zero_runtime=args.zero_runtime,
+                                             on_progress=_step_callback(bar))
     for note in notes:
         console.print(note, highlight=False)
     console.print(stats.summary(), highlight=False)
@@ -127,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     from batreplay.replay.registry import USER_MODELS
     from batreplay.run.spec import part_defaults
     from batreplay.schedulers.registry import scheduler_help
-    from batreplay.workloads.loading import PROFILE_TYPES
+    from batreplay.workloads.loading import PROFILE_TYPES, ZERO_RUNTIME_CHOICES
 
     default = part_defaults()
     run = commands.add_parser("run", help="simulate a workload with a scheduler on a platform")
@@ -144,6 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--walltime-factor", type=float, default=None,
                      help="walltime = max(requested time, FACTOR x run time), as Batsim's SWF converter "
                           "(2 in Madon et al. 2024); default: the requested time")
+    run.add_argument("--zero-runtime", choices=ZERO_RUNTIME_CHOICES, default=default["zero_runtime"],
+                     help="SWF jobs whose run time is 0 s: drop them (counted in the notes) or run them for 1 s "
+                          "(min) (default: %(default)s)")
     run.add_argument("--scheduler-options", default="{}",
                      help="JSON object of options for the scheduler: checked against what a built-in scheduler "
                           "declares (its OPTIONS), passed unchecked to a scheduler file (self.options)")
@@ -174,6 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="session delimitation (Madon et al. 2024; Zakay & Feitelson) (default: %(default)s)")
     sessions.add_argument("--threshold", type=float, default=60.0, help="threshold in minutes (default: %(default)s)")
     sessions.add_argument("--max-jobs", type=int, default=None, help="only the first N jobs of the log")
+    sessions.add_argument("--zero-runtime", choices=ZERO_RUNTIME_CHOICES, default=default["zero_runtime"],
+                          help="jobs whose run time is 0 s: left out of the sessions (drop) or kept with a run time "
+                               "of 1 s (min), as 'run --zero-runtime' (default: %(default)s)")
     sessions.add_argument("--out", required=True, help="directory for the graphs (JSON) and statistics")
     sessions.set_defaults(handler=_cmd_sessions)
 
@@ -215,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``batreplay`` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    console = Console(stderr=False)
+    console = make_console()
     try:
         return args.handler(args, console)
     except (OSError, ValueError, RuntimeError, KeyError) as err:

@@ -310,10 +310,18 @@ def platform_command(
         Paths written, ``out`` first, then the variants in the order of :data:`SCALED_VARIANTS`.
 
     Raises:
-        ValueError: invalid nodes or speed (a malformed speed string is reported with its text).
+        ValueError: nodes not an integer >= 1, a speed that is not > 0 (a malformed speed string is reported with
+            its text), or ``out`` not ending in ``.xml``; the message names the command-line option.
         OSError: a file cannot be written.
     """
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+        raise ValueError(f"--nodes {nodes!r}: the number of compute nodes must be an integer >= 1")
     speed_value = parse_speed(speed) if isinstance(speed, str) else float(speed)
+    if not (math.isfinite(speed_value) and speed_value > 0):
+        raise ValueError(f"--speed {speed!r}: the node speed must be a finite number of flop/s > 0")
+    if Path(out).suffix.lower() != ".xml":
+        raise ValueError(f"--out {os.fspath(out)}: a SimGrid platform file must end in .xml (Batsim reads it by "
+                         "its extension)")
     written = [write_platform(out, nodes, speed_value)]
     if variants:
         base = read_platform(written[0])

@@ -78,6 +78,11 @@ class UserModelEntry:
     builder: str | Builder | None = None
 
     @property
+    def applies_sessions(self) -> bool:
+        """True when the user model reads :attr:`sessions` (the models that submit through the broker)."""
+        return self.dynamic
+
+    @property
     def dynamic(self) -> bool:
         """True when jobs reach Batsim by dynamic registration through the feedback broker."""
         return self.builder is not None
@@ -92,6 +97,9 @@ class UserModelEntry:
             builder = getattr(importlib.import_module(module), name)
         return builder(document, job_table, spec)
 
+
+#: The session rule of feedback replays when none is given (Madon, Da Costa, Pierson 2024: arrival, 60 min).
+DEFAULT_SESSIONS = "arrival:60"
 
 #: The user models, by name.
 REGISTRY: dict[str, UserModelEntry] = {
@@ -128,7 +136,9 @@ class ReplaySpec:
     Attributes:
         model: a name of :data:`USER_MODELS`.
         sessions: ``method:minutes`` (``arrival:60``), a label (``a60``) or a directory of session graphs (see
-            :mod:`batreplay.replay.session_source`); ignored by ``rigid``.
+            :mod:`batreplay.replay.session_source`). A model that uses no sessions (``rigid``) ignores it: it is
+            reset to the default, so that two rigid replays are equal whatever sessions they were given, and a
+            run's ``run.json`` does not record it (see :meth:`applies_sessions`).
 
     Raises:
         UnknownUserModelError: ``model`` is not registered.
@@ -138,14 +148,22 @@ class ReplaySpec:
     """
 
     model: str = "rigid"
-    sessions: str = "arrival:60"
+    sessions: str = DEFAULT_SESSIONS
 
     def __post_init__(self) -> None:
         user_model(self.model)
+        if not self.applies_sessions:
+            object.__setattr__(self, "sessions", DEFAULT_SESSIONS)
+            return
         if not isinstance(self.sessions, str):
             raise ReplayError(f"--sessions must be text, not {type(self.sessions).__name__}")
         if not self.sessions.strip() or (looks_like_rule(self.sessions) and not is_session_directory(self.sessions)):
             parse_session_rule(self.sessions)
+
+    @property
+    def applies_sessions(self) -> bool:
+        """True when the user model reads :attr:`sessions` (the models that submit through the broker)."""
+        return self.dynamic
 
     @property
     def dynamic(self) -> bool:

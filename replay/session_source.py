@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -121,16 +122,22 @@ def session_graphs_for(job_table: pd.DataFrame, sessions: str) -> SessionGraphs:
 
 
 def write_sessions(workload: str | Path, method: str, threshold: float, out: str | Path,
-                   max_jobs: int | None = None) -> tuple[Path, Any, list[str]]:
+                   max_jobs: int | None = None, zero_runtime: str = "drop",
+                   on_progress: Callable[[str, int, int], None] | None = None) -> tuple[Path, Any, list[str]]:
     """The work of ``batreplay sessions``: cut an SWF log into user sessions (``method`` with a ``threshold`` in
     minutes, :mod:`batreplay.replay.sessions`), build the session graphs and save them into the folder ``out``
     (one JSON graph per user and ``index.json``, see :mod:`batreplay.replay.session_graph`), with
     ``statistics_per_user.csv`` and ``statistics.json``.
 
+    ``zero_runtime`` is what becomes of jobs with a recorded run time of 0 s, as in a run (``"drop"`` or ``"min"``,
+    see :class:`batreplay.workloads.loading.WorkloadOptions`). ``on_progress(step, done, total)`` is called before each of the ``total`` steps (reading the log, cutting the
+    sessions, writing the graphs) and once at the end with ``done == total``.
+
     Returns:
         ``(index path, statistics, notes)``: the statistics of
-        :func:`~batreplay.replay.session_graph.describe_session_graphs` and one line per thing the SWF reading and
-        conversion counted.
+        :func:`~batreplay.replay.session_graph.describe_session_graphs` and one line per thing the SWF reading
+        counted and per reason the conversion dropped jobs (those are not in any session; the conversion's notes
+        about walltimes concern simulations only and are left out).
 
     Raises:
         ReplayError: ``max_jobs`` below 1, or an unusable method or threshold; SwfFormatError names the file, line
@@ -143,12 +150,22 @@ def write_sessions(workload: str | Path, method: str, threshold: float, out: str
 
     if max_jobs is not None and max_jobs < 1:
         raise ReplayError(f"--max-jobs must be an integer >= 1, got {max_jobs}")
+    steps = ("reading the log", "cutting sessions", "writing session graphs")
+
+    def step(done: int) -> None:
+        if on_progress is not None:
+            on_progress(steps[done] if done < len(steps) else "done", done, len(steps))
+
+    step(0)
     log = read_swf(workload)
-    converted = swf_to_workload(log, profile="delay", max_jobs=max_jobs)
+    converted = swf_to_workload(log, profile="delay", max_jobs=max_jobs, zero_runtime=zero_runtime)
+    step(1)
     graphs = session_graphs_for(converted.job_table, f"{method}:{threshold}")
+    step(2)
     out = Path(out)
     index = save_session_graphs(graphs, out)
     stats = describe_session_graphs(graphs)
     stats.per_user.to_csv(out / "statistics_per_user.csv")
     write_text_atomically(out / "statistics.json", json.dumps(stats.to_dict(), indent=2, default=float))
-    return index, stats, [log.anomalies.summary(), converted.report.summary()]
+    step(3)
+    return index, stats, [log.anomalies.summary(), converted.report.summary(sections=("dropped",))]

@@ -125,13 +125,17 @@ def failed_batsim_log(out_dir: Path) -> Path:
     return out_dir.with_name(f"{out_dir.name}.failed-batsim.log")
 
 
-def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = None) -> RunResult:
+def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = None,
+        on_notes: Callable[[list[str]], None] | None = None) -> RunResult:
     """Simulate ``spec`` and write the run directory.
 
     Args:
         spec: what to simulate; ``spec.engine`` chooses the embedded engine or a real Batsim.
         on_progress: called as ``on_progress(simulated_time, jobs_done, jobs_total)`` after each Batsim
             message, for progress bars.
+        on_notes: called with lines of notes as soon as they are known, before the simulation starts: the
+            leftovers of killed runs that were cleaned, then what reading and converting the inputs counted
+            (anomalies, dropped jobs) and the replay's summary. The same lines are in the result's ``input_notes``.
 
     Raises:
         RunError: bad inputs, an existing run directory without ``force``, or a failed simulation (the
@@ -151,12 +155,14 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
     if not target.name:
         raise RunError(f"--out {out_dir}: give a directory to create, not the root of the file system")
     recovered = recover_interrupted(target.parent)  # first: it may put back a run whose replacement was killed
+    if recovered and on_notes is not None:
+        on_notes(recovered)
     check_run_directory(target, spec.force)
     deadline = None if spec.timeout is None else Deadline(spec.timeout)
     staged: list[Path] = []
     try:
         with wall_clock_limit(deadline):
-            manifest, metrics = _run_in_staging(spec, target, staged, deadline, on_progress, started)
+            manifest, metrics = _run_in_staging(spec, target, staged, deadline, on_progress, on_notes, started)
         check_run_directory(target, spec.force)  # again: the folder may have changed during the simulation
         commit_directory(staged[0], target, replace=spec.force)
     except BaseException as error:
@@ -217,6 +223,7 @@ def _wall_clock_timeout(error: BaseException) -> WallClockTimeout | None:
 
 def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: Deadline | None,
                     on_progress: Callable[[float, int, int], None] | None,
+                    on_notes: Callable[[list[str]], None] | None,
                     started: float) -> tuple[dict[str, Any], dict[str, Any]]:
     """The work of :func:`run`: read the inputs, simulate, write every file of the run directory in a staging
     directory for ``target`` (appended to ``staged`` as soon as it exists). Returns the manifest written as
@@ -234,6 +241,8 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
     except ReplayError as err:
         raise RunError(str(err)) from None
     notes.extend(replay_notes)
+    if on_notes is not None:
+        on_notes(list(notes))  # before the simulation: a long run shows its input anomalies at once
     dynamic = spec.replay.dynamic  # users submit through the broker: Batsim starts with no job
     simulated = {"nb_res": document["nb_res"], "jobs": [], "profiles": {}} if dynamic else document
     total = len(document["jobs"])

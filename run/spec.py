@@ -63,6 +63,7 @@ FLAT_FIELDS: dict[str, tuple[str, str]] = {
     "recorded_speed": ("conversion", "recorded_speed"),
     "max_jobs": ("conversion", "max_jobs"),
     "walltime_factor": ("conversion", "walltime_factor"),
+    "zero_runtime": ("conversion", "zero_runtime"),
     "scheduler": ("scheduler", "name"),
     "scheduler_options": ("scheduler", "options"),
     "replay": ("replay", "model"),
@@ -156,10 +157,13 @@ class RunSpec:
         return cls.build(**document)
 
     def to_dict(self) -> dict[str, Any]:
-        """The serialised form: a flat JSON object (see the module docstring); ``from_dict(to_dict())`` is equal."""
+        """The serialised form: a flat JSON object (see the module docstring); ``from_dict(to_dict())`` is equal.
+        Options that do not apply are left out (``sessions`` of a rigid replay)."""
         flat: dict[str, Any] = {"workload": str(self.workload), "platform": self.platform,
                                 "out_dir": str(self.out_dir)}
         for key, (part, name) in FLAT_FIELDS.items():
+            if key == "sessions" and not self.replay.applies_sessions:
+                continue  # record only what applied: a rigid replay has no sessions
             value = getattr(getattr(self, part), name)
             flat[key] = dict(value) if isinstance(value, dict) else value
         flat.update(force=self.force, timeout=self.timeout)

@@ -165,3 +165,54 @@ def test_run_options_take_their_choices_and_defaults_from_the_parts():
     assert all(name in actions["scheduler"].help for name in SCHEDULERS)
     for key in ("profile", "recorded_speed", "replay", "sessions", "engine", "batsim_timeout"):
         assert actions[key].default == part_defaults()[key], key
+
+
+# --- issue 12: messages a user reads in a log, options that applied, platform checks, zero-runtime jobs -----------
+
+def test_output_that_is_not_a_terminal_keeps_each_message_on_one_line(tmp_path, capsys):
+    assert main(["sessions", "--workload", str(KTH), "--max-jobs", "500", "--out", str(tmp_path / "s")]) == 0
+    printed = capsys.readouterr().out
+    lines = printed.splitlines()
+    # the per-field count of missing values is one message of about 250 characters: one line, not wrapped at 80
+    [missing] = [line for line in lines if "missing values (-1) per field" in line]
+    assert missing.rstrip().endswith("think_time=28476") and len(missing) > 200
+    assert lines[0].startswith("SWF anomalies in")  # no blank line left by a progress bar
+    # sessions shows the jobs dropped from the sessions, not the conversion's notes about walltimes
+    assert "dropped run_time_zero" not in printed or "--zero-runtime min" in printed
+    assert "walltime_below_run_time" not in printed and "Batsim stops the job" not in printed
+
+
+@pytest.mark.parametrize(("argv", "named", "refused"), [
+    (["--nodes", "0"], "--nodes 0", "groups["),
+    (["--nodes", "8", "--speed", "-1"], "--speed", "groups["),
+    (["--nodes", "8", "--out-name", "p8.txt"], "must end in .xml", "Traceback"),
+])
+def test_platform_command_names_the_bad_option_and_writes_nothing(tmp_path, capsys, argv, named, refused):
+    out = tmp_path / (argv[-1] if "--out-name" in argv else "p.xml")
+    argv = [a for a in argv if a != "--out-name" and a != "p8.txt"]
+    with pytest.raises(SystemExit) as stop:
+        main(["platform", *argv, "--out", str(out)])
+    assert stop.value.code == 2
+    message = capsys.readouterr().err.strip()
+    assert message.startswith("batreplay: error:") and named in message and refused not in message
+    assert len(message.splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_zero_runtime_option_keeps_the_zero_run_time_jobs_and_run_json_records_what_applied(tmp_path):
+    kept, dropped = tmp_path / "min", tmp_path / "drop"
+    common = ["run", "--workload", str(KTH), "--platform", "kth-sp2", "--scheduler", "fcfs", "--max-jobs", "2500",
+              "--quiet"]
+    assert main([*common, "--zero-runtime", "min", "--out", str(kept)]) == 0
+    assert main([*common, "--out", str(dropped)]) == 0
+    # SWF line 2476 of KTH-SP2 is the first job with a recorded run time of 0 s (the reading counts it)
+    kept_lines = pd.read_csv(kept / "jobs.csv")["swf_line"]
+    assert 2476 in set(kept_lines) and 2476 not in set(pd.read_csv(dropped / "jobs.csv")["swf_line"])
+    jobs = pd.read_csv(kept / "jobs.csv").set_index("swf_line")
+    out_jobs = pd.read_csv(kept / "out_jobs.csv")
+    job_id = jobs.loc[2476, "job_id"]
+    assert jobs.loc[2476, "run_time"] == 1.0  # recorded 0 s, run for the minimum of 1 s
+    assert out_jobs.loc[out_jobs["job_id"].astype(str) == str(job_id), "execution_time"].item() == pytest.approx(1.0)
+    spec = json.loads((kept / "run.json").read_text())["spec"]
+    assert spec["zero_runtime"] == "min" and spec["replay"] == "rigid"
+    assert "sessions" not in spec  # a rigid replay has no sessions to record

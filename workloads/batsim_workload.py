@@ -55,7 +55,7 @@ from batreplay.workloads.swf import EXACT_SECONDS_LIMIT, MISSING, SwfFormatError
 DROP_REASONS: dict[str, str] = {
     "run_time_missing": "run time is -1 (unknown)",
     "run_time_negative": "run time negative (other than -1)",
-    "run_time_zero": "run time is 0 s (Batsim refuses a delay of 0 s); see zero_runtime='min'",
+    "run_time_zero": "run time is 0 s (Batsim refuses a delay of 0 s); keep them with --zero-runtime min (zero_runtime='min')",
     "res_missing": "no positive processor count (allocated nor requested)",
     "walltime_missing": "requested time missing or <= 0 and walltime_fallback='drop'",
     "submission_time_missing": "submission time is -1 (unknown): the job has no place in time",
@@ -174,9 +174,10 @@ class ConversionReport:
         """Reason -> number of converted jobs concerned (all reasons, zeros included)."""
         return {k: len(v) for k, v in self.notes.items()}
 
-    def summary(self, max_lines: int = 5) -> str:
+    def summary(self, max_lines: int = 5, sections: tuple[str, ...] = ("dropped", "changed", "note")) -> str:
         """Human-readable text naming the file, the job counts, and each non-zero reason with its first SWF
-        line numbers."""
+        line numbers; ``sections`` chooses which of the dropped / changed / noted reasons are listed (``sessions``
+        shows only the dropped jobs: the others concern the simulation, not how sessions are cut)."""
         head = (
             f"Batsim workload from {self.source}: {self.n_swf_jobs} SWF jobs -> {self.n_jobs} jobs "
             f"({self.n_dropped} dropped, {self.n_not_considered} not considered after max_jobs)"
@@ -190,6 +191,8 @@ class ConversionReport:
             ("changed", self.changed, CHANGE_REASONS),
             ("note", self.notes, NOTE_REASONS),
         ):
+            if title not in sections:
+                continue
             for reason, lines in table.items():
                 if len(lines) == 0:
                     continue

@@ -22,6 +22,9 @@ from batreplay.workloads.swf import read_swf
 #: jobs follow the node speed of the platform) or ``delay`` (run time in seconds, whatever the platform).
 PROFILE_TYPES: tuple[str, ...] = ("parallel_homogeneous", "delay")
 ProfileType = Literal["parallel_homogeneous", "delay"]
+#: What becomes of SWF jobs whose run time is 0 s (Batsim refuses a delay of 0 s): ``drop`` them (counted in the
+#: notes) or give them the ``min`` run time of 1 s.
+ZERO_RUNTIME_CHOICES: tuple[str, ...] = ("drop", "min")
 #: Node speed of the recorded machine assumed by default, flop/s (1 Gflop/s: the node speed of the shipped
 #: platforms, see :mod:`batreplay.platforms.shipped`, so that a job lasts its recorded run time there).
 DEFAULT_RECORDED_SPEED: float = 1e9
@@ -43,6 +46,8 @@ class WorkloadOptions:
         max_jobs: simulate only the first jobs of the log (file order), an integer >= 1; None for all.
         walltime_factor: walltime = max(requested time, factor x run time), as Batsim's SWF converter (2 in
             Madon, Da Costa, Pierson 2024); None keeps the requested time.
+        zero_runtime: one of :data:`ZERO_RUNTIME_CHOICES`: jobs whose recorded run time is 0 s are dropped
+            (``drop``, the default; counted in the notes) or run for 1 s (``min``).
 
     Raises:
         WorkloadError: a value out of range (the message names the command-line option).
@@ -52,10 +57,14 @@ class WorkloadOptions:
     recorded_speed: float = DEFAULT_RECORDED_SPEED
     max_jobs: int | None = None
     walltime_factor: float | None = None
+    zero_runtime: Literal["drop", "min"] = "drop"
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILE_TYPES:
             raise WorkloadError(f"--profile {self.profile!r}: expected one of {', '.join(PROFILE_TYPES)}")
+        if self.zero_runtime not in ZERO_RUNTIME_CHOICES:
+            raise WorkloadError(f"zero_runtime (--zero-runtime) {self.zero_runtime!r}: expected one of "
+                                f"{', '.join(ZERO_RUNTIME_CHOICES)}")
         max_jobs = self.max_jobs
         if max_jobs is not None and (isinstance(max_jobs, bool) or not isinstance(max_jobs, int) or max_jobs < 1):
             raise WorkloadError(f"max_jobs (--max-jobs) must be an integer >= 1 (or None for all jobs), got {max_jobs!r}")
@@ -113,6 +122,7 @@ def load_workload(path: str | Path, options: WorkloadOptions = WorkloadOptions()
         node_speed=options.recorded_speed if options.profile == "parallel_homogeneous" else None,
         max_jobs=options.max_jobs,
         walltime_factor=options.walltime_factor,
+        zero_runtime=options.zero_runtime,
         nb_res=nb_res,
         oversized="drop" if nb_res is None else "keep",
     )

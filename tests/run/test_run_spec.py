@@ -23,6 +23,7 @@ flat_options = st.fixed_dictionaries({
     "recorded_speed": st.floats(min_value=1.0, max_value=1e12),
     "max_jobs": st.none() | st.integers(min_value=1, max_value=10**6),
     "walltime_factor": st.none() | st.floats(min_value=0.5, max_value=10.0),
+    "zero_runtime": st.sampled_from(["drop", "min"]),
     "scheduler_options": st.dictionaries(st.sampled_from(["a", "b"]), st.integers() | st.text(max_size=3)),
     "replay": st.sampled_from(["rigid", "feedback"]),
     "sessions": st.sampled_from(["arrival:60", "a0", "l30", "m60"]),
@@ -39,6 +40,9 @@ def test_serialised_form_reads_back_to_the_same_run(options):
     document = json.loads(json.dumps(spec.to_dict()))  # JSON types only
     assert RunSpec.from_dict(document) == spec
     for key, value in options.items():
+        if key == "sessions" and not spec.replay.applies_sessions:
+            assert "sessions" not in document  # a rigid replay records no sessions
+            continue
         expected = str(Path(value)) if key in ("workload", "out_dir") else value
         assert document[key] == expected, key
 
@@ -50,7 +54,25 @@ def test_defaults_live_in_the_parts():
     assert defaults["sessions"] == spec.replay.sessions == "arrival:60"
     assert defaults["replay"] == spec.replay.model == "rigid"
     assert defaults["engine"] == spec.engine.name == "embedded"
-    assert set(spec.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS}
+    assert set(spec.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS} - {"sessions"}
+    feedback = spec.replace(replay="feedback")
+    assert set(feedback.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS}
+
+
+def test_a_rigid_replay_records_no_sessions_and_ignores_them():
+    rigid = RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out", sessions="last:30")
+    assert "sessions" not in rigid.to_dict()
+    assert rigid == RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out")
+    feedback = rigid.replace(replay="feedback", sessions="last:30")
+    assert feedback.to_dict()["sessions"] == "last:30"
+
+
+def test_zero_runtime_is_a_run_option_checked_by_its_part():
+    spec = RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out", zero_runtime="min")
+    assert spec.conversion.zero_runtime == "min" and spec.to_dict()["zero_runtime"] == "min"
+    assert part_defaults()["zero_runtime"] == "drop"
+    with pytest.raises(RunSpecError, match="--zero-runtime"):
+        spec.replace(zero_runtime="keep")
 
 
 @pytest.mark.parametrize(("options", "named"), [
@@ -91,5 +113,8 @@ def test_a_campaign_instance_runs_the_run_its_parameters_describe(tmp_path):
                           "scheduler_options", "replay", "sessions", "engine"}
         for key in shared - {"sessions"}:
             assert spec[key] == instance.params[key], key
-        assert spec["sessions"] == (instance.params["sessions"] or part_defaults()["sessions"])
+        if instance.replay.label == "rigid":
+            assert "sessions" not in spec
+        else:
+            assert spec["sessions"] == (instance.params["sessions"] or part_defaults()["sessions"])
         assert spec["out_dir"] == str(tmp_path / instance.id) and spec["force"] is True
