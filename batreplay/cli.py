@@ -142,7 +142,8 @@ def _cmd_platform(args: argparse.Namespace, console: Console) -> int:
 def _cmd_fetch(args: argparse.Namespace, console: Console) -> int:
     from batreplay.workloads.pwa import fetch_log
 
-    path = fetch_log(args.log, cache_dir=Path(args.cache) if args.cache else None, sha256=args.sha256)
+    path = fetch_log(args.log, cache_dir=Path(args.cache) if args.cache else None, sha256=args.sha256,
+                     progress=console)
     console.print(str(path))
     return 0
 
@@ -162,7 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     default = part_defaults()
     run = commands.add_parser("run", help="simulate a workload with a scheduler on a platform")
-    run.add_argument("--workload", required=True, help="SWF log (.swf, .swf.gz) or Batsim workload (.json)")
+    run.add_argument("--workload", required=True,
+                     help="SWF log (.swf, .swf.gz) or Batsim workload (.json), or the name of a Parallel Workloads "
+                          "Archive log fetched with 'batreplay fetch' (e.g. KTH-SP2-1996-2.1-cln)")
     run.add_argument("--platform", required=True,
                      help=f"SimGrid platform file, or a shipped platform name ({', '.join(SHIPPED_PLATFORMS)})")
     run.add_argument("--scheduler", required=True, help=scheduler_help())
@@ -242,7 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     fetch = commands.add_parser("fetch", help="download a Parallel Workloads Archive log into the cache")
     fetch.add_argument("log", help="catalogue name (e.g. KTH-SP2-1996-2.1-cln) or URL")
-    fetch.add_argument("--cache", default=None, help="cache directory (default: $BATREPLAY_CACHE or ~/.cache)")
+    fetch.add_argument("--cache", default=None,
+                       help="folder for downloaded logs (default: $BATREPLAY_CACHE/pwa, else "
+                            "$XDG_CACHE_HOME/batreplay/pwa, else ~/.cache/batreplay/pwa)")
     fetch.add_argument("--sha256", default=None, help="expected checksum of the file")
     fetch.set_defaults(handler=_cmd_fetch)
     return parser

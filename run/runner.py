@@ -21,6 +21,7 @@ previous run, atomically; leftovers of killed runs are cleaned by the next run i
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform as host_platform
@@ -49,6 +50,7 @@ from batreplay.schedulers.registry import load_scheduler
 from batreplay.workloads.loading import WorkloadError
 from batreplay.workloads.loading import load_workload as load_any_workload
 from batreplay.workloads.pwa import file_sha256
+from batreplay.workloads.resolve import resolve_workload
 
 __all__ = ["RunError", "RunResult", "RunSpec", "check_run_directory", "failed_batsim_log", "is_run_directory",
            "load_workload", "resolve_platform", "run"]
@@ -130,7 +132,9 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
     """Simulate ``spec`` and write the run directory.
 
     Args:
-        spec: what to simulate; ``spec.engine`` chooses the embedded engine or a real Batsim.
+        spec: what to simulate; ``spec.engine`` chooses the embedded engine or a real Batsim. Its workload may be
+            a catalogue name of the Parallel Workloads Archive, resolved to the fetched file
+            (:func:`batreplay.workloads.resolve.resolve_workload`).
         on_progress: called as ``on_progress(simulated_time, jobs_done, jobs_total)`` after each Batsim
             message, for progress bars.
         on_notes: called with lines of notes as soon as they are known, before the simulation starts: the
@@ -150,6 +154,10 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
     run is bounded in wall-clock time (see :mod:`batreplay.deadline`).
     """
     started = time.perf_counter()
+    try:  # a catalogue name (KTH-SP2-1996-2.1-cln) stands for the fetched log; run.json records the file
+        spec = dataclasses.replace(spec, workload=resolve_workload(spec.workload))
+    except (FileNotFoundError, ValueError) as err:
+        raise RunError(str(err)) from None
     out_dir = Path(spec.out_dir)
     target = Path(os.path.abspath(out_dir))  # `--out .` gets a name and a parent folder
     if not target.name:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pandas as pd
 import pytest
@@ -216,3 +217,20 @@ def test_zero_runtime_option_keeps_the_zero_run_time_jobs_and_run_json_records_w
     spec = json.loads((kept / "run.json").read_text())["spec"]
     assert spec["zero_runtime"] == "min" and spec["replay"] == "rigid"
     assert "sessions" not in spec  # a rigid replay has no sessions to record
+
+
+def test_run_takes_a_catalogue_name_for_a_fetched_log(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BATREPLAY_CACHE", str(tmp_path / "cache"))
+    argv = ["run", "--workload", "KTH-SP2-1996-2.1-cln", "--platform", "kth-sp2", "--scheduler", "fcfs",
+            "--max-jobs", "100", "--quiet", "--out", str(tmp_path / "run")]
+    err = _one_line_error(capsys, lambda: main(argv))
+    assert "not in the cache yet" in err and "batreplay fetch KTH-SP2-1996-2.1-cln" in err
+    assert not (tmp_path / "run").exists()
+
+    cached = tmp_path / "cache" / "pwa" / KTH.name
+    cached.parent.mkdir(parents=True)
+    shutil.copyfile(KTH, cached)  # what `batreplay fetch` leaves (same bytes, the catalogue's checksum)
+    assert main(argv) == 0
+    document = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert document["spec"]["workload"] == str(cached)
+    assert len(pd.read_csv(tmp_path / "run" / "out_jobs.csv")) == 100

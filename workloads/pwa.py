@@ -8,24 +8,31 @@ copies in the project's ``shared/workloads/README.md``, which that README traces
 Logs without a recorded checksum are fetched unverified unless the caller passes ``sha256``.
 
 Cache: ``$BATREPLAY_CACHE/pwa`` when the environment variable ``BATREPLAY_CACHE`` is set (it names the root
-of batreplay's caches), else ``$XDG_CACHE_HOME/batreplay/pwa``, else ``~/.cache/batreplay/pwa``. A download
-goes to a temporary file in the cache folder, is checked, then renamed into place (atomic on one file
-system), so the cache never holds a partial or unverified file under the final name.
+of batreplay's caches), else ``$XDG_CACHE_HOME/batreplay/pwa``, else ``~/.cache/batreplay/pwa``. Downloads go
+through pooch (:func:`pooch.retrieve`): into a temporary file of the cache folder, checked, then moved into
+place, so the cache never holds a partial or unverified file under the final name. Without network, copy the
+file into the cache under the name given by :func:`cached_path`, or give its local path as the workload.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
-import tempfile
+import re
 import urllib.parse
-import urllib.request
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 PWA_BASE_URL = "https://www.cs.huji.ac.il/labs/parallel/workload/"
+#: URL schemes :func:`fetch_log` downloads (through pooch's HTTP and FTP downloaders).
+FETCH_SCHEMES: tuple[str, ...] = ("http", "https", "ftp")
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,11 @@ class PwaLog:
     folder: str
     filename: str
     sha256: str | None = None
+
+    @property
+    def name(self) -> str:
+        """Catalogue name: the file name without ``.swf.gz`` (e.g. ``KTH-SP2-1996-2.1-cln``)."""
+        return self.filename.removesuffix(".swf.gz")
 
     @property
     def url(self) -> str:
@@ -93,26 +105,33 @@ PWA_CATALOGUE: dict[str, PwaLog] = {
     filename.removesuffix(".swf.gz"): PwaLog(folder, filename, sha256) for folder, filename, sha256 in _CATALOGUE_ROWS
 }
 
-#: Type of the URL opener: called with a URL (and a timeout keyword), returns a binary file-like object that
-#: is also a context manager (what :func:`urllib.request.urlopen` returns).
-Opener = Callable[..., IO[bytes]]
-
 
 class UnknownLogError(ValueError):
-    """A name that is neither a URL nor a log of :data:`PWA_CATALOGUE`."""
+    """A name that is neither a URL :func:`fetch_log` can download nor a log of :data:`PWA_CATALOGUE`."""
 
 
 class ChecksumMismatchError(ValueError):
     """A downloaded (or cached) file whose sha256 differs from the expected value.
 
-    Attributes: ``url``, ``expected``, ``actual`` (hex digests).
+    Attributes: ``url`` (or the cached file's path), ``expected``, ``actual`` (hex digests).
     """
 
-    def __init__(self, url: str, expected: str, actual: str) -> None:
+    def __init__(self, url: str, expected: str, actual: str, detail: str = "the downloaded file was removed") -> None:
         self.url, self.expected, self.actual = url, expected, actual
-        super().__init__(
-            f"sha256 mismatch for {url}: expected {expected}, got {actual}; the downloaded file was removed"
-        )
+        super().__init__(f"sha256 mismatch for {url}: expected {expected}, got {actual}; {detail}")
+
+
+class DownloadError(OSError):
+    """A download that failed (no network, unknown host, HTTP error, time-out): one line naming the URL, the
+    reason, the cache path the file would have gone to and what to do instead.
+
+    Attributes: ``url``, ``target`` (the cache path), ``reason`` (short text, e.g. ``Connection refused``).
+    """
+
+    def __init__(self, url: str, target: Path, reason: str) -> None:
+        self.url, self.target, self.reason = url, target, reason
+        super().__init__(f"cannot download {url} ({reason}); without network, copy the file to {target}, "
+                         "or pass a local path to --workload instead")
 
 
 def cache_root() -> Path:
@@ -130,12 +149,28 @@ def default_cache_dir() -> Path:
     return cache_root() / "pwa"
 
 
+def catalogue_entry(name: str) -> PwaLog | None:
+    """The :data:`PWA_CATALOGUE` entry called ``name``, or None.
+
+    Matched case-insensitively, with or without the ``.swf.gz`` / ``.swf`` suffix and surrounding blanks;
+    a path (``a/b``) never matches.
+    """
+    key = name.strip().lower().removesuffix(".gz").removesuffix(".swf")
+    if not key or "/" in key or "\\" in key:
+        return None
+    return next((entry for entry in PWA_CATALOGUE.values() if entry.name.lower() == key), None)
+
+
+def cached_path(entry: PwaLog, cache_dir: str | Path | None = None) -> Path:
+    """Where the log of ``entry`` is kept: ``cache_dir`` (default :func:`default_cache_dir`) / its file name."""
+    return (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / entry.filename
+
+
 def resolve_log(name_or_url: str) -> tuple[str, str | None]:
     """Turn a catalogue name or a URL into ``(url, sha256 or None)``.
 
-    Names are matched case-insensitively, with or without the ``.swf.gz`` / ``.swf`` suffix. Anything
-    containing ``://`` is taken as a URL (``https://``, ``http://``, ``file://`` ...); if its file name is a
-    catalogue file, the catalogue's checksum applies.
+    Names are matched as :func:`catalogue_entry` does. Anything containing ``://`` is taken as a URL; if its
+    file name is a catalogue file, the catalogue's checksum applies.
 
     Raises:
         UnknownLogError: not a URL and not in the catalogue (the message lists the known names).
@@ -144,13 +179,12 @@ def resolve_log(name_or_url: str) -> tuple[str, str | None]:
         filename = Path(urllib.parse.urlparse(name_or_url).path).name
         entry = PWA_CATALOGUE.get(filename.removesuffix(".swf.gz"))
         return name_or_url, entry.sha256 if entry and entry.filename == filename else None
-    key = name_or_url.strip().lower().removesuffix(".gz").removesuffix(".swf")
-    for name, entry in PWA_CATALOGUE.items():
-        if name.lower() == key:
-            return entry.url, entry.sha256
-    raise UnknownLogError(
-        f"unknown workload log {name_or_url!r}: give a URL or one of {', '.join(sorted(PWA_CATALOGUE))}"
-    )
+    entry = catalogue_entry(name_or_url)
+    if entry is None:
+        raise UnknownLogError(
+            f"unknown workload log {name_or_url!r}: give a URL or one of {', '.join(sorted(PWA_CATALOGUE))}"
+        )
+    return entry.url, entry.sha256
 
 
 def file_sha256(path: str | Path, chunk_size: int = 1 << 20) -> str:
@@ -162,23 +196,82 @@ def file_sha256(path: str | Path, chunk_size: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+def failure_reason(err: BaseException, timeout: float) -> str:
+    """A short reason for a failed download: ``HTTP 404 Not Found``, ``no answer within 60 s`` or the system's
+    words (``Connection refused``, ``Temporary failure in name resolution``) without Python's wrappers."""
+    import requests
+
+    if isinstance(err, requests.HTTPError) and err.response is not None:
+        return f"HTTP {err.response.status_code} {err.response.reason}".strip()
+    if isinstance(err, (requests.Timeout, TimeoutError)):
+        return f"no answer within {timeout:g} s"
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror
+    match = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", str(err))
+    return match.group(1).strip() if match else f"{type(err).__name__}: {str(err)[:120]}"
+
+
+class _Downloader:
+    """pooch downloader: pooch's own for the URL's scheme, its failures turned into :class:`DownloadError`, and
+    the sha256 of what it wrote kept (``sha256``) to report a mismatch."""
+
+    def __init__(self, target: Path, timeout: float, progressbar: Any) -> None:
+        self.target, self.timeout, self.progressbar = target, timeout, progressbar
+        self.sha256: str | None = None
+
+    def __call__(self, url: str, output_file: str, pooch: Any) -> None:
+        import ftplib
+
+        import requests
+        from pooch import FTPDownloader, HTTPDownloader
+
+        bar = self.progressbar or False
+        if url.startswith("ftp"):
+            inner: Any = FTPDownloader(timeout=self.timeout, progressbar=bar, chunk_size=1 << 16)
+        else:
+            inner = HTTPDownloader(timeout=self.timeout, progressbar=bar, chunk_size=1 << 16)
+        try:
+            inner(url, output_file, pooch)
+        except (requests.RequestException, ftplib.Error, OSError) as err:
+            raise DownloadError(url, self.target, failure_reason(err, self.timeout)) from err
+        self.sha256 = file_sha256(output_file)
+
+
+@contextlib.contextmanager
+def _quiet_pooch() -> Iterator[None]:
+    """Silence pooch's own log lines (download notices, hints about ``pooch.retrieve``) for the duration."""
+    import pooch
+
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def fetch_log(
     name_or_url: str,
     cache_dir: str | Path | None = None,
     sha256: str | None = None,
     *,
-    opener: Opener | None = None,
+    progress: bool | Console | Any = False,
     timeout: float = 60.0,
 ) -> Path:
-    """Return a local path to a PWA log, downloading it into the cache when it is not there yet.
+    """Return a local path to a PWA log, downloading it into the cache (with pooch) when it is not there yet.
 
     Args:
-        name_or_url: a :data:`PWA_CATALOGUE` name (e.g. ``"KTH-SP2-1996-2.1-cln"``) or a URL.
+        name_or_url: a :data:`PWA_CATALOGUE` name (e.g. ``"KTH-SP2-1996-2.1-cln"``) or an ``http(s)://`` or
+            ``ftp://`` URL.
         cache_dir: folder for the file (created if needed); default :func:`default_cache_dir`.
         sha256: expected hex digest; default the catalogue's value for that file, if any. Without any
             expected digest the file is not verified.
-        opener: function used to open the URL, default :func:`urllib.request.urlopen` (tests inject one).
-        timeout: network timeout, seconds.
+        progress: False for no progress bar; True for a rich bar (bytes, speed, time left) on standard error; a
+            :class:`rich.console.Console` to draw it there; or any object with pooch's progress-bar protocol
+            (see :class:`batreplay.workloads.download_progress.RichDownloadBar`). The rich bar stays silent
+            when its console is not a terminal.
+        timeout: network time-out, seconds.
 
     Returns:
         Path of the cached file, named like the URL's last path component.
@@ -187,36 +280,43 @@ def fetch_log(
     no digest is known); a cached file that does not match is downloaded again.
 
     Raises:
-        UnknownLogError: unknown name.
-        ChecksumMismatchError: the downloaded bytes do not match; the temporary file is removed and nothing is
-            left under the final name.
-        urllib.error.URLError / OSError: the download failed (the temporary file is removed).
+        UnknownLogError: unknown name, a URL of another scheme (``file://``: give the path itself as the
+            workload) or without a file name.
+        ChecksumMismatchError: the downloaded bytes do not match; nothing is left under the final name.
+        DownloadError: the download failed (no network, HTTP error, time-out); the message names the URL, the
+            cache path to copy the file to instead, and says that a local path may be given as the workload.
+        OSError: the cache folder cannot be created.
     """
     url, known_sha = resolve_log(name_or_url)
-    expected = (sha256 or known_sha or "").lower() or None
-    folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    filename = Path(urllib.parse.urlparse(url).path).name
+    parsed = urllib.parse.urlparse(url)
+    if parsed.scheme.lower() not in FETCH_SCHEMES:
+        raise UnknownLogError(f"{url}: only {', '.join(s + '://' for s in FETCH_SCHEMES)} URLs are downloaded; "
+                              "give a local file's path as the workload (--workload PATH) instead")
+    filename = Path(parsed.path).name
     if not filename:
         raise UnknownLogError(f"URL {url!r} has no file name to cache it under")
+    expected = (sha256 or known_sha or "").lower() or None
+    folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     target = folder / filename
     if target.is_file() and (expected is None or file_sha256(target) == expected):
         return target
 
+    import pooch
+
+    from batreplay.workloads.download_progress import download_bar
+
     folder.mkdir(parents=True, exist_ok=True)
-    open_url = opener if opener is not None else urllib.request.urlopen
-    handle, temp_name = tempfile.mkstemp(dir=folder, prefix=f".{filename}.", suffix=".part")
-    temp = Path(temp_name)
+    bar = download_bar(progress, filename)
+    downloader = _Downloader(target, timeout, bar)
     try:
-        digest = hashlib.sha256()
-        with os.fdopen(handle, "wb") as out, open_url(url, timeout=timeout) as response:
-            while chunk := response.read(1 << 20):
-                digest.update(chunk)
-                out.write(chunk)
-        actual = digest.hexdigest()
-        if expected is not None and actual != expected:
-            raise ChecksumMismatchError(url, expected, actual)
-        os.replace(temp, target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
+        with _quiet_pooch():
+            pooch.retrieve(url, known_hash=expected, fname=filename, path=folder, downloader=downloader)
+    except ValueError:
+        if expected is not None and downloader.sha256 is not None and downloader.sha256 != expected:
+            raise ChecksumMismatchError(url, expected, downloader.sha256,
+                                        f"the downloaded file was removed, nothing was written to {target}") from None
         raise
+    finally:
+        if bar is not None and hasattr(bar, "close"):
+            bar.close()
     return target
