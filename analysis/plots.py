@@ -14,6 +14,8 @@ days depending on the span. What each figure shows and where it comes from:
 - :func:`plot_utilisation_and_queue`: utilisation (busy nodes / nodes) and queue length over time;
 - :func:`plot_gantt`: which job ran on which resource during a time window.
 
+The legend of a figure sits below its axes (:func:`_legend_below`), never over the data.
+
 The Gantt chart is drawn here rather than with evalys: evalys 4.0.7 does install and draw with pandas 3.1 and
 matplotlib 3.11, but it is not a dependency of the project (it would add evalys and seaborn), its
 ``plot_gantt`` has no time-window option and goes through pyplot, and it adds one rectangle artist and one
@@ -22,11 +24,13 @@ text label per job (6 s and an unreadable figure for the 2000-job golden run).
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -40,8 +44,18 @@ from batreplay.analysis.run_dir import RECORDED_SUBMISSION, RunData
 MAX_CURVE_POINTS = 2000
 #: Number of bins of the regular grid used for long curves.
 CURVE_BINS = 500
-#: Jobs in a Gantt window up to which each bar is labelled with its job id.
-GANTT_LABEL_LIMIT = 40
+#: Bin widths (s) the utilisation and queue curves of a long run are averaged over (:func:`smoothing_bin`).
+SMOOTHING_WIDTHS: tuple[float, ...] = (60.0, 300.0, 600.0, 1800.0, 3600.0, 3 * 3600.0, 6 * 3600.0, 12 * 3600.0,
+                                       SECONDS_PER_DAY, 2 * SECONDS_PER_DAY, 3 * SECONDS_PER_DAY, 7 * SECONDS_PER_DAY,
+                                       14 * SECONDS_PER_DAY, 30 * SECONDS_PER_DAY)
+#: Most bins of a smoothed utilisation or queue curve.
+SMOOTHING_MAX_BINS = 150
+#: Font size (points) of the job ids on Gantt bars.
+GANTT_LABEL_SIZE = 6.5
+#: Tick marks of the lateness axis, seconds, with their labels (:func:`plot_user_mean_lateness`).
+LATENESS_TICKS: tuple[tuple[float, str], ...] = (
+    (60.0, "1 min"), (3600.0, "1 h"), (SECONDS_PER_DAY, "1 day"), (10 * SECONDS_PER_DAY, "10 days"),
+    (100 * SECONDS_PER_DAY, "100 days"), (1000 * SECONDS_PER_DAY, "1000 days"))
 RECORDED_COLOUR = "black"
 PNG_DPI = 110
 
@@ -147,6 +161,14 @@ def _new_figure(rows: int = 1, *, height: float = 3.6, sharex: bool = True) -> t
     return figure, list(axes)
 
 
+def _legend_below(figure: Figure, axis) -> None:
+    """One legend for the whole figure, in a row below the axes (outside the data), from ``axis``' labels."""
+    handles, labels = axis.get_legend_handles_labels()
+    if handles:
+        figure.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 5), fontsize="small",
+                      frameon=False)
+
+
 def plot_submissions(runs: Sequence[RunData], *, bin_seconds: float = SECONDS_PER_DAY) -> Figure:
     """Jobs submitted per bin of time (Madon et al. 2024, Fig. 2): recorded submissions (rigid replay) and each run's.
 
@@ -181,11 +203,11 @@ def plot_submissions(runs: Sequence[RunData], *, bin_seconds: float = SECONDS_PE
         # each curve over the bins from its first to its last submission, not padded with zeros
         used = (edges[1:] > np.min(values)) & (edges[:-1] <= np.max(values))
         axis.step(edges[:-1][used] / divisor, counts[used], where="post", label=label, color=colour,
-                  linestyle=style, linewidth=1.0)
+                  linestyle=style, linewidth=1.0, zorder=3 if colour == RECORDED_COLOUR else 2)
     per = "day" if bin_seconds == SECONDS_PER_DAY else f"{bin_seconds:g} s"
-    axis.set(xlabel=f"submission time ({unit})", ylabel=f"jobs submitted per {per}",
-             title="Distribution of submission times")
-    axis.legend(loc="upper right", fontsize="small")
+    axis.set(xlabel=f"submission time ({unit})", ylabel=f"jobs submitted per {per}")
+    figure.suptitle("Distribution of submission times")
+    _legend_below(figure, axis)
     return figure
 
 
@@ -225,11 +247,43 @@ def plot_cumulative_jobs(runs: Sequence[RunData]) -> Figure:
         for axis, column in ((top, "submission_time"), (bottom, "finish_time")):
             axis.step(*_cumulative_curve(run.jobs[column].to_numpy(dtype="float64"), divisor), where="post",
                       color=run_colour(i), linewidth=1.0, label=run.name)
-    top.set(ylabel="jobs submitted", title="Cumulative number of jobs submitted (top) and finished (bottom)")
+    top.set(ylabel="jobs submitted")
     bottom.set(ylabel="jobs finished", xlabel=f"time ({unit})")
-    for axis in (top, bottom):
-        axis.legend(loc="lower right", fontsize="small")
+    figure.suptitle("Cumulative number of jobs submitted (top) and finished (bottom)")
+    _legend_below(figure, top)
     return figure
+
+
+def lateness_axis(values: np.ndarray) -> tuple[tuple[float, float], list[float], list[str]]:
+    """Limits, ticks and tick labels of a symmetric-log lateness axis holding ``values`` (s).
+
+    The limits leave at least a factor 1.5 of room beyond the largest |value| (so no point sits on the frame)
+    and reach at least one hour on the side of any value (one minute on a side without values, so that 0
+    shows); ticks are 0 and +-1 min, 1 h, 1 day, 10 days... (:data:`LATENESS_TICKS`) inside the limits,
+    without the +-1 min ticks when larger ones exist (they would crowd the labels around 0).
+
+    Returns:
+        ``((low, high), ticks, labels)``, seconds.
+    """
+    values = np.asarray(values, dtype="float64")
+    values = values[np.isfinite(values)]
+
+    def reach(side: np.ndarray) -> float:
+        if side.size == 0:
+            return 60.0
+        return max(3600.0, 10 ** math.ceil(math.log10(1.5 * float(np.max(side)))))
+
+    high, low = reach(values[values > 0]), -reach(-values[values < 0])
+    marks = [(t, label) for t, label in LATENESS_TICKS if t <= max(high, -low)]
+    if len(marks) > 1:
+        marks = marks[1:]
+    ticks, labels = [0.0], ["0"]
+    for t, label in marks:
+        if t <= high:
+            ticks.append(t), labels.append(label)
+        if -t >= low:
+            ticks.insert(0, -t), labels.insert(0, "\u2212" + label)
+    return (low, high), ticks, labels
 
 
 def plot_user_mean_lateness(per_user: Mapping[str, pd.DataFrame]) -> Figure:
@@ -241,8 +295,8 @@ def plot_user_mean_lateness(per_user: Mapping[str, pd.DataFrame]) -> Figure:
 
     Returns:
         A figure with one axis: x = jobs submitted by the user (log scale), y = mean lateness in seconds
-        (symmetric log scale, linear within +-60 s, so that early users (negative) and zero show). One
-        point collection per run.
+        (symmetric log scale, linear within +-60 s, so that early users (negative) and zero show), ticks
+        labelled in minutes, hours and days (:func:`lateness_axis`). One point collection per run.
 
     Raises:
         ValueError: ``per_user`` is empty.
@@ -253,36 +307,60 @@ def plot_user_mean_lateness(per_user: Mapping[str, pd.DataFrame]) -> Figure:
     for i, (name, table) in enumerate(per_user.items()):
         axis.scatter(table["nb_jobs"].to_numpy(), table["mean_lateness"].to_numpy(), s=12, alpha=0.7,
                      color=run_colour(i), label=name)
+    every = np.concatenate([t["mean_lateness"].to_numpy(dtype="float64") for t in per_user.values()])
+    limits, ticks, labels = lateness_axis(every)
     axis.set_xscale("log")
-    axis.set_yscale("symlog", linthresh=60.0)
+    axis.set_yscale("symlog", linthresh=60.0, linscale=0.5)
+    axis.set_ylim(*limits)
+    axis.set_yticks(ticks, labels)
+    axis.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     axis.axhline(0.0, color="grey", linewidth=0.6)
-    axis.set(xlabel="jobs submitted by the user", ylabel="mean lateness per user (s)",
-             title="Mean lateness per user")
-    axis.legend(loc="best", fontsize="small")
+    axis.grid(True, axis="y", color="#dddddd", linewidth=0.5)
+    axis.set(xlabel="jobs submitted by the user", ylabel="mean lateness per user (later \u2191, earlier \u2193)")
+    figure.suptitle("Mean lateness per user")
+    _legend_below(figure, axis)
     return figure
 
 
-def _step_or_binned(times: np.ndarray, values: np.ndarray, low: float, high: float
-                    ) -> tuple[np.ndarray, np.ndarray, bool]:
-    """The curve to draw for a step function: itself when short, else its bin means.
+def smoothing_bin(span: float) -> float:
+    """Bin width (s) of a smoothed curve over ``span`` seconds: the smallest of :data:`SMOOTHING_WIDTHS` giving at
+    most :data:`SMOOTHING_MAX_BINS` bins (the largest width for longer spans)."""
+    for width in SMOOTHING_WIDTHS:
+        if span / width <= SMOOTHING_MAX_BINS:
+            return width
+    return SMOOTHING_WIDTHS[-1]
 
-    Bins are ``(high - low) / CURVE_BINS`` wide (the same for every run of a figure), laid from ``low`` and
-    kept while they overlap the step function's own span.
-    """
-    if times.size <= MAX_CURVE_POINTS or not high > low:
-        return times, values, False
-    edges = np.linspace(low, high, CURVE_BINS + 1)
+
+def duration_text(seconds: float) -> str:
+    """``"6 h"``, ``"1 day"``, ``"10 min"``: a duration of whole minutes, hours or days as words."""
+    for size, unit in ((SECONDS_PER_DAY, "day"), (3600.0, "h"), (60.0, "min")):
+        if seconds >= size and seconds % size == 0:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if unit == 'day' and count > 1 else ''}"
+    return f"{seconds:g} s"
+
+
+def _step_or_binned(times: np.ndarray, values: np.ndarray, low: float, width: float | None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The curve to draw for a step function: itself when ``width`` is None, else its means over bins of
+    ``width`` seconds laid from ``low`` (the same for every run of a figure), kept while they overlap the step
+    function's own span."""
+    if width is None or times.size == 0:
+        return times, values
+    edges = low + width * np.arange(int(np.ceil((times[-1] - low) / width)) + 2)
     used = (edges[1:] > times[0]) & (edges[:-1] < times[-1])
-    return edges[:-1][used], time_weighted_means(times, values, edges)[used], True
+    return edges[:-1][used], time_weighted_means(times, values, edges)[used]
 
 
 def plot_utilisation_and_queue(runs: Sequence[RunData]) -> Figure:
     """Utilisation (busy nodes / nodes, top) and number of waiting jobs (bottom) over time.
 
     Busy nodes come from :func:`batreplay.analysis.metrics.running_jobs_over_time` (requested resources of
-    the running jobs), waiting jobs from :func:`queue_length_over_time`. Up to :data:`MAX_CURVE_POINTS`
-    changes the exact step function is drawn; beyond, its time-weighted mean over :data:`CURVE_BINS`
-    regular bins (the axis label says so).
+    the running jobs), waiting jobs from :func:`queue_length_over_time`. When every run has at most
+    :data:`MAX_CURVE_POINTS` changes, the exact step functions are drawn; otherwise each curve is its
+    time-weighted mean over regular bins of :func:`smoothing_bin` of the span (12 h for 44 days, 3 days for a
+    year), named in the axis labels, which keeps the busy node-seconds exact and the runs apart. The legend
+    sits below the axes.
 
     Raises:
         ValueError: no run, or a run without ``nb_resources``.
@@ -291,30 +369,37 @@ def plot_utilisation_and_queue(runs: Sequence[RunData]) -> Figure:
         raise ValueError("plot_utilisation_and_queue: no run")
     low, high = _span(runs)
     divisor, unit = time_unit(high - low)
-    figure, (top, bottom) = _new_figure(2, height=3.0)
-    binned_any = False
-    for i, run in enumerate(runs):
+    curves = []
+    for run in runs:
         if run.nb_resources is None:
             raise ValueError(f"run {run.name}: number of resources unknown, cannot plot utilisation")
         running = running_jobs_over_time(run.jobs)
         queue = queue_length_over_time(run.jobs)
-        for axis, times, values in (
-                (top, running["time"].to_numpy(), running["busy_nodes"].to_numpy(dtype="float64") / run.nb_resources),
-                (bottom, queue["time"].to_numpy(), queue["queued_jobs"].to_numpy(dtype="float64"))):
-            x, y, binned = _step_or_binned(times, values, low, high)
-            binned_any |= binned
-            axis.step(x / divisor, y, where="post", color=run_colour(i), linewidth=1.0, label=run.name)
-    note = f"\n(time-weighted means over {CURVE_BINS} bins of the span)" if binned_any else ""
-    top.set(ylabel="utilisation (busy / all nodes)", ylim=(0.0, 1.05),
-            title="Utilisation (top) and queue length (bottom)" + note)
-    bottom.set(ylabel="waiting jobs", xlabel=f"time ({unit})")
+        curves.append(((running["time"].to_numpy(), running["busy_nodes"].to_numpy(dtype="float64") / run.nb_resources),
+                       (queue["time"].to_numpy(), queue["queued_jobs"].to_numpy(dtype="float64"))))
+    long = any(max(a[0].size, b[0].size) > MAX_CURVE_POINTS for a, b in curves) and high > low
+    width = smoothing_bin(high - low) if long else None
+    figure, (top, bottom) = _new_figure(2, height=3.0)
+    for i, (run, pair) in enumerate(zip(runs, curves)):
+        for axis, (times, values) in zip((top, bottom), pair):
+            x, y = _step_or_binned(times, values, low, width)
+            axis.step(x / divisor, y, where="post", color=run_colour(i), linewidth=1.1, label=run.name)
+    means = f" ({duration_text(width)} means)" if width else ""
+    top.set(ylabel=f"utilisation{means}", ylim=(0.0, 1.02))
+    bottom.set(ylabel=f"waiting jobs{means}", xlabel=f"time ({unit})")
+    bottom.set_ylim(bottom=0.0)
     for axis in (top, bottom):
-        axis.legend(loc="upper right", fontsize="small")
+        axis.grid(True, color="#e4e4e4", linewidth=0.5)
+    figure.suptitle("Utilisation (busy nodes / all nodes, top) and queue length (bottom)")
+    _legend_below(figure, top)
     return figure
 
 
-def default_gantt_window(runs: Sequence[RunData]) -> TimeWindow:
-    """One day from the first submission of the runs, or their whole span when shorter (s)."""
+def default_gantt_window(runs: Sequence[RunData], *, start: float | None = None) -> TimeWindow:
+    """The Gantt chart's default window (s): one day from ``start``, or from the runs' first submission (then
+    their whole span when shorter than a day)."""
+    if start is not None:
+        return TimeWindow(float(start), float(start) + SECONDS_PER_DAY)
     low, high = _span(runs)
     return TimeWindow(low, low + min(max(high - low, 1.0), SECONDS_PER_DAY))
 
@@ -358,13 +443,30 @@ def gantt_rectangles(jobs: pd.DataFrame, window: TimeWindow) -> pd.DataFrame:
     return frame.sort_values(["left", "bottom"], kind="stable").reset_index(drop=True)
 
 
+def _label_gantt_bars(figure: Figure, axis, bars: pd.DataFrame, divisor: float) -> None:
+    """Write each bar's job id inside it when the id fits (at :data:`GANTT_LABEL_SIZE` points), from the axis'
+    size once the figure is laid out."""
+    box = axis.get_position()
+    x_low, x_high = axis.get_xlim()
+    y_low, y_high = axis.get_ylim()
+    points_x = box.width * figure.get_figwidth() * 72.0 / (x_high - x_low)
+    points_y = box.height * figure.get_figheight() * 72.0 / (y_high - y_low)
+    for row in bars.itertuples():
+        text = str(row.job_id)
+        wide = row.width / divisor * points_x >= 0.62 * GANTT_LABEL_SIZE * len(text) + 3.0
+        tall = row.height * points_y >= 1.3 * GANTT_LABEL_SIZE
+        if wide and tall:
+            axis.text((row.left + row.width / 2) / divisor, row.bottom + row.height / 2, text, ha="center",
+                      va="center", fontsize=GANTT_LABEL_SIZE, clip_on=True, in_layout=False)
+
+
 def plot_gantt(runs: Sequence[RunData], window: TimeWindow) -> Figure:
     """Gantt chart of each run over ``window``: one axis per run, resources on y, time on x.
 
     Each job is one colour (a ``tab20`` colour picked from a CRC-32 of its full id, so the same job has the same colour
-    in every run), a bar per contiguous block of its ``allocated_resources``, clipped to the window; with at
-    most :data:`GANTT_LABEL_LIMIT` jobs in a window, bars carry the job id. Runs whose jobs table lacks
-    ``allocated_resources`` get an empty axis saying so.
+    in every run), a bar per contiguous block of its ``allocated_resources``, clipped to the window; a bar
+    carries its job id when the id fits in it. Runs whose jobs table lacks ``allocated_resources`` get an empty
+    axis saying so.
 
     Raises:
         ValueError: no run.
@@ -374,6 +476,7 @@ def plot_gantt(runs: Sequence[RunData], window: TimeWindow) -> Figure:
     divisor, unit = time_unit(window.length)
     figure, axes = _new_figure(len(runs), height=3.2)
     palette = matplotlib.colormaps["tab20"].colors
+    drawn = []
     for run, axis in zip(runs, axes):
         axis.set_title(f"{run.name}: jobs running in [{window.start / divisor:g}, {window.end / divisor:g}] {unit}",
                        fontsize="medium")
@@ -391,11 +494,12 @@ def plot_gantt(runs: Sequence[RunData], window: TimeWindow) -> Figure:
         colours = [palette[zlib.crc32(name.encode()) % len(palette)] for name in bars[FULL_ID]]
         axis.barh(bars["bottom"], bars["width"] / divisor, left=bars["left"] / divisor, height=bars["height"],
                   align="edge", color=colours, edgecolor="black", linewidth=0.3)
-        if bars[FULL_ID].nunique() <= GANTT_LABEL_LIMIT:
-            for row in bars.itertuples():
-                axis.text((row.left + row.width / 2) / divisor, row.bottom + row.height / 2, row.job_id,
-                          ha="center", va="center", fontsize="x-small", clip_on=True)
+        drawn.append((axis, bars))
     axes[-1].set_xlabel(f"time ({unit})")
+    if drawn:
+        figure.draw_without_rendering()  # lays the axes out: their size in inches is known from here
+    for axis, bars in drawn:
+        _label_gantt_bars(figure, axis, bars, divisor)
     return figure
 
 

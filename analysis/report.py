@@ -5,44 +5,32 @@ so the file can be mailed or archived alone. The script only checks the page: on
 event it counts the images that decoded (``complete`` and ``naturalWidth > 0``) and writes
 ``data-images-loaded="N/M"`` on ``<body>``, which a headless browser test reads back.
 
-The content is described by a :class:`ReportContent` (built by :mod:`batreplay.analysis.analyze_command`);
-:func:`render_html` turns it into the page and :func:`write_report` writes it.
+The page is rendered with Jinja2 from the templates in ``templates/`` (``report.html.j2``, the table macro
+``table.html.j2``, the inline ``style.css.j2`` and ``images_loaded.js.j2``), with autoescaping on: every
+title, cell, caption and note is text, never markup. Every table sits in a box that scrolls horizontally
+(``overflow-x: auto``), so a wide table never widens the page.
+
+The content is described by a :class:`ReportContent` (built by :mod:`batreplay.analysis.analyze_command`
+and :mod:`batreplay.campaign.report`); :func:`render_html` turns it into the page and :func:`write_report`
+writes it.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import math
+import re
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
+from typing import Any
 
+import jinja2
 import pandas as pd
 
 #: Attribute the inline script writes on ``<body>``: ``"N/M"`` = images decoded / images in the page.
 IMAGES_LOADED_ATTRIBUTE = "data-images-loaded"
-
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1100px; color: #222; }
-h1 { font-size: 1.6em; } h2 { font-size: 1.3em; border-bottom: 1px solid #ccc; margin-top: 1.6em; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; }
-td { text-align: right; font-variant-numeric: tabular-nums; } th { background: #f3f3f3; }
-td.text, th.text { text-align: left; }
-figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
-figcaption { font-size: 0.9em; color: #444; }
-p.description { color: #444; } ul.notes li { font-size: 0.9em; white-space: pre-wrap; }
-"""
-
-_SCRIPT = """
-window.addEventListener("load", function () {
-  var images = document.images, decoded = 0;
-  for (var i = 0; i < images.length; i++) {
-    if (images[i].complete && images[i].naturalWidth > 0) { decoded++; }
-  }
-  document.body.setAttribute("%s", decoded + "/" + images.length);
-});
-""" % IMAGES_LOADED_ATTRIBUTE
+PAGE_TEMPLATE = "report.html.j2"
 
 
 @dataclass
@@ -50,35 +38,57 @@ class ReportTable:
     """A table of the report.
 
     Attributes:
-        heading: section heading.
+        heading: section heading (a sub-heading when the table is in a ``group``).
         frame: the data; its index is shown as the first column when ``show_index``.
         description: a sentence or two on what the table shows and where its definitions come from.
         show_index: whether the index is a column of the table.
+        group: title of the section the table belongs to; consecutive tables of one group share one section
+            heading (e.g. the "Metrics" tables, one per kind of metric). Empty: a section of its own.
     """
 
     heading: str
     frame: pd.DataFrame
     description: str = ""
     show_index: bool = False
+    group: str = ""
 
 
 @dataclass
 class ReportFigure:
-    """A figure of the report: a PNG file embedded in the page, and its caption."""
+    """A figure of the report: a PNG file embedded in the page, and its caption.
+
+    Attributes:
+        caption: what the figure shows (shown after "Figure N.").
+        png: the PNG file.
+        label: a short name of the figure (e.g. ``"Gantt chart"``), shown before the caption when given.
+    """
 
     caption: str
     png: Path
+    label: str = ""
 
 
 @dataclass
 class ReportContent:
-    """Everything the report shows, in order: parameters, tables, figures, notes."""
+    """Everything the report shows, in order: introduction, parameters, tables, figures, notes.
+
+    Attributes:
+        title: page title.
+        parameters: ``(name, value)`` lines of the parameter box.
+        tables: the tables, in order (see :attr:`ReportTable.group`).
+        figures: the figures, numbered from 1 in order.
+        notes: free-text notes (line breaks kept).
+        intro: paragraphs shown under the title.
+        group_descriptions: group title -> a paragraph shown under the group's heading.
+    """
 
     title: str
     parameters: list[tuple[str, str]] = field(default_factory=list)
     tables: list[ReportTable] = field(default_factory=list)
     figures: list[ReportFigure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    intro: list[str] = field(default_factory=list)
+    group_descriptions: dict[str, str] = field(default_factory=dict)
 
 
 def format_value(value: object) -> str:
@@ -92,26 +102,17 @@ def format_value(value: object) -> str:
         return f"{int(value):,}"
     if isinstance(value, float) or (hasattr(value, "dtype") and getattr(value, "dtype").kind == "f"):
         number = float(value)
+        if math.isnan(number):
+            return "\u2013"
         if number == int(number) and abs(number) < 1e15:
             return f"{int(number):,}"
         return f"{number:,.0f}" if abs(number) >= 1000 else f"{number:.4g}"
     return str(value)
 
 
-def _table_html(table: ReportTable) -> str:
-    frame = table.frame.reset_index() if table.show_index else table.frame
-    head = "".join(f'<th class="text">{html.escape(str(c))}</th>' for c in frame.columns)
-    rows = []
-    for values in frame.itertuples(index=False):
-        cells = []
-        for value in values:
-            text = format_value(value)
-            kind = "" if isinstance(value, (int, float)) or hasattr(value, "dtype") else ' class="text"'
-            cells.append(f"<td{kind}>{html.escape(text)}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    description = f'<p class="description">{html.escape(table.description)}</p>' if table.description else ""
-    return (f"<h2>{html.escape(table.heading)}</h2>\n{description}\n<table>\n<thead><tr>{head}</tr></thead>\n"
-            f"<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>")
+def _is_number(value: object) -> bool:
+    return (value is None or value is pd.NA or isinstance(value, (int, float))
+            or (hasattr(value, "dtype") and getattr(value, "dtype").kind in "iufb"))
 
 
 def png_data_uri(path: str | Path) -> str:
@@ -127,32 +128,80 @@ def png_data_uri(path: str | Path) -> str:
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.PackageLoader("batreplay.analysis", "templates"), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                              keep_trailing_newline=True)
+
+
+def _anchor(text: str, used: set[str]) -> str:
+    """A fragment id made of ``text``'s words, unique in the page."""
+    base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "section"
+    anchor, k = base, 2
+    while anchor in used:
+        anchor, k = f"{base}-{k}", k + 1
+    used.add(anchor)
+    return anchor
+
+
+#: Text cells longer than this may wrap; shorter ones stay on one line (the table scrolls instead).
+WRAP_LENGTH = 40
+
+
+def _cell_class(text: str, is_text: bool) -> str:
+    if not is_text:
+        return ""
+    return "text long" if len(text) > WRAP_LENGTH else "text"
+
+
+def _table_view(table: ReportTable, group: str = "") -> dict[str, Any]:
+    frame = table.frame.reset_index() if table.show_index else table.frame
+    rows = []
+    for values in frame.itertuples(index=False):
+        cells = [(format_value(v), not _is_number(v)) for v in values]
+        rows.append([(text, _cell_class(text, is_text)) for text, is_text in cells])
+    # a column is text when all its non-empty cells are (its heading is then aligned left, as its cells)
+    text_columns = [all(row[k][1] for row in rows if row[k][0] != "\u2013") and any(row[k][1] for row in rows)
+                    for k in range(len(frame.columns))]
+    columns = [(str(c), "text" if is_text else "num") for c, is_text in zip(frame.columns, text_columns)]
+    return {"heading": table.heading, "show_heading": table.heading != group, "description": table.description,
+            "columns": columns, "rows": rows}
+
+
+def _blocks(content: ReportContent, used: set[str]) -> list[dict[str, Any]]:
+    """Tables in page order, consecutive tables of one group gathered into one block."""
+    blocks: list[dict[str, Any]] = []
+    for table in content.tables:
+        if table.group and blocks and blocks[-1]["group"] == table.group:
+            blocks[-1]["tables"].append(_table_view(table, table.group))
+            continue
+        title = table.group or table.heading
+        blocks.append({"group": table.group, "anchor": _anchor(title, used), "title": title,
+                       "description": content.group_descriptions.get(table.group, "") if table.group else "",
+                       "tables": [_table_view(table, table.group)]})
+    return blocks
+
+
 def render_html(content: ReportContent) -> str:
     """The report page as one HTML5 string (UTF-8 text), self-contained (see the module docstring).
 
     Raises:
         FileNotFoundError, ValueError: a figure's PNG is missing or not a PNG.
     """
-    parts = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-             f"<title>{html.escape(content.title)}</title>", f"<style>{_STYLE}</style>",
-             f"<script>{_SCRIPT}</script>", "</head>", "<body>", f"<h1>{html.escape(content.title)}</h1>"]
-    if content.parameters:
-        parts.append("<table>")
-        parts += [f'<tr><th class="text">{html.escape(k)}</th><td class="text">{html.escape(v)}</td></tr>'
-                  for k, v in content.parameters]
-        parts.append("</table>")
-    parts += [_table_html(table) for table in content.tables]
-    if content.figures:
-        parts.append("<h2>Figures</h2>")
+    used = {"figures", "notes"}
+    blocks = _blocks(content, used)
+    figures = []
     for number, figure in enumerate(content.figures, start=1):
-        caption = f"Figure {number}. {figure.caption}"
-        parts.append(f'<figure><img src="{png_data_uri(figure.png)}" alt="{html.escape(caption, quote=True)}">'
-                     f"<figcaption>{html.escape(caption)}</figcaption></figure>")
-    if content.notes:
-        parts.append("<h2>Notes</h2>")
-        parts.append('<ul class="notes">' + "".join(f"<li>{html.escape(n)}</li>" for n in content.notes) + "</ul>")
-    parts += ["</body>", "</html>", ""]
-    return "\n".join(parts)
+        lead = f"Figure {number}" + (f" ({figure.label})" if figure.label else "")
+        figures.append({"src": png_data_uri(figure.png), "caption": f"{lead}. {figure.caption}",
+                        "anchor": f"figure-{number}"})
+    contents = [(block["anchor"], block["title"]) for block in blocks]
+    contents += [("figures", "Figures")] if figures else []
+    contents += [("notes", "Notes")] if content.notes else []
+    return _environment().get_template(PAGE_TEMPLATE).render(
+        title=content.title, intro=content.intro, parameters=content.parameters, blocks=blocks, figures=figures,
+        notes=content.notes, contents=contents, images_loaded_attribute=IMAGES_LOADED_ATTRIBUTE)
 
 
 def write_report(content: ReportContent, path: str | Path) -> Path:

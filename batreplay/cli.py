@@ -124,9 +124,13 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
 
 def _cmd_analyze(args: argparse.Namespace, console: Console) -> int:
     from batreplay.analysis.analyze_command import analyze
+    from batreplay.workloads.resolve import resolve_workload
 
-    report = analyze(args.run_dirs, Path(args.out), nb_resources=args.nb_resources, tau=args.tau,
-                     swf_log=args.swf, window=args.window_days)
+    swf_log = None if args.swf is None else resolve_workload(args.swf)  # a path or a fetched log's name
+    with step_progress(console, "analyzing") as bar:
+        report = analyze(args.run_dirs, Path(args.out), nb_resources=args.nb_resources, tau=args.tau,
+                         swf_log=swf_log, window=args.window_days, gantt_window=args.gantt_window,
+                         adequacy_requested_times=args.adequacy_requested_times, on_progress=_step_callback(bar))
     console.print(f"tables, figures/ and report in {report.parent}; open {report}")
     return 0
 
@@ -222,11 +226,20 @@ def build_parser() -> argparse.ArgumentParser:
                          help="batreplay run directory or Batsim output folder")
     analyze.add_argument("--out", required=True, help="output folder (metrics.csv/.json, figures/, report.html)")
     analyze.add_argument("--swf", default=None,
-                         help="recorded SWF log the runs replayed: adds the adequacy table P (Baranov et al. 2018)")
+                         help="recorded SWF log the runs replayed (a path or a fetched log's name): adds the adequacy "
+                              "table P (Baranov et al. 2018)")
     analyze.add_argument("--nb-resources", type=int, default=None,
                          help="compute nodes (default: run.json's platform, out_schedule.csv)")
     analyze.add_argument("--window-days", type=float, nargs=2, metavar=("START", "LENGTH"), default=None,
-                         help="metrics and Gantt chart over [START, START + LENGTH] days of simulated time")
+                         help="metrics over [START, START + LENGTH] days of simulated time (the Gantt chart shows "
+                              "its first 24 h)")
+    analyze.add_argument("--gantt-window", type=float, nargs=2, metavar=("START", "LENGTH"), default=None,
+                         help="Gantt chart over [START, START + LENGTH] days of simulated time (default: the first "
+                              "24 h of --window-days, else of the runs)")
+    analyze.add_argument("--adequacy-requested-times", choices=("run", "log"), default="run",
+                         help="requested times compared with the --swf log: 'run' (default) leaves out, with a note, "
+                              "runs whose walltimes differ from the log's (P of Baranov et al. 2018 compares runs of "
+                              "the same job stream); 'log' uses the log's requested times for both")
     analyze.add_argument("--tau", type=float, default=10.0,
                          help="bounded slowdown threshold in seconds (default: %(default)g)")
     analyze.set_defaults(handler=_cmd_analyze)

@@ -16,11 +16,14 @@ from batreplay.analysis.adequacy import ADEQUACY_METRICS, adequacy_metrics, comp
 from batreplay.analysis.analyze_command import run_metrics
 from batreplay.analysis.lateness import LATENESS_METRICS, job_lateness, lateness_metrics
 from batreplay.analysis.metric import Metric
+from batreplay.analysis.metric import readable_time_unit
 from batreplay.analysis.metric_registry import (
+    METRIC_GROUPS,
     METRICS,
-    RUN_SUMMARY,
     _gather,
     get_metric,
+    metric_group,
+    metric_sections,
     metric_unit,
     summary_rows,
 )
@@ -36,21 +39,17 @@ from batreplay.formats.out_jobs import read_out_jobs, validate_out_jobs
 from batreplay.workloads.swf import read_swf
 
 CASES = golden_cases() if GOLDEN.is_dir() else []
+
+
+@pytest.fixture(scope="module")
+def two_runs_metrics():
+    """metrics.csv rows of the golden kth2000 run and of the same run under another name."""
+    if not (GOLDEN / "kth2000").is_dir():
+        pytest.skip("golden run kth2000 not available")
+    row = run_metrics(load_run(GOLDEN / "kth2000"))
+    return [row, dict(row, run="again")], ["kth2000", "again"]
 #: Columns of metrics.csv that name the run rather than measure it (text).
 IDENTITY = {"run", "path", "scheduler", "platform", "workload", "replay", "nb_resources_source"}
-#: The console summary printed by ``batreplay run`` before the registry (metric key, label, format).
-PREVIOUS_SUMMARY_ROWS = [
-    ("nb_jobs", "jobs", "{:d}"),
-    ("nb_rejected", "rejected", "{:d}"),
-    ("nb_killed", "killed (walltime or kill)", "{:d}"),
-    ("makespan", "makespan (s)", "{:.1f}"),
-    ("mean_waiting_time", "mean waiting time (s)", "{:.1f}"),
-    ("max_waiting_time", "max waiting time (s)", "{:.1f}"),
-    ("mean_bounded_slowdown", "mean bounded slowdown (tau = 10 s)", "{:.3f}"),
-    ("utilisation", "utilisation", "{:.4f}"),
-]
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_summarize_gives_every_schedule_metric_in_table_order(case):
     jobs = read_out_jobs(GOLDEN / case / "out_jobs.csv")
@@ -82,16 +81,66 @@ def test_units_of_the_report_column():
     assert all(m.unit in ("", "s", "nodes", "node-s", "jobs/day", "jobs/week") for m in METRICS.values())
 
 
-def test_summary_rows_print_what_the_console_printed_before():
+def test_summary_rows_show_times_in_readable_units():
+    """Golden kth2000 (2,000 KTH jobs): makespan 2,142,844 s = 24.80 days, mean wait 15,395 s = 4.28 h, max wait
+    471,139 s = 5.45 days; counts and ratios as before, each label naming its unit."""
     jobs = read_out_jobs(GOLDEN / "kth2000" / "out_jobs.csv")
     metrics = summarize(jobs, nb_resources=100)
-    previous = [(label, fmt.format(int(metrics[key]) if fmt == "{:d}" else float(metrics[key])))
-                for key, label, fmt in PREVIOUS_SUMMARY_ROWS]
-    assert summary_rows(metrics) == previous
-    assert [name for name, _, _ in PREVIOUS_SUMMARY_ROWS] == list(RUN_SUMMARY)
-    # absent metrics are skipped, and the bounded slowdown label states the threshold used
+    assert summary_rows(metrics) == [
+        ("jobs", "2000"), ("rejected", "0"), ("killed (walltime or kill)", "24"),
+        ("makespan (days)", f"{metrics['makespan'] / SECONDS_PER_DAY:,.2f}"),
+        ("mean waiting time (h)", f"{metrics['mean_waiting_time'] / 3600:,.2f}"),
+        ("max waiting time (days)", f"{metrics['max_waiting_time'] / SECONDS_PER_DAY:,.2f}"),
+        ("mean bounded slowdown (tau = 10 s)", f"{metrics['mean_bounded_slowdown']:.3f}"),
+        ("utilisation", f"{metrics['utilisation']:.4f}")]
+    assert [label for label, _ in summary_rows(metrics)][3:6] == ["makespan (days)", "mean waiting time (h)",
+                                                                  "max waiting time (days)"]
+    # under an hour in seconds, with the metric's own format; absent metrics skipped; tau stated
+    assert summary_rows({"mean_waiting_time": 59.5, "nb_jobs": 3}) == [("jobs", "3"), ("mean waiting time (s)", "59.5")]
     assert summary_rows({"mean_bounded_slowdown": 1.5}, tau=60.0) == [("mean bounded slowdown (tau = 60 s)",
                                                                        "1.500")]
+
+
+def test_readable_time_unit_rule():
+    assert readable_time_unit([0.0, 3599.0]) == "s"
+    assert readable_time_unit([3600.0]) == "h" and readable_time_unit([-100_000.0, 5.0]) == "h"
+    assert readable_time_unit([2 * SECONDS_PER_DAY]) == "days"
+    assert readable_time_unit([float("nan"), None, pd.NA]) == "s"
+    assert get_metric("busy_node_seconds").display_unit([4e8]) == "node-days"
+    assert get_metric("busy_node_seconds").heading("node-days") == "busy node time (node-days)"
+    assert get_metric("utilisation").display_unit([0.5]) == ""
+
+
+def test_metric_sections_group_and_state_units(two_runs_metrics):
+    """The report's metric tables: one per section, every time row in one unit for all runs, named in the label."""
+    rows, names = two_runs_metrics
+    sections = metric_sections(rows, names)
+    assert [key for key, *_ in sections] == ["jobs", "scheduling", "utilisation"]  # no log, no lateness
+    frames = {key: frame for key, _, _, frame in sections}
+    assert list(frames["scheduling"].columns) == names
+    makespan = frames["scheduling"].loc["makespan (days)"]
+    assert makespan.tolist() == pytest.approx([row["makespan"] / SECONDS_PER_DAY for row in rows])
+    assert frames["jobs"].loc["jobs"].tolist() == [2000, 2000]
+    shown = 0
+    for name in (n for n in METRICS if n in rows[0] and pd.notna(rows[0][n])):
+        metric = METRICS[name]
+        units = {"s": ["s", "h", "days"], "node-s": ["node-s", "node-h", "node-days"]}.get(metric.unit, [metric.unit])
+        labels = [metric.heading(unit, tau=10.0) for unit in units]
+        assert sum(label in frames[metric_group(name)].index for label in labels) == 1, name  # in its section
+        assert all(label.endswith(")") for label in labels if metric.unit), name  # the unit is stated
+        shown += 1
+    assert shown == sum(len(frame) for frame in frames.values())
+    # the waiting-time percentiles share one unit
+    units = {label.rsplit("(", 1)[1] for label in frames["scheduling"].index
+             if "percentile" in label or "median" in label}
+    assert len(units) == 1
+    with pytest.raises(ValueError, match="2 metric rows for 1 runs"):
+        metric_sections(rows, names[:1])
+
+
+def test_every_metric_has_a_report_section():
+    keys = {key for key, _, _ in METRIC_GROUPS}
+    assert {metric_group(name) for name in METRICS} <= keys
 
 
 def test_lookup_errors_name_the_metric():

@@ -10,6 +10,7 @@ import pytest
 from conftest import GOLDEN
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from batreplay.analysis import plots
 from batreplay.analysis.lateness import job_lateness, lateness_per_user
@@ -47,6 +48,13 @@ def small_run(jobs: pd.DataFrame, name: str = "small", originals: list[float] | 
         if originals is not None:
             table["recorded_submission_time"] = originals
     return RunData(name=name, path=GOLDEN, jobs=jobs, job_table=table, nb_resources=5)
+
+
+def drawn(figure):
+    """The renderer of ``figure`` drawn on an Agg canvas (text and bar extents in pixels)."""
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    return canvas.get_renderer()
 
 
 def golden_run(case: str) -> RunData:
@@ -158,8 +166,27 @@ def test_gantt_of_two_golden_runs_and_default_window():
     assert (window.start, window.end) == (0.0, 86_400.0)
     figure = plots.plot_gantt(runs, window)
     assert len(figure.axes) == 2
-    assert len(figure.axes[0].patches) == len(plots.gantt_rectangles(runs[0].jobs, window))
-    assert not figure.axes[0].texts  # too many jobs to label
+    bars = plots.gantt_rectangles(runs[0].jobs, window)
+    assert len(figure.axes[0].patches) == len(bars)
+    # a few of the many bars are large enough for their job id, and each id is drawn inside its bar
+    labelled = figure.axes[0].texts
+    assert 0 < len(labelled) < len(bars) / 5
+    renderer = drawn(figure)
+    patches = {(round(p.get_x() * 3600, 3), p.get_y()): p for p in figure.axes[0].patches}
+    for text in labelled:
+        bar = bars[bars["job_id"] == text.get_text()]
+        assert len(bar) >= 1
+        inside = False
+        for row in bar.itertuples():
+            box = patches[(round(row.left, 3), row.bottom)].get_window_extent(renderer)
+            inside |= box.contains(*text.get_window_extent(renderer).p0) and box.contains(
+                *text.get_window_extent(renderer).p1)
+        assert inside, text.get_text()
+
+
+def test_default_gantt_window_from_a_start():
+    runs = [golden_run("delays")]
+    assert plots.default_gantt_window(runs, start=3600.0) == TimeWindow(3600.0, 3600.0 + 86_400.0)
 
 
 def test_cumulative_jobs_by_hand(small_jobs):
@@ -212,6 +239,7 @@ def test_user_mean_lateness_points(small_jobs):
     points = axis.collections[0].get_offsets()
     assert np.asarray(points).tolist() == [[2.0, 0.25], [2.0, 1.0]]
     assert axis.get_xscale() == "log" and axis.get_yscale() == "symlog"
+    assert axis.get_ylim() == (-60.0, 3600.0)  # no early user: one minute below 0, at least an hour above
     with pytest.raises(ValueError, match="no run"):
         plots.plot_user_mean_lateness({})
 
@@ -229,15 +257,28 @@ def test_utilisation_and_queue_by_hand(small_jobs):
 
 
 def test_binned_utilisation_keeps_the_busy_node_seconds():
-    """kth2000 has more steps than MAX_CURVE_POINTS: the bin means must still integrate to the busy time."""
+    """kth2000 (25 days) has more steps than MAX_CURVE_POINTS: 6-hour means, which still integrate to the busy
+    time; the axis label names the bin width and the legend sits outside the axes."""
     run = golden_run("kth2000")
-    (line,) = plots.plot_utilisation_and_queue([run]).axes[0].get_lines()
+    figure = plots.plot_utilisation_and_queue([run])
+    (line,) = figure.axes[0].get_lines()
     metrics = summarize(run.jobs, nb_resources=run.nb_resources)
-    width = metrics["span_length"] / plots.CURVE_BINS / 86_400.0
-    assert len(line.get_xdata()) <= plots.CURVE_BINS
-    assert np.diff(line.get_xdata()) == pytest.approx(width)
-    busy = float(np.sum(line.get_ydata())) * width * 86_400.0 * run.nb_resources
+    width = plots.smoothing_bin(metrics["span_length"])
+    assert width == 6 * 3600.0 and figure.axes[0].get_ylabel() == "utilisation (6 h means)"
+    assert len(line.get_xdata()) <= plots.SMOOTHING_MAX_BINS
+    assert np.diff(line.get_xdata()) == pytest.approx(width / 86_400.0)
+    busy = float(np.sum(line.get_ydata())) * width * run.nb_resources
     assert busy == pytest.approx(metrics["busy_node_seconds"], rel=1e-9)
+    assert not figure.axes[0].get_legend() and len(figure.legends) == 1
+
+
+def test_smoothing_bin_and_duration_text():
+    assert plots.smoothing_bin(3600.0) == 60.0
+    assert plots.smoothing_bin(44 * 86_400.0) == 12 * 3600.0
+    assert plots.smoothing_bin(365 * 86_400.0) == 3 * 86_400.0
+    assert plots.smoothing_bin(1e12) == plots.SMOOTHING_WIDTHS[-1]
+    assert [plots.duration_text(t) for t in (600.0, 21_600.0, 86_400.0, 172_800.0, 90.0)] == [
+        "10 min", "6 h", "1 day", "2 days", "90 s"]
 
 
 def test_time_unit():
@@ -279,3 +320,31 @@ def test_figures_need_no_display_nor_pyplot(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "c.png").is_file() and (tmp_path / "c.svg").is_file()
+
+
+def test_lateness_axis_keeps_every_point_inside_and_labels_apart():
+    """Users 1e6 s late or early stay inside the axis (a factor 1.5 of room), and no tick crowds 0."""
+    (low, high), ticks, labels = plots.lateness_axis(np.array([-1e6, -30.0, 0.0, 1e6]))
+    assert low <= -1.5e6 and high >= 1.5e6
+    assert ticks == sorted(ticks) and 0.0 in ticks and 60.0 not in ticks and -60.0 not in ticks
+    assert labels[ticks.index(3600.0)] == "1 h" and labels[ticks.index(-86_400.0)] == "\u22121 day"
+    # tick labels do not overlap once drawn on a real figure
+    per_user = pd.DataFrame({"nb_jobs": [1, 10, 100, 1000], "mean_lateness": [-1e6, -30.0, 0.0, 1e6]})
+    figure = plots.plot_user_mean_lateness({"r": per_user})
+    axis = figure.axes[0]
+    renderer = drawn(figure)
+    boxes = [t.get_window_extent(renderer) for t in axis.get_yticklabels() if t.get_text()]
+    assert len(boxes) == len(ticks)
+    for a, b in zip(boxes, boxes[1:]):
+        assert not a.overlaps(b)
+    y_low, y_high = axis.get_ylim()
+    assert y_low < -1e6 and y_high > 1e6
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-1e8, 1e8, allow_nan=False), min_size=1, max_size=20))
+def test_lateness_axis_holds_any_values(values):
+    (low, high), ticks, _ = plots.lateness_axis(np.array(values))
+    assert low < 0 < high
+    assert all(low <= v <= high for v in values)
+    assert all(low <= t <= high for t in ticks) and ticks == sorted(set(ticks))

@@ -105,11 +105,12 @@ def test_page_is_self_contained_and_escaped(tmp_path):
     for attrs in images:
         assert attrs["src"].startswith("data:image/png;base64,")
         assert base64.b64decode(attrs["src"].split(",", 1)[1]).startswith(b"\x89PNG")
-    # nothing is fetched from elsewhere: no src/href but data URIs, no url(...) in styles
+    # nothing is fetched from elsewhere: no src/href but data URIs and links within the page, no url(...) in styles
+    ids = {attrs["id"] for _, attrs in parsed.tags if "id" in attrs}
     for tag, attrs in parsed.tags:
         for name in ("src", "href"):
             if name in attrs:
-                assert attrs[name].startswith("data:"), (tag, attrs)
+                assert attrs[name].startswith("data:") or attrs[name][1:] in ids, (tag, attrs)
     assert "url(" not in page and "http://" not in page and "https://" not in page
     # user text is escaped: only the report's own script element exists
     assert [tag for tag, _ in parsed.tags].count("script") == 1
@@ -166,3 +167,28 @@ def test_chromium_check_sees_a_broken_image(golden_report, tmp_path):
     path = tmp_path / "broken.html"
     path.write_text(broken, encoding="utf-8")
     assert images_loaded(path, tmp_path / "profile") == "3/4"
+
+
+def test_a_wide_table_scrolls_in_its_box_at_1400_px(tmp_path):
+    """A table of 40 wide columns (like a campaign's "All instances") scrolls inside its box; the page itself
+    stays within a 1400-pixel window."""
+    binary = _chromium()
+    if binary is None:
+        pytest.skip("no Chromium binary on PATH")
+    wide = pd.DataFrame({f"a rather long column heading {k}": [f"value-{k}-{'x' * 20}", k * 1000.5]
+                         for k in range(40)})
+    page = render_html(ReportContent(title="wide", tables=[ReportTable("All instances", wide)]))
+    probe = ("<script>window.addEventListener('load', function () { document.body.setAttribute('data-widths', "
+             "document.documentElement.scrollWidth + '/' + document.querySelector('.table-scroll').scrollWidth); "
+             "});</script></body>")
+    path = tmp_path / "wide.html"
+    path.write_text(page.replace("</body>", probe), encoding="utf-8")
+    command = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--window-size=1400,900",
+               f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000", "--dump-dom",
+               path.resolve().as_uri()]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    match = re.search(r'data-widths="(\d+)/(\d+)"', done.stdout)
+    assert match, done.stdout[:500]
+    page_width, table_width = int(match.group(1)), int(match.group(2))
+    assert page_width <= 1400 < table_width
