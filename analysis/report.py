@@ -10,7 +10,7 @@ The page is rendered with Jinja2 from the templates in ``templates/`` (``report.
 title, cell, caption and note is text, never markup. Every table sits in a box that scrolls horizontally
 (``overflow-x: auto``), so a wide table never widens the page.
 
-The content is described by a :class:`ReportContent` (built by :mod:`batreplay.analysis.analyze_command`
+The content is described by a :class:`ReportContent` (built by :mod:`batreplay.analysis.analyze_report`
 and :mod:`batreplay.campaign.report`); :func:`render_html` turns it into the page and :func:`write_report`
 writes it.
 """

@@ -14,13 +14,9 @@ import pandas as pd
 import pytest
 from conftest import WORKLOADS
 
-from batreplay.analysis.analyze_command import (
-    PROGRESS_STEPS,
-    RequestedTimesDifferError,
-    adequacy_against_log,
-    analyze,
-    merge_run_notes,
-)
+from batreplay.analysis.analyze_command import PROGRESS_STEPS, analyze
+from batreplay.analysis.analyze_report import merge_run_notes
+from batreplay.analysis.run_adequacy import RequestedTimesDifferError, adequacy_against_log
 from batreplay.analysis.run_dir import load_run
 from batreplay.run.runner import RunSpec, run
 from batreplay.workloads.swf import read_swf

@@ -1,0 +1,273 @@
+"""The content of ``batreplay analyze``'s HTML report: its tables, figures and notes, in the page's order.
+
+:func:`report_content` turns what :func:`batreplay.analysis.analyze_command.analyze` computed (one metrics row
+per run, the adequacy tables, the Fig. 9 window table, the figures, the notes) into a
+:class:`~batreplay.analysis.report.ReportContent`: the runs' identity, then one group per metric section of
+:data:`~batreplay.analysis.metric_registry.METRIC_GROUPS`, each time column shown in a readable unit (seconds,
+hours or days) named in its heading. :func:`table_i_side_by_side` lays the runs' P against the recorded log
+next to Baranov et al. 2018's Table I; :func:`draw_figures` draws the figures of
+:mod:`batreplay.analysis.plots` and saves them; :func:`merge_run_notes` says each note of several runs once.
+The page itself is rendered by :mod:`batreplay.analysis.report`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from batreplay.analysis import plots
+from batreplay.analysis.adequacy import StreamMismatchError
+from batreplay.analysis.metric import SECONDS_IN, readable_time_unit
+from batreplay.analysis.metric_registry import METRIC_GROUPS, get_metric, metric_sections
+from batreplay.analysis.metrics import SECONDS_PER_DAY, TimeWindow
+from batreplay.analysis.report import ReportContent, ReportFigure, ReportTable
+from batreplay.analysis.run_adequacy import BARANOV_REFERENCE_P, BARANOV_TABLE_I
+from batreplay.analysis.run_dir import RunData
+
+
+def merge_run_notes(per_run: Mapping[str, Sequence[str]]) -> list[str]:
+    """Notes of several runs, each said once: the ones all runs share without a run name, the others with
+    the runs they concern.
+
+    A note is one or more lines; notes whose first line starts alike (up to its first ``:``, e.g. ``"SWF
+    anomalies in LOG"``) are merged line by line: a line every such run has is written once, a line only
+    some have ends with ``[runs ...]`` (so per-run counts that differ show side by side).
+
+    Args:
+        per_run: run name -> its notes, in order (runs in the order of the page).
+
+    Returns:
+        The merged notes, in first-seen order, each prefixed with the runs it concerns unless it concerns all.
+    """
+    runs = list(per_run)
+    groups: dict[str, dict[str, Any]] = {}
+    for run, notes in per_run.items():
+        for note in notes:
+            first = note.split("\n", 1)[0]
+            key = first.split(":", 1)[0] if ":" in first else first
+            group = groups.setdefault(key, {"runs": [], "lines": {}})
+            if run not in group["runs"]:
+                group["runs"].append(run)
+            for line in note.split("\n"):
+                holders = group["lines"].setdefault(line, [])
+                if run not in holders:
+                    holders.append(run)
+    merged = []
+    for group in groups.values():
+        concerned = group["runs"]
+        lines = [line if holders == concerned else f"{line} [{_runs_text(holders)}]"
+                 for line, holders in group["lines"].items()]
+        prefix = "" if len(concerned) == len(runs) and len(runs) > 1 else f"{_runs_text(concerned)}: "
+        merged.append(prefix + "\n".join(lines))
+    return merged
+
+
+def _runs_text(names: Sequence[str]) -> str:
+    return ("run " if len(names) == 1 else "runs ") + ", ".join(names)
+
+
+def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataFrame], gantt_window: TimeWindow,
+                 folder: Path, on_figure: Callable[[int, int], None]) -> list[ReportFigure]:
+    """Draw the report's figures of ``runs`` and save each as PNG and SVG in ``folder``.
+
+    In order (file stems in brackets): jobs submitted per day (``submissions``, Madon et al. 2024, Fig. 2),
+    cumulative jobs submitted and finished (``cumulative_jobs``, Fig. 3), mean lateness per user
+    (``user_mean_lateness``, Fig. 4; only when ``lateness_tables`` is not empty), utilisation and waiting jobs
+    (``utilisation_queue``) and a Gantt chart of ``gantt_window`` (``gantt``).
+
+    Args:
+        lateness_tables: run name -> :func:`batreplay.analysis.lateness.lateness_per_user` of the runs that know
+            recorded submission times.
+        gantt_window: the Gantt chart's window of simulated time (seconds).
+        on_figure: called as ``on_figure(done, total)`` before the first figure (``done = 0``) and after each.
+
+    Returns:
+        One :class:`~batreplay.analysis.report.ReportFigure` per figure, captioned, in report order.
+    """
+    divisor, unit = plots.time_unit(gantt_window.length)
+    start_day, length_day = gantt_window.start / SECONDS_PER_DAY, gantt_window.length / SECONDS_PER_DAY
+    makers: list[tuple[str, str, Callable[[], Any], str]] = [
+        ("submissions", "submissions", lambda: plots.plot_submissions(runs),
+         "Jobs submitted per day: recorded submission times (rigid replay, dashed, when the runs know them) and "
+         "each run's (Madon et al. 2024, Fig. 2)."),
+        ("cumulative_jobs", "cumulative jobs", lambda: plots.plot_cumulative_jobs(runs),
+         "Cumulative number of jobs submitted (top) and finished (bottom) (Madon et al. 2024, Fig. 3)."),
+    ]
+    if lateness_tables:
+        makers.append(("user_mean_lateness", "lateness per user",
+                       lambda: plots.plot_user_mean_lateness(lateness_tables),
+                       "Mean lateness per user (submission in the replay minus recorded submission, averaged over "
+                       "the user's jobs) against the number of jobs the user submitted (Madon et al. 2024, Fig. 4, "
+                       "eq. 3); symmetric logarithmic scale, linear within one minute of 0."))
+    makers.append(("utilisation_queue", "utilisation and queue", lambda: plots.plot_utilisation_and_queue(runs),
+                   "Utilisation (nodes used by running jobs / nodes of the platform, top) and number of waiting "
+                   "jobs (bottom) over time; on long runs, time-weighted means over bins whose width the axis "
+                   "labels give."))
+    makers.append(("gantt", "Gantt chart", lambda: plots.plot_gantt(runs, gantt_window),
+                   f"Gantt chart of [{gantt_window.start / divisor:g}, {gantt_window.end / divisor:g}] {unit} of "
+                   f"simulated time (from day {start_day:g}, {length_day:g} day{'s' if length_day != 1 else ''} "
+                   "long; choose another window with --gantt-window START LENGTH, in days): each bar is a job on "
+                   "its allocated resources, one colour per job (the same in every run), labelled with its job id "
+                   "where the id fits in the bar."))
+    figures = []
+    on_figure(0, len(makers))
+    for done, (stem, label, make, caption) in enumerate(makers, start=1):
+        paths = plots.save_figure(make(), folder, stem)
+        figures.append(ReportFigure(caption=f"{caption} ({stem}.png, {stem}.svg)", png=paths["png"], label=label))
+        on_figure(done, len(makers))
+    return figures
+
+
+def _time_columns(frame: pd.DataFrame, columns: Mapping[str, str]) -> pd.DataFrame:
+    """``frame`` with each time column (seconds) converted to its readable unit and renamed ``label (unit)``."""
+    renamed = {}
+    frame = frame.copy()
+    for column, label in columns.items():
+        unit = readable_time_unit(frame[column].to_numpy(dtype="float64"))
+        frame[column] = frame[column].astype("float64") / SECONDS_IN[unit]
+        renamed[column] = f"{label} ({unit})"
+    return frame.rename(columns=renamed)
+
+
+def _metric_columns(frame: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
+    """``frame`` with the columns named after metrics headed ``label (unit)`` (display unit of the column)."""
+    frame = frame.copy()
+    renamed = {}
+    for name in names:
+        metric = get_metric(name)
+        unit = metric.display_unit(frame[name].to_numpy(dtype="float64"))
+        frame[name] = frame[name].astype("float64") / metric.divisor(unit)
+        renamed[name] = metric.heading(unit)
+    return frame.rename(columns=renamed)
+
+
+_TABLE_I = {"prefix": "first k jobs", "nb_jobs": "jobs compared",
+            "nb_different_jobs": "jobs whose waiting time differs"}
+_PAPER_I = {"baranov2018_p": "Baranov et al. 2018, Table I: P (s)",
+            "baranov2018_nb_different_jobs": "Baranov et al. 2018, Table I: jobs whose waiting time differs"}
+
+
+def table_i_side_by_side(log_frame: pd.DataFrame) -> pd.DataFrame:
+    """``adequacy_vs_log.csv`` (one row per run and k) as the report shows it: one row per k, P and the number of
+    jobs whose waiting time differs for each run, then the paper's values (Baranov et al. 2018, Table I). P is in
+    seconds in every column, the paper's unit, so that a run's P reads against the reference value of 12 s.
+    Row ``all`` says how many jobs when all runs agree."""
+    unit = "s"
+    prefixes = list(dict.fromkeys(log_frame["prefix"]))
+    table = pd.DataFrame({"first k jobs": prefixes})
+    totals = log_frame.loc[log_frame["prefix"] == "all", "nb_jobs"].unique()
+    if len(totals) == 1:
+        table["first k jobs"] = [f"all ({int(totals[0]):,})" if k == "all" else k for k in prefixes]
+    for run, rows in log_frame.groupby("run", sort=False):
+        rows = rows.set_index("prefix").reindex(prefixes)
+        table[f"{run}: P ({unit})"] = (rows["measure"] / SECONDS_IN[unit]).to_numpy()
+        table[f"{run}: jobs whose waiting time differs"] = rows["nb_different_jobs"].astype("Int64").to_numpy()
+    paper = BARANOV_TABLE_I.set_index("prefix").reindex(prefixes)
+    for column, label in _PAPER_I.items():
+        table[label] = paper[column].to_numpy()
+    table[_PAPER_I["baranov2018_nb_different_jobs"]] = table[_PAPER_I["baranov2018_nb_different_jobs"]].astype("Int64")
+    return table.astype(object).where(table.notna(), None)
+
+
+def _adequacy_tables(log_frame: pd.DataFrame | None, refusals: Mapping[str, StreamMismatchError],
+                     pairs: pd.DataFrame | None, group: str) -> list[ReportTable]:
+    """The adequacy group's tables (Baranov et al. 2018): each run against the log, the runs not compared with
+    it and why, and the pairs of runs of the same job stream; each only when there is something to show."""
+    tables = []
+    if log_frame is not None:
+        tables.append(ReportTable(
+            "Against the recorded log, on the first k jobs (Baranov et al. 2018, Table I)",
+            table_i_side_by_side(log_frame),
+            "P on the first k jobs in submission order, and how many of them wait another time than in the log, "
+            "for each run. Beside it, the paper's Table I for SUPPZ against itself with virtual nodes, whose "
+            f"reference value P = {BARANOV_REFERENCE_P:g} s marks an adequate model.", group=group))
+    if refusals:
+        tables.append(ReportTable(
+            "Runs not compared with the log",
+            pd.DataFrame({"run": list(refusals), "why": [str(err) for err in refusals.values()]}),
+            "P is defined for two runs of the same job stream (same jobs, submission times, resources and "
+            "requested times; Baranov et al. 2018, Sect. VII). A feedback replay moves submissions; a run "
+            "with changed walltimes (--walltime-factor) has other requested times: compare it with the log's "
+            "requested times with --adequacy-requested-times log.", group=group))
+    if pairs is not None:
+        tables.append(ReportTable(
+            "Between runs of the same job stream (Baranov et al. 2018, Table I)",
+            _time_columns(pairs, {"measure": "P"}).rename(columns=_TABLE_I),
+            "Each pair of runs replaying the same jobs (same submission times, resources and requested times): "
+            "P of the second run against the first.", group=group))
+    return tables
+
+
+def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], log_frame: pd.DataFrame | None,
+                   refusals: Mapping[str, StreamMismatchError], pairs: pd.DataFrame | None, windows: pd.DataFrame,
+                   figures: list[ReportFigure], notes: list[str], parameters: dict[str, Any],
+                   written: Sequence[str], figures_dir: str) -> ReportContent:
+    """The report of an analysis: the runs' identity, then each metric group of
+    :data:`~batreplay.analysis.metric_registry.METRIC_GROUPS` that has something to show, the figures and the notes.
+
+    Args:
+        runs: the runs, in the order of the page's columns.
+        rows: one ``metrics.csv`` row per run (:func:`batreplay.analysis.analyze_command.run_metrics`, plus the
+            adequacy metrics against the log when computed), times in seconds.
+        log_frame: ``adequacy_vs_log.csv`` (Baranov et al. 2018, Table I of each run against the log), or None.
+        refusals: run name -> why it was not compared with the log.
+        pairs: ``adequacy_pairs.csv`` (Table I of each pair of runs of the same job stream), or None.
+        windows: ``windows.csv`` (throughput and utilisation on Madon et al. 2024's Fig. 9 windows), maybe empty.
+        figures: the figures, from :func:`draw_figures`.
+        notes: the notes, from :func:`merge_run_notes` and the pairs not compared.
+        parameters: ``metrics.json``'s parameters: ``tau`` (s), ``window`` (``start``, ``end`` in s, or None),
+            ``swf_log`` (path or None), ``adequacy_requested_times``.
+        written: names of the files written next to the page, in order.
+        figures_dir: the folder of the figure files, relative to the page.
+    """
+    window = parameters["window"]
+    shown = [
+        ("bounded slowdown threshold tau", f"{parameters['tau']:g} s (Rauch 2022)"),
+        ("metrics window", "all jobs" if window is None else
+         f"days {window['start'] / SECONDS_PER_DAY:g} to {window['end'] / SECONDS_PER_DAY:g} of simulated time "
+         "(jobs submitted in it; time-based metrics clipped to it)"),
+    ]
+    if parameters["swf_log"]:
+        shown.append(("recorded log", parameters["swf_log"]))
+        shown.append(("requested times compared with the log",
+                      "the log's, for both streams" if parameters["adequacy_requested_times"] == "log"
+                      else "each stream's own (runs with other walltimes are not compared)"))
+    intro = [
+        "One column per run. Times are in seconds, hours or days: each metric in the unit its largest value "
+        "calls for (under an hour: s; under two days: h; beyond: days), named in its label. The files next to "
+        f"this page keep seconds: {', '.join(written)}; figures in {figures_dir}/ (PNG and SVG).",
+    ]
+    identity = pd.DataFrame([{
+        "run": row["run"], "scheduler": row["scheduler"], "platform": row["platform"], "replay": row["replay"],
+        "compute nodes": row["nb_resources"], "node count from": row["nb_resources_source"],
+        "workload": row["workload"], "path": row["path"]} for row in rows]).astype(object)
+    tables = [ReportTable("Runs", identity.where(identity.notna(), "?"), "Where each run comes from.")]
+    group_descriptions = {}
+    sections = {key: (title, description, frame) for key, title, description, frame
+                in metric_sections(rows, [run.name for run in runs], tau=parameters["tau"])}
+    for key, title, description in METRIC_GROUPS:
+        extra: list[ReportTable] = []
+        if key == "utilisation" and len(windows):
+            extra.append(ReportTable(
+                "On Madon et al. 2024's Fig. 9 windows",
+                _metric_columns(_time_columns(windows, {"window_start": "start", "window_end": "end"}),
+                                ["throughput_per_day", "mean_busy_nodes", "utilisation"]
+                                ).rename(columns={"window_months": "window (months)"}),
+                "Windows start two weeks after the first submission and last 4, 6 or 8 months (a month = "
+                "365.25/12 days); throughput = jobs finished per day in the window; mean busy nodes = busy "
+                "node-seconds / window length.", group=title))
+        if key == "adequacy":
+            extra += _adequacy_tables(log_frame, refusals, pairs, title)
+        if key in sections:
+            _, _, frame = sections[key]
+            heading = "Against the recorded log, all jobs" if key == "adequacy" else title
+            tables.append(ReportTable(heading, frame.reset_index(), group=title))
+        if key in sections or extra:
+            tables += extra
+            group_descriptions[title] = description
+    return ReportContent(title="batreplay analysis: " + ", ".join(run.name for run in runs), parameters=shown,
+                         tables=tables, figures=figures, notes=notes, intro=intro,
+                         group_descriptions=group_descriptions)
