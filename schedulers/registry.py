@@ -34,6 +34,7 @@ from batreplay.schedulers.conservative import Conservative
 from batreplay.schedulers.easy import Easy
 from batreplay.schedulers.failures import load_failure
 from batreplay.schedulers.fcfs import Fcfs
+from batreplay.schedulers.schedulus import Schedulus
 
 _LOADED = itertools.count()
 
@@ -57,6 +58,7 @@ _OWN_CLASSES: dict[str, type[BatsimScheduler]] = {"fcfs": Fcfs, "easy": Easy, "c
 SCHEDULERS: dict[str, type[BatsimScheduler]] = {
     **{name: _OWN_CLASSES.get(name) or family_scheduler(name, member, __name__) for name, member in FAMILY.items()},
     "backfilling": GenericBackfilling,
+    "easy-schedulus": Schedulus,
 }
 globals().update({cls.__name__: cls for name, cls in SCHEDULERS.items() if name not in _OWN_CLASSES})
 

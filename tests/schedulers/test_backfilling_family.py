@@ -224,7 +224,7 @@ SLOW = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
 
 
 def test_every_registered_family_name_is_compared():
-    assert set(MEMBERS) | {"backfilling"} == set(SCHEDULERS)
+    assert set(MEMBERS) | {"backfilling", "easy-schedulus"} == set(SCHEDULERS)
 
 
 @FAST

@@ -1,0 +1,165 @@
+"""EASY backfilling as the Schedulus simulator applies it (Rauch 2022), the reading that gives its published tables.
+
+Rauch's report ("HPC Scheduling Simulator", 2022, Sect. II-D and III-D/E) describes FCFS with EASY backfilling
+after Mu'alem and Feitelson (2001); the author's public code (repository ``danjrauch/schedulus``, file
+``src/schedulus.py``) differs from the EASY of :mod:`batreplay.schedulers.easy` in four ways, all kept here:
+
+1. *When it backfills.* Schedulus handles one event at a time. After a submission it starts the queue's head if
+   it fits, else it backfills; after a completion it starts head jobs while they fit and backfills only if it
+   started none. The engine hands over all simultaneous events in one decision: a decision backfills when a job
+   was submitted since the previous decision or when it started no head job.
+2. *The shadow time.* The running jobs are walked by expected end (start + estimate, ties in start order) and
+   their nodes added to the free nodes until the head fits: the extra nodes are counted at that point. But the
+   walk goes on to the last running job, and the shadow time the time test uses is the *latest* expected end of
+   all running jobs, not the head's start. A backfilled job may thus end after the head could have started: the
+   head's reservation is not protected, and wide jobs can wait much longer than under EASY.
+3. *The tests.* A waiting job (the queue scanned whole, in submission order) starts if it fits in the free nodes
+   and ``now + estimate < shadow time`` (strictly), or else if it fits and asks at most the extra nodes (which
+   then decrease by its request).
+4. *Estimates.* Schedulus uses the SWF requested time, also when the job runs longer (it never kills a job) and
+   when it is unknown (-1, used as a number). Here the estimate is the job's walltime by default; with the option
+   ``estimate_field`` it is that number of the job's Batsim description (Batsim passes extra job fields on to the
+   scheduler), so a workload carrying each job's SWF requested time, with walltimes long enough for every job to
+   run in full, replays Schedulus' behaviour exactly. A job without the field, or with a value that is not a
+   number, falls back to its walltime (``inf`` without one).
+
+Ties between simultaneous events are resolved by Batsim here, and by the order of Python object addresses in
+Schedulus' event list (Simulus 2019), which is arbitrary: single runs of this variant therefore scatter around the
+published values (see ``expe/explanations/fcfs-vs-easy.md``).
+
+Loadable by the plain pybatsim launcher: ``pybatsim schedulers/schedulus.py`` instantiates :class:`Schedulus`;
+the registry name is ``easy-schedulus``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+from batsim.batsim import Job
+from procset import ProcSet
+
+from batreplay.schedulers.adapter import PolicyScheduler
+from batreplay.schedulers.policy import QueuedJob, SchedulingPolicy, Start, requested_time
+
+
+class SchedulusEasyPolicy(SchedulingPolicy):
+    """EASY backfilling with Schedulus' triggers, shadow time and tests (see the module docstring).
+
+    Args:
+        resources: the platform's compute resources (ProcSet of ids, or a count).
+        estimates: job id -> run time estimate in seconds used instead of the walltime (any finite number, -1
+            included, as Schedulus uses it); the mapping is read when a job starts or is scanned, so it may be
+            filled while jobs arrive. ``None``: walltimes only.
+    """
+
+    name = "easy-schedulus"
+
+    def __init__(self, resources: ProcSet | int, estimates: dict[str, float] | None = None):
+        super().__init__(resources)
+        self._queue: list[QueuedJob] = []
+        self._estimates = {} if estimates is None else estimates
+        self._expected_ends: dict[str, tuple[float, int]] = {}  # running job id -> (expected end s, nodes)
+        self._submitted = False
+
+    @property
+    def queue(self) -> tuple[QueuedJob, ...]:
+        return tuple(self._queue)
+
+    def estimate(self, job: QueuedJob) -> float:
+        """Seconds the scheduler expects ``job`` to run: its entry in ``estimates``, else its walltime
+        (``inf`` without one)."""
+        value = self._estimates.get(job.id)
+        return requested_time(job) if value is None else value
+
+    def _enqueue(self, job: QueuedJob) -> None:
+        self._queue.append(job)
+        self._submitted = True
+
+    def _start(self, job: QueuedJob, now: float) -> ProcSet:
+        allocation = super()._start(job, now)
+        self._expected_ends[job.id] = (now + self.estimate(job), job.requested_resources)
+        return allocation
+
+    def _on_release(self, job: QueuedJob) -> None:
+        self._expected_ends.pop(job.id, None)
+
+    def shadow(self, head: QueuedJob) -> tuple[float, int]:
+        """Schedulus' shadow time (s; the latest expected end of the running jobs, ``-inf`` if the head never
+        fits) and extra nodes (free nodes when the head first fits, minus its request) for ``head``."""
+        needed = head.requested_resources
+        available, extra, shadow = self.pool.nb_free, 0, -math.inf
+        for end, nodes in sorted(self._expected_ends.values(), key=lambda item: item[0]):
+            if available < needed:
+                available += nodes
+            if available >= needed:
+                shadow, extra = end, available - needed
+        return shadow, extra
+
+    def decide(self, now: float) -> list[Start]:
+        queue = self._queue
+        started: list[Start] = []
+        count = 0
+        while count < len(queue) and queue[count].requested_resources <= self.pool.nb_free:
+            started.append((queue[count], self._start(queue[count], now)))
+            count += 1
+        del queue[:count]
+        submitted, self._submitted = self._submitted, False
+        if not queue or not (submitted or count == 0):
+            return started
+        shadow, extra = self.shadow(queue[0])
+        kept = [queue[0]]
+        for job in queue[1:]:
+            nodes = job.requested_resources
+            fits = nodes <= self.pool.nb_free
+            if fits and now + self.estimate(job) < shadow:
+                started.append((job, self._start(job, now)))
+            elif fits and nodes <= extra:
+                started.append((job, self._start(job, now)))
+                extra -= nodes
+            else:
+                kept.append(job)
+        self._queue = kept
+        return started
+
+
+class Schedulus(PolicyScheduler):
+    """EASY backfilling as Schedulus applies it (Rauch 2022): the shadow time is the latest expected end.
+
+    It backfills after submissions and after completions that started no job (see the module docstring).
+
+    Options (``--scheduler-options``): ``estimate_field``, the name of a number in each job's Batsim description
+    used as its run time estimate instead of the walltime (``null``, the default: walltimes).
+    """
+
+    policy_class = SchedulusEasyPolicy
+    #: Options this scheduler reads, ``{name: (default, doc)}`` (checked by the registry).
+    OPTIONS: ClassVar[dict[str, tuple[Any, str]]] = {
+        "estimate_field": (None, "job field giving the run time estimate, s (null: the walltime)"),
+    }
+
+    @classmethod
+    def validate_options(cls, options: dict[str, Any]) -> None:
+        """Raise ValueError unless ``estimate_field`` is null or a non-empty string."""
+        field = options.get("estimate_field")
+        if field is not None and (not isinstance(field, str) or not field):
+            raise ValueError(f"estimate_field must be null or a job field name, got {field!r}")
+
+    def __init__(self, options: dict[str, Any] | None = None):
+        super().__init__(options)
+        self._estimates: dict[str, float] = {}
+
+    def make_policy(self, resources: ProcSet) -> SchedulingPolicy:
+        return SchedulusEasyPolicy(resources, self._estimates)
+
+    def onSimulationBegins(self) -> None:
+        self._estimates.clear()
+        super().onSimulationBegins()
+
+    def onJobSubmission(self, job: Job) -> None:
+        field = self.options.get("estimate_field")
+        if field:
+            value = (getattr(job, "json_dict", None) or {}).get(field)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+                self._estimates[job.id] = float(value)
+        super().onJobSubmission(job)
