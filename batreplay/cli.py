@@ -163,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     from batreplay.replay.registry import USER_MODELS
     from batreplay.run.spec import part_defaults
     from batreplay.schedulers.registry import scheduler_help
-    from batreplay.workloads.loading import PROFILE_TYPES, ZERO_RUNTIME_CHOICES
+    from batreplay.workloads.loading import PROFILE_TYPES, RES_SOURCE_CHOICES, ZERO_RUNTIME_CHOICES
 
     default = part_defaults()
     run = commands.add_parser("run", help="simulate a workload with a scheduler on a platform")
@@ -185,6 +185,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--zero-runtime", choices=ZERO_RUNTIME_CHOICES, default=default["zero_runtime"],
                      help="SWF jobs whose run time is 0 s: drop them (counted in the notes) or run them for 1 s "
                           "(min) (default: %(default)s)")
+    run.add_argument("--res-source", choices=RES_SOURCE_CHOICES, default=default["res_source"],
+                     help="SWF processor count that a job requests: the allocated processors (field 5) or the "
+                          "requested ones (field 8, as Rauch 2022); the other one fills in when missing "
+                          "(default: %(default)s)")
     run.add_argument("--scheduler-options", default="{}",
                      help="JSON object of options for the scheduler: checked against what a built-in scheduler "
                           "declares (its OPTIONS), passed unchecked to a scheduler file (self.options)")

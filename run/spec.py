@@ -64,6 +64,7 @@ FLAT_FIELDS: dict[str, tuple[str, str]] = {
     "max_jobs": ("conversion", "max_jobs"),
     "walltime_factor": ("conversion", "walltime_factor"),
     "zero_runtime": ("conversion", "zero_runtime"),
+    "res_source": ("conversion", "res_source"),
     "scheduler": ("scheduler", "name"),
     "scheduler_options": ("scheduler", "options"),
     "replay": ("replay", "model"),

@@ -234,3 +234,25 @@ def test_run_takes_a_catalogue_name_for_a_fetched_log(tmp_path, monkeypatch, cap
     document = json.loads((tmp_path / "run" / "run.json").read_text())
     assert document["spec"]["workload"] == str(cached)
     assert len(pd.read_csv(tmp_path / "run" / "out_jobs.csv")) == 100
+
+
+def test_res_source_chooses_the_swf_processor_count(tmp_path):
+    """Rauch 2022 replays the requested processors (SWF field 8); batreplay's default is the allocated ones (5)."""
+    import gzip
+
+    lines = gzip.decompress(KTH.read_bytes()).decode().splitlines()
+    header = [line for line in lines if line.startswith(";")]
+    jobs = [line.split() for line in lines if line.strip() and not line.startswith(";")][:50]
+    jobs[0][7] = str(int(jobs[0][4]) * 2)  # job 1 asked for twice the processors it was given
+    log = tmp_path / "asked.swf"
+    log.write_text("\n".join(header + [" ".join(job) for job in jobs]) + "\n")
+    sizes = {}
+    for source in ("allocated", "requested"):
+        out = tmp_path / source
+        assert main(["run", "--workload", str(log), "--platform", "kth-sp2", "--scheduler", "fcfs", "--quiet",
+                     "--res-source", source, "--out", str(out)]) == 0
+        sizes[source] = pd.read_csv(out / "jobs.csv").set_index("swf_line")["res"]
+        assert json.loads((out / "run.json").read_text())["spec"]["res_source"] == source
+    first = sizes["allocated"].index[0]
+    assert sizes["requested"][first] == 2 * sizes["allocated"][first]
+    assert (sizes["requested"].drop(first) == sizes["allocated"].drop(first)).all()

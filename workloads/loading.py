@@ -25,6 +25,9 @@ ProfileType = Literal["parallel_homogeneous", "delay"]
 #: What becomes of SWF jobs whose run time is 0 s (Batsim refuses a delay of 0 s): ``drop`` them (counted in the
 #: notes) or give them the ``min`` run time of 1 s.
 ZERO_RUNTIME_CHOICES: tuple[str, ...] = ("drop", "min")
+#: Which SWF processor count gives a job's requested resources (the other one is the fallback when missing):
+#: ``allocated`` (field 5, what the job had) or ``requested`` (field 8, what it asked for; Rauch 2022's choice).
+RES_SOURCE_CHOICES: tuple[str, ...] = ("allocated", "requested")
 #: Node speed of the recorded machine assumed by default, flop/s (1 Gflop/s: the node speed of the shipped
 #: platforms, see :mod:`batreplay.platforms.shipped`, so that a job lasts its recorded run time there).
 DEFAULT_RECORDED_SPEED: float = 1e9
@@ -48,6 +51,7 @@ class WorkloadOptions:
             Madon, Da Costa, Pierson 2024); None keeps the requested time.
         zero_runtime: one of :data:`ZERO_RUNTIME_CHOICES`: jobs whose recorded run time is 0 s are dropped
             (``drop``, the default; counted in the notes) or run for 1 s (``min``).
+        res_source: one of :data:`RES_SOURCE_CHOICES`: the SWF processor count a job requests.
 
     Raises:
         WorkloadError: a value out of range (the message names the command-line option).
@@ -58,10 +62,14 @@ class WorkloadOptions:
     max_jobs: int | None = None
     walltime_factor: float | None = None
     zero_runtime: Literal["drop", "min"] = "drop"
+    res_source: Literal["allocated", "requested"] = "allocated"
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILE_TYPES:
             raise WorkloadError(f"--profile {self.profile!r}: expected one of {', '.join(PROFILE_TYPES)}")
+        if self.res_source not in RES_SOURCE_CHOICES:
+            raise WorkloadError(f"res_source (--res-source) {self.res_source!r}: expected one of "
+                                f"{', '.join(RES_SOURCE_CHOICES)}")
         if self.zero_runtime not in ZERO_RUNTIME_CHOICES:
             raise WorkloadError(f"zero_runtime (--zero-runtime) {self.zero_runtime!r}: expected one of "
                                 f"{', '.join(ZERO_RUNTIME_CHOICES)}")
@@ -123,6 +131,7 @@ def load_workload(path: str | Path, options: WorkloadOptions = WorkloadOptions()
         max_jobs=options.max_jobs,
         walltime_factor=options.walltime_factor,
         zero_runtime=options.zero_runtime,
+        res_source=options.res_source,
         nb_res=nb_res,
         oversized="drop" if nb_res is None else "keep",
     )

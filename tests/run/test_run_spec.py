@@ -24,6 +24,7 @@ flat_options = st.fixed_dictionaries({
     "max_jobs": st.none() | st.integers(min_value=1, max_value=10**6),
     "walltime_factor": st.none() | st.floats(min_value=0.5, max_value=10.0),
     "zero_runtime": st.sampled_from(["drop", "min"]),
+    "res_source": st.sampled_from(["allocated", "requested"]),
     "scheduler_options": st.dictionaries(st.sampled_from(["a", "b"]), st.integers() | st.text(max_size=3)),
     "replay": st.sampled_from(["rigid", "feedback"]),
     "sessions": st.sampled_from(["arrival:60", "a0", "l30", "m60"]),
