@@ -3,119 +3,108 @@
 What :func:`build_report` writes in the report folder (``[campaign] report_dir`` or ``--out``):
 
 - ``README.md``: the tables in Markdown, links to the figures, the notes (failed or missing instances, input
-  anomalies, differences with the published setup);
+  anomalies, differences with the published setup) and the written explanations of ``[report] explanations``
+  (:mod:`batreplay.campaign.explanations`);
 - ``report.html``: the same in one self-contained page (:mod:`batreplay.analysis.report`);
 - ``instances.csv``: one row per instance: labels, status, wall time, and the metrics of
   :func:`batreplay.analysis.analyze_command.run_metrics` in raw units (seconds, nodes);
-- one CSV per table kind of ``[report] tables``, ours and the published values side by side:
+- ``logs.csv``: per log, its jobs up to the last one replayed and those with a recorded run time of 0 s, dropped
+  or kept (``zero_runtime``; :mod:`batreplay.campaign.log_facts`);
+- one CSV per table kind of ``[report] tables`` (:mod:`batreplay.campaign.tables`): ours, the published value,
+  and their difference, absolute and in %:
 
-  * ``scheduling.csv`` (Madon et al. 2024, Table 1): makespan (Def. 11), mean and max waiting
+  * ``scheduling.csv`` (Madon, Da Costa, Pierson 2024, Table 1): makespan (Def. 11), mean and max waiting
     time (Def. 12), in days, for the recorded log and every experiment x replay model;
   * ``lateness.csv`` (Madon et al. 2024, Table 2): mean lateness (eq. 3, days), relative lateness (eq. 4) and
     additional lateness (eq. 6, seconds) of every feedback replay;
+  * ``user-lateness-percentiles.csv`` (Madon et al. 2024, Fig. 5(c)): 10th, 50th and 90th percentiles of the
+    per-user additional lateness (s) of every feedback replay;
   * ``scheduler-comparison.csv`` (Rauch 2022, Tables I-III): average number of running jobs (one
     sample per submission or finish event), average bounded slowdown (tau = 10 s) and average waiting time
     (s) of each scheduler on each log;
 
-- ``figures/*.png`` for ``[report] figures`` (:mod:`batreplay.campaign.figures`): ``submissions`` (Fig. 2),
-  ``cumulative`` (Fig. 3), ``throughput-utilisation`` (Fig. 9), one file per log.
+- ``session-graphs.csv`` with the ``session-graphs`` figure (Madon et al. 2024, Sect. 7.2), ``fig9-windows.csv``
+  (throughput, mean busy nodes and utilisation of every instance on each window) with ``throughput-utilisation``;
+- ``figures/*.png`` for ``[report] figures``, one file per log: ``submissions`` (Fig. 2), ``cumulative``
+  (Fig. 3), ``user-mean-lateness`` (Fig. 4), ``user-additional-lateness`` (Fig. 5), ``session-graphs`` (Fig. 6),
+  ``weekly-submissions`` (Fig. 8), ``throughput-utilisation`` (Fig. 9) (:mod:`batreplay.campaign.figures`,
+  :mod:`batreplay.campaign.user_figures`, :mod:`batreplay.campaign.session_structure`,
+  :mod:`batreplay.campaign.weekly`).
 
-The recorded log's row of Table 1 comes from the SWF log itself (submission, wait and run times of its first
-``max_jobs`` jobs, as a schedule fed to :func:`batreplay.analysis.metrics.summarize`). Published values come
-from the CSV named by ``[report] published`` (columns ``log``, ``experiment``, ``replay``, ``metric``,
-``value``, ``source``), matched on log name, experiment name and replay label.
+The recorded log's row of Table 1 comes from the SWF log itself (:func:`batreplay.campaign.log_facts.
+recorded_log_metrics`). Published values come from the CSV named by ``[report] published`` (columns ``log``,
+``experiment``, ``replay``, ``metric``, ``value``, ``source``), matched on log name, experiment name and replay
+label. Loading the instances and drawing the figures show a progress bar with an estimate of the time left when
+the console is a terminal.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import shutil
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from batreplay.analysis.analyze_command import paper_window_metrics, run_metrics
-from batreplay.analysis.metric_registry import get_metric
-from batreplay.analysis.metrics import summarize
-from batreplay.formats.out_jobs import SUCCESS, validate_out_jobs
+from batreplay.analysis.lateness import job_lateness, lateness_per_user
 from batreplay.analysis.report import ReportContent, ReportFigure, ReportTable, write_report
 from batreplay.analysis.run_dir import RECORDED_SUBMISSION, load_run
-from batreplay.campaign import figures
-from batreplay.campaign.platforms import recorded_platform_path
-from batreplay.campaign.spec import CampaignSpec, Instance, LogSpec
+from batreplay.campaign import figures, explanations
+from batreplay.campaign.log_facts import LogFacts, log_facts, recorded_log_metrics
+from batreplay.campaign.session_structure import (PAPER_STATEMENT, session_display, session_figure, session_statistics,
+                                                  session_table)
+from batreplay.campaign.spec import CampaignSpec, Instance
+from batreplay.campaign.tables import (DESCRIPTIONS, DIFFERENCE_NOTE, TABLE_METRICS, comparison_table, display_table,
+                                       instances_display, markdown_table, read_published)
+from batreplay.campaign.user_figures import user_scatter_grid
+from batreplay.campaign.weekly import weekly_figure
 from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST, is_finished
-from batreplay.platforms.reader import read_platform
-from batreplay.workloads.swf import read_swf
 
-RECORDED_EXPERIMENT = "recorded log"
-RECORDED_REPLAY = "-"
-PUBLISHED_COLUMNS = ("log", "experiment", "replay", "metric", "value", "source")
+__all__ = ["InstanceResult", "ReportResult", "build_report", "load_instance", "markdown_table", "read_published",
+           "recorded_log_metrics"]
 
-@dataclass(frozen=True)
-class TableColumn:
-    """One metric column of a comparison table; unit and label come from
-    :mod:`batreplay.analysis.metric_registry`.
-
-    Attributes:
-        metric: registry name, a key of :func:`run_metrics` (``makespan``).
-        unit: unit the table shows the value in (``"days"``), None for the metric's own; a unit given
-            names the CSV column ``<metric>_<unit>`` (``makespan_days``), which the published values use.
-        decimals: digits after the decimal point in the Markdown / HTML tables.
-        label: the paper's wording of the column, instead of the registry's label.
-    """
-
-    metric: str
-    unit: str | None = None
-    decimals: int = 2
-    label: str | None = None
-
-    @property
-    def key(self) -> str:
-        """CSV column (and ``metric`` of the published values): ``makespan_days``, ``relative_lateness``."""
-        return self.metric if self.unit is None else f"{self.metric}_{self.unit}"
-
-    @property
-    def heading(self) -> str:
-        """Column heading: ``"makespan (days)"``."""
-        metric = get_metric(self.metric)
-        return (replace(metric, label=self.label) if self.label else metric).heading(self.unit)
-
-    @property
-    def divisor(self) -> float:
-        """What the metric's value (seconds for times) is divided by to be in :attr:`unit`."""
-        return 1.0 if self.unit is None else get_metric(self.metric).divisor(self.unit)
-
-
-#: Table kind -> (title, columns).
-TABLE_METRICS: dict[str, tuple[str, list[TableColumn]]] = {
-    "scheduling": ("Scheduling metrics (cf. Madon et al. 2024, Table 1)", [
-        TableColumn("makespan", "days"), TableColumn("mean_waiting_time", "days"),
-        TableColumn("max_waiting_time", "days"),
-    ]),
-    "lateness": ("Lateness metrics (cf. Madon et al. 2024, Table 2)", [
-        TableColumn("mean_lateness", "days"), TableColumn("relative_lateness"),
-        TableColumn("additional_lateness", "s"),
-    ]),
-    "scheduler-comparison": ("FCFS and EASY (cf. Rauch 2022, Tables I-III)", [
-        TableColumn("mean_running_jobs_per_event", decimals=1, label="avg. running jobs (per event)"),
-        TableColumn("mean_bounded_slowdown", decimals=1, label="avg. bounded slowdown"),
-        TableColumn("mean_waiting_time", "s", decimals=0, label="avg. waiting time"),
-    ]),
-}
 FIGURE_CAPTIONS = {
     "submissions": "Jobs submitted per day with rigid replay (the recorded times) and the last feedback replay of "
                    "the campaign, per experiment (cf. Madon et al. 2024, Fig. 2).",
     "cumulative": "Cumulative number of jobs submitted (solid) and finished (dashed), per experiment and replay "
                   "model (cf. Madon et al. 2024, Fig. 3).",
-    "throughput-utilisation": "Throughput (jobs finished per day) and mean number of busy nodes over windows of "
-                              "4, 6 and 8 months starting 14 days after the first submission "
-                              "(cf. Madon et al. 2024, Fig. 9).",
+    "user-mean-lateness": "Mean lateness of each user (eq. 3 over the user's jobs; hours, symmetric-log scale, "
+                          "linear within 1 h) against the number of jobs the user submitted, per experiment, for "
+                          "the last feedback replay of the campaign (cf. Madon et al. 2024, Fig. 4).",
+    "user-additional-lateness": "Additional lateness of each user (eq. 6 over the user's jobs; seconds, "
+                                "symmetric-log scale, linear within 10 s) against the number of jobs the user "
+                                "submitted, per experiment, for the last feedback replay of the campaign; users "
+                                "with one job have none (cf. Madon et al. 2024, Fig. 5; percentiles in the "
+                                "per-user additional lateness table).",
+    "session-graphs": "Users by the longest path and by the arity of their session graph, and the cumulative "
+                      "distribution of the think times between dependent sessions, per session method (cf. Madon "
+                      "et al. 2024, Fig. 6 and Sect. 7.2).",
+    "weekly-submissions": "Mean number of jobs submitted in each hour of the week, recorded times (rigid) and "
+                          "each feedback replay of the first experiment (cf. Madon et al. 2024, Fig. 8).",
+    "throughput-utilisation": "Throughput (jobs finished per day) and utilisation (mean busy nodes / nodes of the "
+                              "instance's platform, so that node-count variants compare) over windows of 4, 6 and "
+                              "8 months starting 14 days after the first submission (cf. Madon et al. 2024, "
+                              "Fig. 9).",
 }
+#: The paper's figure each kind corresponds to (Madon, Da Costa, Pierson 2024), shown beside the report's own
+#: figure number.
+PAPER_FIGURES = {"submissions": "cf. Fig. 2", "cumulative": "cf. Fig. 3", "user-mean-lateness": "cf. Fig. 4",
+                 "user-additional-lateness": "cf. Fig. 5", "session-graphs": "cf. Fig. 6",
+                 "weekly-submissions": "cf. Fig. 8", "throughput-utilisation": "cf. Fig. 9"}
+#: File name stem of each figure kind (the paper's figure number first).
+FIGURE_FILES = {"submissions": "fig2-submissions", "cumulative": "fig3-cumulative",
+                "user-mean-lateness": "fig4-user-mean-lateness",
+                "user-additional-lateness": "fig5-user-additional-lateness", "session-graphs": "fig6-session-graphs",
+                "weekly-submissions": "fig8-weekly-submissions",
+                "throughput-utilisation": "fig9-throughput-utilisation"}
 
 
 @dataclass
@@ -129,6 +118,10 @@ class InstanceResult:
         windows: Fig. 9 window metrics (empty unless done).
         submissions, finishes: job submission / finish times (s), for the figures (None unless done).
         recorded_submissions: recorded submission times of the same jobs (s), None unless done.
+        per_user: per-user lateness of a feedback replay (:func:`batreplay.analysis.lateness.lateness_per_user`),
+            else None.
+        swf_origin: SWF submission time (s) of the run's time 0 (the first replayed job), None unless known.
+        job_table: the run's ``jobs.csv``, kept only when asked (:func:`load_instance`).
         wall_seconds: wall time of the instance (``instance.json``), None unless done.
         error: the failure's message.
         input_notes: what the SWF reader and converter counted (``run.json``).
@@ -142,6 +135,9 @@ class InstanceResult:
     submissions: np.ndarray | None = None
     finishes: np.ndarray | None = None
     recorded_submissions: np.ndarray | None = None
+    per_user: pd.DataFrame | None = None
+    swf_origin: float | None = None
+    job_table: pd.DataFrame | None = None
     wall_seconds: float | None = None
     error: str = ""
     input_notes: list[str] = field(default_factory=list)
@@ -162,8 +158,11 @@ class ReportResult:
     instances_total: int
 
 
-def load_instance(spec: CampaignSpec, instance: Instance) -> InstanceResult:
+def load_instance(spec: CampaignSpec, instance: Instance, *, keep_job_table: bool = False) -> InstanceResult:
     """Read one instance's run directory (or failure record) and compute its metrics.
+
+    Args:
+        keep_job_table: keep the run's ``jobs.csv`` table in the result (for the session graphs).
 
     Raises:
         RunDirError, OutJobsError: a finished run directory that cannot be read (file named).
@@ -179,9 +178,13 @@ def load_instance(spec: CampaignSpec, instance: Instance) -> InstanceResult:
     run = load_run(folder, name=instance.id)
     metrics = run_metrics(run)
     windows, _ = paper_window_metrics(run)
-    recorded = None
+    recorded = per_user = origin = None
     if run.has_recorded_submissions:
         recorded = run.job_table[RECORDED_SUBMISSION].to_numpy(dtype="float64")
+        if instance.replay.model != "rigid":
+            per_user = lateness_per_user(job_lateness(run.jobs, run.job_table))
+        if "swf_submission_time" in run.job_table.columns:
+            origin = float(run.job_table["swf_submission_time"].min() - run.job_table[RECORDED_SUBMISSION].min())
     last_line = None
     if run.job_table is not None and "swf_line" in run.job_table.columns:
         last_line = int(run.job_table["swf_line"].max())
@@ -189,214 +192,187 @@ def load_instance(spec: CampaignSpec, instance: Instance) -> InstanceResult:
         instance, "done", metrics=metrics, windows=windows,
         submissions=run.jobs["submission_time"].to_numpy(dtype="float64"),
         finishes=run.jobs["finish_time"].to_numpy(dtype="float64"), recorded_submissions=recorded,
+        per_user=per_user, swf_origin=origin, job_table=run.job_table if keep_job_table else None,
         wall_seconds=float(manifest.get("wall_seconds", float("nan"))),
         input_notes=list(run.manifest.get("input_notes", [])), last_swf_line=last_line,
     )
 
 
-def recorded_log_metrics(spec: CampaignSpec, log: LogSpec, last_line: int | None = None
-                         ) -> tuple[dict[str, Any], list[str]]:
-    """Metrics of the schedule recorded in the log, for Table 1's first row.
-
-    The jobs are those of the log's lines up to ``last_line`` (the last job line the runs replay, which
-    differs from the log's end with ``max_jobs``; None: the whole log). Each job with known submission, wait
-    and run times and a processor count (allocated, else requested) becomes a job of a jobs table (start =
-    submission + wait, finish = start + run time; times from the first submission), summarised by
-    :func:`batreplay.analysis.metrics.summarize` on the recorded platform's node count. Jobs left out are
-    counted in the returned notes.
-    """
-    path = spec.resolve(log.workload)
-    frame = read_swf(path).jobs
-    if last_line is not None:
-        frame = frame[frame["line"] <= last_line]
-    allocated = frame["allocated_processors"].to_numpy()
-    processors = np.where(allocated > 0, allocated, frame["requested_processors"].to_numpy())
-    submission = frame["submission_time"].to_numpy(dtype="float64")
-    wait = frame["wait_time"].to_numpy(dtype="float64")
-    run_time = frame["run_time"].to_numpy(dtype="float64")
-    usable = (submission >= 0) & (wait >= 0) & (run_time >= 0) & (processors > 0)
-    origin = float(submission[usable].min())
-    requested = frame["requested_time"].to_numpy(dtype="float64")
-    start = submission + wait - origin
-    jobs = pd.DataFrame({
-        "job_id": frame["job_id"].astype(str).to_numpy(), "workload_name": "recorded",
-        "submission_time": submission - origin, "requested_number_of_resources": processors,
-        "requested_time": np.where(requested > 0, requested, run_time), "final_state": SUCCESS,
-        "starting_time": start, "execution_time": run_time, "finish_time": start + run_time,
-    })[usable].reset_index(drop=True)
-    nodes = log.nodes if log.platform is None else read_platform(recorded_platform_path(spec, log)).nb_compute
-    metrics = summarize(validate_out_jobs(jobs, source=f"recorded schedule of {path}"), nb_resources=nodes)
-    notes = [f"{log.name}: recorded-log row from {int(usable.sum())} of {len(frame)} jobs of {path.name}"
-             + (f" ({int((~usable).sum())} left out: missing submission, wait or run time, or no processor count)"
-                if (~usable).any() else "")]
-    return metrics, notes
+def _progress(console: Console) -> Progress:
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TimeRemainingColumn(), console=console, transient=True, disable=not console.is_terminal)
 
 
-def read_published(path: Path | None) -> pd.DataFrame:
-    """The published values (columns :data:`PUBLISHED_COLUMNS`), or an empty table for None.
-
-    Raises:
-        ValueError: missing columns (named), a value that is not a number (line named), or the same
-            (log, experiment, replay, metric) twice.
-    """
-    if path is None:
-        return pd.DataFrame(columns=list(PUBLISHED_COLUMNS))
-    table = pd.read_csv(path, dtype={c: str for c in PUBLISHED_COLUMNS if c != "value"}, keep_default_na=False)
-    missing = [c for c in PUBLISHED_COLUMNS if c not in table.columns]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
-    values = pd.to_numeric(table["value"], errors="coerce")
-    if values.isna().any():
-        row = int(np.flatnonzero(values.isna().to_numpy())[0])
-        raise ValueError(f"{path}, line {row + 2}, column 'value': {table['value'].iloc[row]!r} is not a number")
-    table["value"] = values.astype("float64")
-    keys = ["log", "experiment", "replay", "metric"]
-    duplicated = table.duplicated(keys)
-    if duplicated.any():
-        row = int(np.flatnonzero(duplicated.to_numpy())[0])
-        raise ValueError(f"{path}, line {row + 2}: {tuple(table.loc[row, keys])} given twice")
-    return table
+def _load_all(spec: CampaignSpec, console: Console) -> list[InstanceResult]:
+    instances = spec.instances()
+    kept: set[str] = set()  # logs whose job table is kept (one instance each, on the recorded machine if any)
+    wants_tables = "session-graphs" in spec.report.figures
+    console.print(f"campaign report {spec.name}: loading {len(instances)} instances from {spec.output_root}",
+                  highlight=False)
+    ordered = sorted(instances, key=lambda i: not i.experiment.variant.is_recorded)
+    results: dict[str, InstanceResult] = {}
+    with _progress(console) as progress:
+        task = progress.add_task("loading instances", total=len(instances))
+        for instance in ordered:
+            keep = wants_tables and instance.log.name not in kept
+            result = load_instance(spec, instance, keep_job_table=keep)
+            if keep and result.job_table is not None:
+                kept.add(instance.log.name)
+            results[instance.id] = result
+            progress.advance(task)
+    return [results[i.id] for i in instances]
 
 
-def _published_lookup(published: pd.DataFrame) -> dict[tuple[str, str, str, str], float]:
-    return {(r.log, r.experiment.lower(), r.replay.lower(), r.metric): float(r.value)
-            for r in published.itertuples(index=False)}
+@dataclass
+class _Figure:
+    """A figure to draw: kind, log name, file, how to draw it, extra caption text."""
+
+    kind: str
+    log: str
+    path: Path
+    draw: Callable[[], Figure]
+    caption: str = ""
 
 
-def comparison_table(kind: str, spec: CampaignSpec, results: list[InstanceResult],
-                     recorded: dict[str, dict[str, Any]], published: pd.DataFrame) -> pd.DataFrame:
-    """One table kind (:data:`TABLE_METRICS`), ours beside the published values, all logs.
-
-    Returns:
-        One row per log x experiment x replay (the recorded log first for ``scheduling``; feedback replays
-        only for ``lateness``; rigid replays only for ``scheduler-comparison``), columns ``log``,
-        ``experiment``, ``replay``, ``status``, then for each metric ``<metric>`` (ours, in the table's unit)
-        and ``<metric>_published`` (NaN when the source gives none).
-    """
-    _, columns = TABLE_METRICS[kind]
-    lookup = _published_lookup(published)
-    rows = []
-    for log in spec.logs:
-        if kind == "scheduling" and log.name in recorded:
-            row = {"log": log.name, "experiment": RECORDED_EXPERIMENT, "replay": RECORDED_REPLAY, "status": "log"}
-            for column in columns:
-                row[column.key] = recorded[log.name][column.metric] / column.divisor
-                row[f"{column.key}_published"] = lookup.get((log.name, RECORDED_EXPERIMENT, RECORDED_REPLAY,
-                                                             column.key), np.nan)
-            rows.append(row)
-        for result in results:
-            instance = result.instance
-            if instance.log.name != log.name:
-                continue
-            if kind == "lateness" and instance.replay.model != "feedback":
-                continue
-            if kind == "scheduler-comparison" and instance.replay.model != "rigid":
-                continue
-            row = {"log": log.name, "experiment": instance.experiment.name, "replay": instance.replay.label,
-                   "status": result.status}
-            if len(spec.seeds) > 1:
-                row["seed"] = instance.seed
-            for column in columns:
-                value = result.metrics.get(column.metric, np.nan)
-                row[column.key] = float(value) / column.divisor if value is not None else np.nan
-                row[f"{column.key}_published"] = lookup.get((log.name, instance.experiment.name.lower(),
-                                                             instance.replay.label.lower(), column.key), np.nan)
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _cell(value: Any, decimals: int) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "\u2013"
-    if isinstance(value, (float, np.floating)):
-        return f"{value:,.{decimals}f}"
-    return str(value)
-
-
-def display_table(kind: str, table: pd.DataFrame, spec: CampaignSpec, log: str) -> pd.DataFrame:
-    """The rows of one log of a :func:`comparison_table`, as text cells (``ours`` / ``paper`` columns)."""
-    _, metric_columns = TABLE_METRICS[kind]
-    subset = table[table["log"] == log]
-    has_published = any(subset[f"{column.key}_published"].notna().any() for column in metric_columns)
-    columns: dict[str, list[str]] = {"experiment": list(subset["experiment"]), "replay": list(subset["replay"])}
-    if "seed" in subset.columns:
-        columns["seed"] = [_cell(v, 0) for v in subset["seed"]]
-    for column in metric_columns:
-        label, decimals = column.heading, column.decimals
-        columns[label if not has_published else f"{label}: ours"] = [
-            _cell(v, decimals) if s in ("done", "log") else s for v, s in zip(subset[column.key], subset["status"])]
-        if has_published:
-            columns[f"{label}: paper"] = [_cell(v, decimals) for v in subset[f"{column.key}_published"]]
-    return pd.DataFrame(columns)
-
-
-def markdown_table(frame: pd.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table of a frame of text cells (``|`` escaped), header first."""
-    def escape(text: Any) -> str:
-        return str(text).replace("|", "\\|")
-
-    numeric = [not frame[c].astype(str).str.match(r"^[A-Za-z]").any() for c in frame.columns]
-    lines = ["| " + " | ".join(escape(c) for c in frame.columns) + " |",
-             "|" + "|".join("---:" if right else "---" for right in numeric) + "|"]
-    lines += ["| " + " | ".join(escape(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join(lines)
-
-
-#: Keys of :func:`run_metrics` that describe where a run is (local paths) rather than what it measured; the
-#: instance's labels say it instead.
-_RUN_IDENTITY = frozenset({"run", "path", "scheduler", "platform", "workload", "replay", "nb_resources_source"})
-
-
-def instances_table(results: list[InstanceResult]) -> pd.DataFrame:
-    """One row per instance: id, labels, status, wall time (s), error, and the metrics of :func:`run_metrics`
-    (without its local paths)."""
-    rows = []
-    for result in results:
-        row = {"id": result.instance.id, **result.instance.labels, "status": result.status,
-               "wall_seconds": result.wall_seconds, "error": result.error}
-        row.update({k: v for k, v in result.metrics.items() if k not in _RUN_IDENTITY})
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _figures(spec: CampaignSpec, results: list[InstanceResult], folder: Path) -> dict[tuple[str, str], Path]:
-    """Write the figures of ``[report] figures`` for each log; returns (kind, log name) -> PNG path."""
-    written: dict[tuple[str, str], Path] = {}
+def _plans(spec: CampaignSpec, results: list[InstanceResult], facts: dict[str, LogFacts],
+           sessions: dict[str, dict[str, Any]], folder: Path, notes: list[str]) -> list[_Figure]:
+    """The figures of ``[report] figures`` that can be drawn, in kind order then log order; what cannot be drawn
+    is said in ``notes``."""
+    plans: list[_Figure] = []
     experiments = [e.name for e in spec.experiments]
     replays = [r.label for r in spec.replays]
-    for log in spec.logs:
-        done = [r for r in results if r.instance.log.name == log.name and r.status == "done" and r.instance.seed
-                == spec.seeds[0]]
-        if not done:
-            continue
-        by_key = {(r.instance.experiment.name, r.instance.replay.label): r for r in done}
-        recorded = next((r.recorded_submissions for r in done if r.recorded_submissions is not None), None)
-        feedback = [label for label in replays if label != "rigid"]
-        if "submissions" in spec.report.figures and recorded is not None and feedback:
-            shown = feedback[-1:]  # as in the paper's Fig. 2: rigid against one feedback replay (a60)
-            panels = {e: {f: by_key[(e, f)].submissions for f in shown if (e, f) in by_key} for e in experiments}
-            figure = figures.submissions_grid(log.label, recorded, panels)
-            written[("submissions", log.name)] = figures.save_png(figure, folder / f"fig2-submissions-{log.name}.png")
-        if "cumulative" in spec.report.figures:
-            panels = {e: {r: (by_key[(e, r)].submissions, by_key[(e, r)].finishes) for r in replays
-                          if (e, r) in by_key} for e in experiments}
-            panels = {e: p for e, p in panels.items() if p}
-            figure = figures.cumulative_grid(log.label, panels)
-            written[("cumulative", log.name)] = figures.save_png(figure, folder / f"fig3-cumulative-{log.name}.png")
-        if "throughput-utilisation" in spec.report.figures:
-            frames = [r.windows.assign(experiment=r.instance.experiment.name, replay=r.instance.replay.label)
-                      for r in done if r.windows is not None and len(r.windows)]
-            if frames:
-                figure = figures.window_bars(log.label, pd.concat(frames, ignore_index=True), experiments, replays)
-                written[("throughput-utilisation", log.name)] = figures.save_png(
-                    figure, folder / f"fig9-throughput-utilisation-{log.name}.png")
+    feedback = [r.label for r in spec.replays if r.model == "feedback"]
+    for kind in spec.report.figures:
+        for log in spec.logs:
+            done = [r for r in results if r.instance.log.name == log.name and r.status == "done"
+                    and r.instance.seed == spec.seeds[0]]
+            if not done:
+                continue
+            by_key = {(r.instance.experiment.name, r.instance.replay.label): r for r in done}
+            recorded = next((r.recorded_submissions for r in done if r.recorded_submissions is not None), None)
+            path = folder / f"{FIGURE_FILES[kind]}-{log.name}.png"
+            title = log.label
+
+            def add(draw: Callable[[], Figure], caption: str = "") -> None:
+                plans.append(_Figure(kind, log.name, path, draw, caption))
+
+            if kind == "submissions" and recorded is not None and feedback:
+                shown = feedback[-1:]  # as in the paper's Fig. 2: rigid against one feedback replay (a60)
+                panels = {e: {f: by_key[(e, f)].submissions for f in shown if (e, f) in by_key} for e in experiments}
+                add(lambda t=title, r=recorded, p=panels: figures.submissions_grid(t, r, p))
+            elif kind == "cumulative":
+                panels = {e: {r: (by_key[(e, r)].submissions, by_key[(e, r)].finishes) for r in replays
+                              if (e, r) in by_key} for e in experiments}
+                panels = {e: p for e, p in panels.items() if p}
+                add(lambda t=title, p=panels: figures.cumulative_grid(t, p))
+            elif kind in ("user-mean-lateness", "user-additional-lateness"):
+                if not feedback:
+                    notes.append(f"figure {kind}: the campaign has no feedback replay")
+                    continue
+                label = feedback[-1]
+                panels = {e: by_key[(e, label)].per_user for e in experiments
+                          if (e, label) in by_key and by_key[(e, label)].per_user is not None}
+                if panels:
+                    add(lambda k=kind, t=title, p=panels, r=label: user_scatter_grid(k, t, p, r),
+                        f" Replay {label}.")
+            elif kind == "session-graphs":
+                if log.name not in sessions:
+                    notes.append(f"{log.name}: no session graph figure (Fig. 6): the campaign has no feedback replay")
+                    continue
+                add(lambda t=title, s=sessions[log.name]: session_figure(t, s))
+            elif kind == "weekly-submissions":
+                chosen = next((e for e in spec.experiments if e.variant.is_recorded), spec.experiments[0]).name
+                origin = next((r.swf_origin for r in done if r.swf_origin is not None), None)
+                clock = facts[log.name].clock(origin) if origin is not None and log.name in facts else None
+                if clock is None or clock.unix_origin is None or recorded is None:
+                    reason = clock.description if clock is not None else "no recorded submission times"
+                    notes.append(f"{log.name}: no submissions-by-hour figure (Fig. 8): {reason}")
+                    continue
+                series = {"rigid": recorded, **{f: by_key[(chosen, f)].submissions for f in feedback
+                                                if (chosen, f) in by_key}}
+                add(lambda t=title, c=clock, s=series, e=chosen: weekly_figure(t, c, s, e),
+                    f" Experiment {chosen}; hours in {clock.description}.")
+            elif kind == "throughput-utilisation":
+                frames = [r.windows.assign(experiment=r.instance.experiment.name, replay=r.instance.replay.label)
+                          for r in done if r.windows is not None and len(r.windows)]
+                if frames:
+                    add(lambda t=title, w=pd.concat(frames, ignore_index=True):
+                        figures.window_bars(t, w, experiments, replays))
+                else:
+                    notes.append(f"{log.name}: no Fig. 9 window fits in the runs (the shortest is 14 days + 4 "
+                                 f"months)")
+    return plans
+
+
+def _draw(plans: list[_Figure], console: Console) -> dict[tuple[str, str], tuple[Path, str]]:
+    written: dict[tuple[str, str], tuple[Path, str]] = {}
+    if not plans:
+        return written
+    console.print(f"drawing {len(plans)} figures", highlight=False)
+    with _progress(console) as progress:
+        task = progress.add_task("drawing figures", total=len(plans))
+        for plan in plans:
+            written[(plan.kind, plan.log)] = (figures.save_png(plan.draw(), plan.path), plan.caption)
+            progress.advance(task)
     return written
 
 
-def _caption(key: tuple[str, str], spec: CampaignSpec) -> str:
-    kind, name = key
-    label = next((log.label for log in spec.logs if log.name == name), name)
-    return f"{label}: {FIGURE_CAPTIONS[kind]}"
+def _session_statistics(spec: CampaignSpec, results: list[InstanceResult]) -> dict[str, dict[str, Any]]:
+    labels = [r.label for r in spec.replays if r.model == "feedback"]
+    if "session-graphs" not in spec.report.figures or not labels:
+        return {}
+    statistics = {}
+    for log in spec.logs:
+        table = next((r.job_table for r in results if r.instance.log.name == log.name and r.job_table is not None),
+                     None)
+        if table is not None:
+            statistics[log.name] = session_statistics(table, labels)
+    return statistics
+
+
+def _windows_table(results: list[InstanceResult]) -> pd.DataFrame:
+    """The Fig. 9 windows of every finished instance: log, experiment, replay, seed, then
+    :func:`batreplay.analysis.analyze_command.paper_window_metrics`'s columns but the run name."""
+    frames = [r.windows.drop(columns="run").assign(log=r.instance.log.name, experiment=r.instance.experiment.name,
+                                                   replay=r.instance.replay.label, seed=r.instance.seed)
+              for r in results if r.windows is not None and len(r.windows)]
+    if not frames:
+        return pd.DataFrame()
+    table = pd.concat(frames, ignore_index=True)
+    first = ["log", "experiment", "replay", "seed"]
+    return table[first + [c for c in table.columns if c not in first]]
+
+
+def _logs_table(spec: CampaignSpec, facts: dict[str, LogFacts], results: list[InstanceResult]) -> pd.DataFrame:
+    rows = []
+    for log in spec.logs:
+        fact = facts.get(log.name)
+        replayed = next((r.metrics.get("nb_jobs") for r in results if r.instance.log.name == log.name
+                         and r.status == "done" and r.instance.experiment.variant.is_recorded), None)
+        rows.append({
+            "log": log.label, "file": Path(log.workload).name,
+            "jobs in the log": f"{fact.nb_jobs:,}" if fact else "\u2013",
+            "jobs with run time 0 s": fact.zero_runtime_text if fact else "\u2013",
+            "jobs simulated": f"{int(replayed):,}" if replayed is not None else "\u2013",
+        })
+    return pd.DataFrame(rows)
+
+
+def _logs_csv(spec: CampaignSpec, facts: dict[str, LogFacts]) -> pd.DataFrame:
+    return pd.DataFrame([{"log": name, "workload": fact.log.workload, "last_swf_line": fact.last_line,
+                          "nb_jobs": fact.nb_jobs, "nb_zero_runtime": fact.nb_zero_runtime,
+                          "zero_runtime": fact.log.zero_runtime, "treatment": fact.treatment}
+                         for name, fact in facts.items()])
+
+
+@dataclass
+class _Section:
+    """A table of the report: its title, the log it is about (None: all logs), the text cells, a description."""
+
+    title: str
+    log: str | None
+    frame: pd.DataFrame
+    description: str
 
 
 def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Console | None = None) -> ReportResult:
@@ -407,41 +383,53 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
 
     Raises:
         ValueError: an unreadable published-values file, or run directories that cannot be read.
+        CampaignSpecError: the ``[report] explanations`` file is missing (spec file and key named).
     """
     out = Path(out_dir) if out_dir is not None else spec.report_dir
     console = console or Console(quiet=True)
-    instances = spec.instances()
-    results = []
-    for number, instance in enumerate(instances, 1):
-        console.print(f"[{number}/{len(instances)}] {instance.id}", highlight=False)
-        results.append(load_instance(spec, instance))
+    explanation_text = explanations.read_explanations(spec)
+    results = _load_all(spec, console)
     published = read_published(spec.report.published)
     notes: list[str] = list(spec.report.notes)
+    facts: dict[str, LogFacts] = {}
     recorded: dict[str, dict[str, Any]] = {}
-    if "scheduling" in spec.report.tables:
-        for log in spec.logs:
-            lines = [r.last_swf_line for r in results if r.instance.log.name == log.name and r.last_swf_line]
-            if log.max_jobs is not None and not lines:
-                notes.append(f"{log.name}: no finished instance tells where max_jobs = {log.max_jobs} stops; "
-                             f"no recorded-log row")
-                continue
-            recorded[log.name], log_notes = recorded_log_metrics(spec, log, max(lines) if lines else None)
+    for log in spec.logs:
+        lines = [r.last_swf_line for r in results if r.instance.log.name == log.name and r.last_swf_line]
+        if log.max_jobs is not None and not lines:
+            notes.append(f"{log.name}: no finished instance tells where max_jobs = {log.max_jobs} stops; "
+                         f"no recorded-log row and no count of the log's jobs")
+            continue
+        facts[log.name] = log_facts(spec, log, max(lines) if log.max_jobs is not None else None)
+        if "scheduling" in spec.report.tables:
+            recorded[log.name], log_notes = recorded_log_metrics(spec, log, facts[log.name].last_line,
+                                                                 swf=facts[log.name].swf)
             notes.extend(log_notes)
 
     if out.exists():
-        for stale in ("figures",):
-            shutil.rmtree(out / stale, ignore_errors=True)
+        shutil.rmtree(out / "figures", ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
     csv: dict[str, Path] = {}
     everything = instances_table(results)
     csv["instances"] = out / "instances.csv"
     everything.to_csv(csv["instances"], index=False)
+    csv["logs"] = out / "logs.csv"
+    _logs_csv(spec, facts).to_csv(csv["logs"], index=False)
     tables: dict[str, pd.DataFrame] = {}
     for kind in spec.report.tables:
         tables[kind] = comparison_table(kind, spec, results, recorded, published)
         csv[kind] = out / f"{kind}.csv"
         tables[kind].to_csv(csv[kind], index=False, float_format="%.10g")
-    written = _figures(spec, results, out / "figures")
+    windows = _windows_table(results)
+    if "throughput-utilisation" in spec.report.figures and len(windows):
+        csv["fig9-windows"] = out / "fig9-windows.csv"
+        windows.to_csv(csv["fig9-windows"], index=False, float_format="%.10g")
+    sessions = _session_statistics(spec, results)
+    session_frame = None
+    if sessions:
+        session_frame = session_table(sessions, {log.name: log.label for log in spec.logs})
+        csv["session-graphs"] = out / "session-graphs.csv"
+        session_frame.to_csv(csv["session-graphs"], index=False, float_format="%.10g")
+    written = _draw(_plans(spec, results, facts, sessions, out / "figures", notes), console)
 
     finished = [r for r in results if r.status == "done"]
     for result in results:
@@ -461,63 +449,101 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
         ("engine", spec.engine),
         ("instance wall time (s)", f"total {sum(walls):.0f}, longest {max(walls):.1f}" if walls else "-"),
     ]
-    markdown = _markdown(spec, parameters, tables, written, notes, out)
-    md_path = out / "README.md"
-    md_path.write_text(markdown, encoding="utf-8")
-    content = ReportContent(title=spec.report.title, parameters=parameters, notes=notes)
+    if explanation_text is not None:
+        parameters.append(("explanations", f"{explanations.source_name(spec)} (at the end of this page)"))
+
+    sections = [_Section("Workload logs", None, _logs_table(spec, facts, results), LOGS_DESCRIPTION)]
     for kind, table in tables.items():
         title, _ = TABLE_METRICS[kind]
-        for log in spec.logs:
-            content.tables.append(ReportTable(f"{title}: {log.label}", display_table(kind, table, spec, log.name),
-                                              _table_description(kind, spec, table)))
-    content.tables.append(ReportTable("All instances", _instances_display(everything),
-                                      "Wall time of each instance and its main metrics (seconds)."))
-    content.figures = [ReportFigure(_caption(key, spec), path) for key, path in written.items()]
+        sections += [_Section(title, log.label, display_table(kind, table, log.name),
+                              _table_description(kind, spec, table)) for log in spec.logs]
+    if session_frame is not None:
+        sections.append(_Section("Session graphs (cf. Madon et al. 2024, Fig. 6, Sect. 7.2)", None,
+                                 session_display(session_frame), SESSIONS_DESCRIPTION))
+    sections.append(_Section("All instances", None, instances_display(everything), INSTANCES_DESCRIPTION))
+
+    md_path = out / "README.md"
+    md_path.write_text(_markdown(spec, parameters, sections, written, notes, list(csv.values()), explanation_text),
+                       encoding="utf-8")
+    content = ReportContent(title=spec.report.title, parameters=parameters, notes=notes)
+    # a table per log: one section per table kind (group), one sub-heading per log
+    content.tables = [ReportTable(s.log, s.frame, group=s.title) if s.log
+                      else ReportTable(s.title, s.frame, s.description) for s in sections]
+    content.group_descriptions = {s.title: s.description for s in sections if s.log}
+    content.figures = [ReportFigure(_caption(key, spec, extra), path, label=PAPER_FIGURES[key[0]])
+                       for key, (path, extra) in written.items()]
     html = write_report(content, out / "report.html")
-    return ReportResult(out, html, md_path, csv, written, notes, len(finished), len(results))
+    if explanation_text is not None:
+        explanations.append_to_page(html, explanations.html_section(explanation_text, explanations.source_name(spec)))
+    return ReportResult(out, html, md_path, csv, {key: path for key, (path, _) in written.items()}, notes,
+                        len(finished), len(results))
+
+
+LOGS_DESCRIPTION = ("Jobs of each log up to the last one the campaign replays, and those whose recorded run time is "
+                    "0 s: Batsim refuses a job of 0 s, so they are dropped (zero_runtime = \"drop\", the default) or "
+                    "run for 1 s (zero_runtime = \"min\"). Jobs simulated: the first experiment on the recorded "
+                    "machine. Per-log counts in logs.csv.")
+SESSIONS_DESCRIPTION = ("Session graphs built from each log's replayed jobs as the feedback replay builds them: "
+                        "longest path = sessions on the longest dependency chain, arity = largest number of direct "
+                        "predecessors or successors of a session, think time = submission of a session - last "
+                        "finish of a session it depends on (Def. 6). " + PAPER_STATEMENT)
+INSTANCES_DESCRIPTION = ("Each instance's status, wall time and main metrics, in the units shown; instances.csv "
+                         "holds their ids and every metric in raw units (seconds, nodes).")
+
+#: Keys of :func:`run_metrics` that describe where a run is (local paths) rather than what it measured; the
+#: instance's labels say it instead.
+_RUN_IDENTITY = frozenset({"run", "path", "scheduler", "platform", "workload", "replay", "nb_resources_source"})
+
+
+def instances_table(results: list[InstanceResult]) -> pd.DataFrame:
+    """One row per instance: id, labels, status, wall time (s), error, and the metrics of :func:`run_metrics`
+    (without its local paths)."""
+    rows = []
+    for result in results:
+        row = {"id": result.instance.id, **result.instance.labels, "status": result.status,
+               "wall_seconds": result.wall_seconds, "error": result.error}
+        row.update({k: v for k, v in result.metrics.items() if k not in _RUN_IDENTITY})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _caption(key: tuple[str, str], spec: CampaignSpec, extra: str = "") -> str:
+    kind, name = key
+    label = next((log.label for log in spec.logs if log.name == name), name)
+    return f"{label}: {FIGURE_CAPTIONS[kind]}{extra}"
 
 
 def _table_description(kind: str, spec: CampaignSpec, table: pd.DataFrame) -> str:
     published = [c for c in table.columns if c.endswith("_published")]
     has_values = spec.report.published is not None and bool(published) and table[published].notna().any().any()
-    source = f" Published values: {spec.report.published.name}." if has_values else ""
-    text = {
-        "scheduling": "Makespan = last finish - first submission (Def. 11); waiting time = start - submission "
-                      "(Def. 12); days.",
-        "lateness": "Lateness of a job = its submission time in the replay - its recorded one (Def. 13); mean "
-                    "lateness (eq. 3) in days, relative lateness (eq. 4), additional lateness 2 mean / (n - 1) "
-                    "(eq. 6) in seconds.",
-        "scheduler-comparison": "Average number of running jobs sampled at each submission and finish event "
-                                "(Rauch's definition), bounded slowdown with tau = 10 s, waiting time in seconds.",
-    }[kind]
-    return text + source
+    source = f" Published values: {spec.report.published.name}. {DIFFERENCE_NOTE}" if has_values else ""
+    return DESCRIPTIONS[kind] + source
 
 
-def _instances_display(frame: pd.DataFrame) -> pd.DataFrame:
-    keep = [c for c in ("id", "status", "wall_seconds", "nb_jobs", "makespan", "mean_waiting_time",
-                        "max_waiting_time", "mean_bounded_slowdown", "mean_lateness") if c in frame.columns]
-    return frame[keep]
-
-
-def _markdown(spec: CampaignSpec, parameters: list[tuple[str, str]], tables: dict[str, pd.DataFrame],
-              written: dict[tuple[str, str], Path], notes: list[str], out: Path) -> str:
+def _markdown(spec: CampaignSpec, parameters: list[tuple[str, str]], sections: list[_Section],
+              written: dict[tuple[str, str], tuple[Path, str]], notes: list[str], csv_files: list[Path],
+              explanation_text: str | None) -> str:
     shown = spec.path.relative_to(spec.root) if spec.path.is_relative_to(spec.root) else spec.path.name
-    csv_names = ", ".join(f"`{k}.csv`" for k in ["instances", *tables])
+    csv_names = ", ".join(f"`{p.name}`" for p in csv_files)
+    out = csv_files[0].parent
     lines = [f"# {spec.report.title}", "",
              (f"Generated by `batreplay campaign report {shown}` from the run directories of `campaign run`. "
               f"Tables as CSV beside this file ({csv_names}); the same content in `report.html`."), ""]
     lines += [f"- **{key}**: {value}" for key, value in parameters]
-    for kind, table in tables.items():
-        title, _ = TABLE_METRICS[kind]
-        lines += ["", f"## {title}", "", _table_description(kind, spec, table)]
-        for log in spec.logs:
-            lines += ["", f"### {log.label}", "", markdown_table(display_table(kind, table, spec, log.name))]
+    previous = None
+    for section in sections:
+        if section.title != previous:
+            lines += ["", f"## {section.title}", "", section.description]
+        previous = section.title
+        lines += (["", f"### {section.log}"] if section.log else []) + ["", markdown_table(section.frame)]
     if written:
         lines += ["", "## Figures", ""]
-        for key, path in written.items():
-            lines += [f"![{_caption(key, spec)}]({path.relative_to(out).as_posix()})", "",
-                      f"*{_caption(key, spec)}*", ""]
+        for key, (path, extra) in written.items():
+            caption = _caption(key, spec, extra)
+            lines += [f"![{caption}]({path.relative_to(out).as_posix()})", "", f"*{caption}*", ""]
     if notes:
         lines += ["", "## Notes", ""]
         lines += [f"- {note}".replace("\n", "\n  ") for note in notes]
+    if explanation_text is not None:
+        lines += ["", explanations.markdown_section(explanation_text, explanations.source_name(spec))]
     return "\n".join(lines) + "\n"

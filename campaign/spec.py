@@ -43,12 +43,13 @@ from batreplay.replay.registry import user_model
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
 from batreplay.replay.session_source import session_rule
 from batreplay.replay.sessions import session_spec_label
-from batreplay.workloads.loading import DEFAULT_RECORDED_SPEED, WORKLOAD_SUFFIXES, WorkloadOptions
+from batreplay.workloads.loading import DEFAULT_RECORDED_SPEED, WORKLOAD_SUFFIXES, ZERO_RUNTIME_CHOICES, WorkloadOptions
 from batreplay.workloads.loading import PROFILE_TYPES as PROFILES
 
 #: Tables and figures the report knows (see :mod:`batreplay.campaign.report`).
-REPORT_TABLES: tuple[str, ...] = ("scheduling", "lateness", "scheduler-comparison")
-REPORT_FIGURES: tuple[str, ...] = ("submissions", "cumulative", "throughput-utilisation")
+REPORT_TABLES: tuple[str, ...] = ("scheduling", "lateness", "user-lateness-percentiles", "scheduler-comparison")
+REPORT_FIGURES: tuple[str, ...] = ("submissions", "cumulative", "user-mean-lateness", "user-additional-lateness",
+                                   "session-graphs", "weekly-submissions", "throughput-utilisation")
 #: Length of the parameter hash in instance ids (hex digits of SHA-256).
 ID_HASH_LENGTH = 8
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -139,6 +140,9 @@ class LogSpec:
         walltime_factor: walltime = max(requested time, factor x run time) (Batsim's SWF converter's
             ``--job_walltime_factor``; :func:`batreplay.workloads.batsim_workload.swf_to_workload`), or
             None to keep the recorded requested times.
+        zero_runtime: what becomes of the log's jobs whose recorded run time is 0 s
+            (:data:`batreplay.workloads.loading.ZERO_RUNTIME_CHOICES`): ``drop`` them (the default; Batsim refuses
+            a delay of 0 s) or run them for 1 s (``min``).
     """
 
     name: str
@@ -151,6 +155,7 @@ class LogSpec:
     max_jobs: int | None
     label: str
     walltime_factor: float | None = None
+    zero_runtime: str = WorkloadOptions().zero_runtime
 
     @property
     def platform_parameter(self) -> str | dict[str, float]:
@@ -213,13 +218,15 @@ class Instance:
 
 @dataclass
 class ReportSpec:
-    """What ``campaign report`` produces: table kinds, figure kinds, published values to show beside ours."""
+    """What ``campaign report`` produces: table kinds, figure kinds, published values to show beside ours, and
+    ``explanations``, a Markdown file (``[report] explanations``) included in the report, or None."""
 
     tables: list[str]
     figures: list[str]
     published: Path | None
     title: str
     notes: list[str]
+    explanations: Path | None = None
 
 
 @dataclass
@@ -323,6 +330,8 @@ def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplayPoint,
         "seed": int(seed),
         "engine": engine,
     }
+    if log.zero_runtime != WorkloadOptions().zero_runtime:  # only when not the default: older ids stay the same
+        params["zero_runtime"] = log.zero_runtime
     prefix = [log.name, experiment.scheduler.rsplit("/", 1)[-1].removesuffix(".py"), experiment.variant.label,
               replay.label, f"s{seed}"]
     return Instance(instance_id(prefix, params), params, log, experiment, replay, int(seed))
@@ -476,9 +485,12 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
     label = table.get("label", str, name)
     walltime_factor = table.get("walltime_factor", float, defaults.get("walltime_factor"))
     _positive(table, "walltime_factor", walltime_factor)
+    zero_runtime = table.get("zero_runtime", str, defaults.get("zero_runtime", WorkloadOptions().zero_runtime))
+    if zero_runtime not in ZERO_RUNTIME_CHOICES:
+        raise table.error("zero_runtime", f"{zero_runtime!r}: expected one of {', '.join(ZERO_RUNTIME_CHOICES)}")
     table.finish()
     log = LogSpec(name, workload, platform, nodes, node_speed, profile, recorded_speed, max_jobs, label,
-                  None if walltime_factor is None else float(walltime_factor))
+                  None if walltime_factor is None else float(walltime_factor), zero_runtime)
     return log, groups
 
 
@@ -583,13 +595,16 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
     defaults_table = _Table(defaults, "[defaults]", path)
     checked = {key: defaults_table.get(key, kinds, None)
                for key, kinds in (("profile", str), ("recorded_speed", float), ("max_jobs", int),
-                                  ("node_speed", float), ("walltime_factor", float))}
+                                  ("node_speed", float), ("walltime_factor", float), ("zero_runtime", str))}
     for key in ("recorded_speed", "node_speed", "walltime_factor"):
         _positive(defaults_table, key, checked[key])
     if checked["max_jobs"] is not None and checked["max_jobs"] < 1:
         raise defaults_table.error("max_jobs", f"must be >= 1, got {checked['max_jobs']}")
     if checked["profile"] is not None and checked["profile"] not in PROFILES:
         raise defaults_table.error("profile", f"{checked['profile']!r}: expected one of {', '.join(PROFILES)}")
+    if checked["zero_runtime"] is not None and checked["zero_runtime"] not in ZERO_RUNTIME_CHOICES:
+        raise defaults_table.error("zero_runtime", f"{checked['zero_runtime']!r}: expected one of "
+                                                   f"{', '.join(ZERO_RUNTIME_CHOICES)}")
     defaults_table.finish()
 
     raw_logs = top.get("logs", list, what="one [[logs]] table per workload log")
@@ -658,8 +673,12 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
     published = rooted(published_text) if published_text else None
     if published is not None and not published.is_file():
         raise report_table.error("published", f"no such file {published}")
+    explanations_text = report_table.get("explanations", str, None)
+    explanations = rooted(explanations_text) if explanations_text else None
+    if explanations is not None and not explanations.is_file():
+        raise report_table.error("explanations", f"no such file {explanations}")
     report = ReportSpec(tables, figures, published, report_table.get("title", str, f"Campaign {name}"),
-                        list(report_table.get_list("notes", str, [])))
+                        list(report_table.get_list("notes", str, [])), explanations)
     report_table.finish()
     top.finish()
 

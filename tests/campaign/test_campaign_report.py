@@ -120,7 +120,8 @@ def test_report_files(toy_report):
     spec, result = toy_report
     assert result.out_dir == spec.report_dir and result.instances_found == result.instances_total == 4
     markdown = result.markdown.read_text()
-    assert "| recorded log | - | 0.00 | 1.50 |" in markdown  # ours (250 s) beside the published value
+    # ours (250 s) beside the published value and their difference
+    assert "| recorded log | - | 0.00 | 1.50 | -1.50 (-100%) |" in markdown
     assert "![" in markdown and "figures/fig2-submissions-toy.png" in markdown
     for path in result.figures.values():
         assert path.read_bytes().startswith(b"\x89PNG")
@@ -156,8 +157,8 @@ def test_recorded_kth_row_equals_the_published_one():
 
 def test_published_values_are_checked(tmp_path):
     shipped = read_published(REPO_ROOT / "expe" / "published" / "madon2024-fgcs.csv")
-    # Table 1: 19 rows x 2 logs x 3 metrics; Table 2: 12 rows x 2 logs x 3 metrics
-    assert len(shipped) == 19 * 6 + 12 * 6
+    # Table 1: 19 rows x 2 logs x 3 metrics; Table 2: 12 rows x 2 logs x 3 metrics; Fig. 5(c): 6 x 2 x 3
+    assert len(shipped) == 19 * 6 + 12 * 6 + 6 * 6
     bad = tmp_path / "bad.csv"
     bad.write_text("log,experiment,replay,metric,value,source\nkth,EASY,rigid,makespan_days,abc,x\n")
     with pytest.raises(ValueError, match=r"bad.csv, line 2, column 'value'"):

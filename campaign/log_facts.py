@@ -1,0 +1,164 @@
+"""What a campaign report says about each workload log, read from the SWF file itself.
+
+- :func:`recorded_log_metrics`: the schedule the log recorded, as the first row of Madon, Da Costa, Pierson
+  2024's Table 1;
+- :func:`log_facts`: the log's jobs up to the last one the campaign replays, how many have a recorded run time
+  of 0 s and what the campaign did with them (``zero_runtime``: dropped, or run for 1 s; Batsim refuses a delay
+  of 0 s), and the log's clock (``UnixStartTime`` and ``TimeZoneString`` of the header) for the submissions by
+  hour of the week (Madon et al. 2024, Fig. 8).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+import pandas as pd
+
+from batreplay.analysis.metrics import summarize
+from batreplay.campaign.platforms import recorded_platform_path
+from batreplay.campaign.spec import CampaignSpec, LogSpec
+from batreplay.formats.out_jobs import SUCCESS, validate_out_jobs
+from batreplay.platforms.reader import read_platform
+from batreplay.workloads.swf import SwfLog, read_swf
+
+#: How the ``zero_runtime`` choices read in the report.
+ZERO_RUNTIME_TREATMENT = {"drop": "dropped", "min": "kept, run for 1 s"}
+
+
+@dataclass(frozen=True)
+class LogClock:
+    """The wall clock of a log: simulated time t (s after the first replayed submission) happened at Unix time
+    ``unix_origin + t``, shown in ``zone``.
+
+    Attributes:
+        unix_origin: Unix time (s) of the first replayed job's recorded submission: ``UnixStartTime`` of the
+            header + that job's SWF submission time; None when the header has no ``UnixStartTime``.
+        zone: the time zone: ``TimeZoneString`` of the header (daylight saving time included), else the fixed
+            offset of ``TimeZone`` (seconds east of UTC), else UTC.
+        description: one sentence saying which header fields were used.
+    """
+
+    unix_origin: float | None
+    zone: dt.tzinfo
+    description: str
+
+    def local_times(self, simulated: np.ndarray) -> pd.DatetimeIndex:
+        """Local wall-clock times of simulated times (s).
+
+        Raises:
+            ValueError: the log has no ``UnixStartTime`` (:attr:`unix_origin` is None).
+        """
+        if self.unix_origin is None:
+            raise ValueError("the log's header has no UnixStartTime: its wall clock is unknown")
+        return pd.to_datetime(self.unix_origin + np.asarray(simulated, dtype="float64"), unit="s",
+                              utc=True).tz_convert(self.zone)
+
+
+def log_clock(swf: SwfLog, first_submission: float) -> LogClock:
+    """The :class:`LogClock` of a log whose first replayed job was submitted ``first_submission`` s after the
+    log's start (SWF time)."""
+    start = swf.unix_start_time
+    name = swf.header.get("TimeZoneString", "").strip()
+    offset = swf.header.get("TimeZone", "").strip()
+    zone: dt.tzinfo = dt.UTC
+    where = "UTC (the header gives no time zone)"
+    if name:
+        try:
+            zone, where = ZoneInfo(name), f"local time of {name} (TimeZoneString of the SWF header)"
+        except (ZoneInfoNotFoundError, ValueError):
+            name = ""
+    if not name and offset.lstrip("-").isdigit():
+        zone = dt.timezone(dt.timedelta(seconds=int(offset)))
+        where = f"UTC{int(offset) / 3600:+g} h (TimeZone of the SWF header, no daylight saving time)"
+    if start is None:
+        return LogClock(None, zone, "the SWF header gives no UnixStartTime: wall-clock hours are unknown")
+    return LogClock(float(start) + float(first_submission), zone,
+                    f"{where}, from UnixStartTime {start} of the SWF header")
+
+
+@dataclass(frozen=True)
+class LogFacts:
+    """A log as the campaign replays it (see the module docstring).
+
+    Attributes:
+        log: the campaign's log.
+        swf: the SWF file read.
+        last_line: SWF line of the last job replayed (``max_jobs``), or None for the whole log.
+        nb_jobs: jobs of the log up to ``last_line``.
+        nb_zero_runtime: those of them with a recorded run time of 0 s.
+        treatment: what became of them (:data:`ZERO_RUNTIME_TREATMENT`).
+    """
+
+    log: LogSpec
+    swf: SwfLog
+    last_line: int | None
+    nb_jobs: int
+    nb_zero_runtime: int
+    treatment: str
+
+    @property
+    def zero_runtime_text(self) -> str:
+        """``"3,712 (3.6 %), dropped"``, or ``"none"``."""
+        if not self.nb_zero_runtime:
+            return "none"
+        share = 100.0 * self.nb_zero_runtime / self.nb_jobs
+        return f"{self.nb_zero_runtime:,} ({share:.1f} %), {self.treatment}" if share >= 0.1 else \
+            f"{self.nb_zero_runtime:,} ({share:.2g} %), {self.treatment}"
+
+    def clock(self, swf_origin: float) -> LogClock:
+        """:func:`log_clock` for a replay whose time 0 is SWF time ``swf_origin`` (s)."""
+        return log_clock(self.swf, swf_origin)
+
+
+def log_facts(spec: CampaignSpec, log: LogSpec, last_line: int | None = None) -> LogFacts:
+    """Read ``log``'s SWF file and count its jobs up to ``last_line`` (all for None) and those with a recorded run
+    time of 0 s."""
+    swf = read_swf(spec.resolve(log.workload))
+    jobs = swf.jobs if last_line is None else swf.jobs[swf.jobs["line"] <= last_line]
+    return LogFacts(log, swf, last_line, len(jobs), int((jobs["run_time"] == 0).sum()),
+                    ZERO_RUNTIME_TREATMENT[log.zero_runtime])
+
+
+def recorded_log_metrics(spec: CampaignSpec, log: LogSpec, last_line: int | None = None,
+                         swf: SwfLog | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Metrics of the schedule recorded in the log, for Table 1's first row (Madon, Da Costa, Pierson 2024).
+
+    The jobs are those of the log's lines up to ``last_line`` (the last job line the runs replay, which
+    differs from the log's end with ``max_jobs``; None: the whole log). Each job with known submission, wait
+    and run times and a processor count (allocated, else requested) becomes a job of a jobs table (start =
+    submission + wait, finish = start + run time; times from the first submission), summarised by
+    :func:`batreplay.analysis.metrics.summarize` on the recorded platform's node count. Jobs left out are
+    counted in the returned notes.
+
+    Args:
+        swf: the log, already read (else it is read from ``log.workload``).
+    """
+    path = spec.resolve(log.workload)
+    frame = (swf if swf is not None else read_swf(path)).jobs
+    if last_line is not None:
+        frame = frame[frame["line"] <= last_line]
+    allocated = frame["allocated_processors"].to_numpy()
+    processors = np.where(allocated > 0, allocated, frame["requested_processors"].to_numpy())
+    submission = frame["submission_time"].to_numpy(dtype="float64")
+    wait = frame["wait_time"].to_numpy(dtype="float64")
+    run_time = frame["run_time"].to_numpy(dtype="float64")
+    usable = (submission >= 0) & (wait >= 0) & (run_time >= 0) & (processors > 0)
+    origin = float(submission[usable].min())
+    requested = frame["requested_time"].to_numpy(dtype="float64")
+    start = submission + wait - origin
+    jobs = pd.DataFrame({
+        "job_id": frame["job_id"].astype(str).to_numpy(), "workload_name": "recorded",
+        "submission_time": submission - origin, "requested_number_of_resources": processors,
+        "requested_time": np.where(requested > 0, requested, run_time), "final_state": SUCCESS,
+        "starting_time": start, "execution_time": run_time, "finish_time": start + run_time,
+    })[usable].reset_index(drop=True)
+    nodes = log.nodes if log.platform is None else read_platform(recorded_platform_path(spec, log)).nb_compute
+    metrics = summarize(validate_out_jobs(jobs, source=f"recorded schedule of {path}"), nb_resources=nodes)
+    notes = [f"{log.name}: recorded-log row from {int(usable.sum())} of {len(frame)} jobs of {path.name}"
+             + (f" ({int((~usable).sum())} left out: missing submission, wait or run time, or no processor count)"
+                if (~usable).any() else "")]
+    return metrics, notes
