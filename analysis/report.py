@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 import pandas as pd
+from markdown_it import MarkdownIt
 
 #: Attribute the inline script writes on ``<body>``: ``"N/M"`` = images decoded / images in the page.
 IMAGES_LOADED_ATTRIBUTE = "data-images-loaded"
@@ -69,6 +71,21 @@ class ReportFigure:
 
 
 @dataclass
+class ReportText:
+    """A section of written text at the end of the page (after the notes), such as a campaign's explanations.
+
+    Attributes:
+        heading: the section's heading.
+        markdown: its text, in Markdown (CommonMark and tables); raw HTML in it is escaped, never passed through.
+        source: where the text comes from (a file name), said under the heading; empty for nothing.
+    """
+
+    heading: str
+    markdown: str
+    source: str = ""
+
+
+@dataclass
 class ReportContent:
     """Everything the report shows, in order: introduction, parameters, tables, figures, notes.
 
@@ -80,6 +97,7 @@ class ReportContent:
         notes: free-text notes (line breaks kept).
         intro: paragraphs shown under the title.
         group_descriptions: group title -> a paragraph shown under the group's heading.
+        texts: written sections at the end of the page (see :class:`ReportText`).
     """
 
     title: str
@@ -89,6 +107,7 @@ class ReportContent:
     notes: list[str] = field(default_factory=list)
     intro: list[str] = field(default_factory=list)
     group_descriptions: dict[str, str] = field(default_factory=dict)
+    texts: list[ReportText] = field(default_factory=list)
 
 
 def format_value(value: object) -> str:
@@ -155,11 +174,19 @@ def _cell_class(text: str, is_text: bool) -> str:
     return "text long" if len(text) > WRAP_LENGTH else "text"
 
 
+#: Text that reads as a number (``1,233.81``, ``+1.70 (+0.4%)``, ``-12 %``): aligned right like numbers.
+_NUMBER_TEXT = re.compile(r"^[+\-\u2212]?[\d,]*\.?\d+\s*%?(\s*\([+\-\u2212]?[\d,]*\.?\d+\s*%?\))?$")
+
+
+def _is_text(value: object, text: str) -> bool:
+    return not _is_number(value) and not _NUMBER_TEXT.match(text.strip())
+
+
 def _table_view(table: ReportTable, group: str = "") -> dict[str, Any]:
     frame = table.frame.reset_index() if table.show_index else table.frame
     rows = []
     for values in frame.itertuples(index=False):
-        cells = [(format_value(v), not _is_number(v)) for v in values]
+        cells = [(text, _is_text(v, text)) for v, text in ((v, format_value(v)) for v in values)]
         rows.append([(text, _cell_class(text, is_text)) for text, is_text in cells])
     # a column is text when all its non-empty cells are (its heading is then aligned left, as its cells)
     text_columns = [all(row[k][1] for row in rows if row[k][0] != "\u2013") and any(row[k][1] for row in rows)
@@ -183,6 +210,24 @@ def _blocks(content: ReportContent, used: set[str]) -> list[dict[str, Any]]:
     return blocks
 
 
+def markdown_html(text: str) -> markupsafe.Markup:
+    """``text`` rendered from Markdown (CommonMark and tables) as an HTML fragment for a page section: raw HTML in
+    the text is escaped, the text's top heading level becomes ``<h3>`` (the others below it) and tables sit in the
+    page's horizontally scrollable boxes."""
+    renderer = MarkdownIt("commonmark", {"html": False}).enable("table")
+    tokens = renderer.parse(text)
+    levels = [int(token.tag[1]) for token in tokens if token.type == "heading_open"]
+    shift = 3 - min(levels) if levels else 0
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = f"h{min(max(int(token.tag[1]) + shift, 3), 6)}"
+        elif token.type == "table_open":
+            token.attrSet("class", "markdown")
+    body = renderer.renderer.render(tokens, renderer.options, {})
+    body = body.replace("<table", '<div class="table-scroll"><table').replace("</table>", "</table></div>")
+    return markupsafe.Markup(body)
+
+
 def render_html(content: ReportContent) -> str:
     """The report page as one HTML5 string (UTF-8 text), self-contained (see the module docstring).
 
@@ -199,9 +244,12 @@ def render_html(content: ReportContent) -> str:
     contents = [(block["anchor"], block["title"]) for block in blocks]
     contents += [("figures", "Figures")] if figures else []
     contents += [("notes", "Notes")] if content.notes else []
+    texts = [{"heading": text.heading, "anchor": _anchor(text.heading, used), "source": text.source,
+              "body": markdown_html(text.markdown)} for text in content.texts]
+    contents += [(text["anchor"], text["heading"]) for text in texts]
     return _environment().get_template(PAGE_TEMPLATE).render(
         title=content.title, intro=content.intro, parameters=content.parameters, blocks=blocks, figures=figures,
-        notes=content.notes, contents=contents, images_loaded_attribute=IMAGES_LOADED_ATTRIBUTE)
+        notes=content.notes, texts=texts, contents=contents, images_loaded_attribute=IMAGES_LOADED_ATTRIBUTE)
 
 
 def write_report(content: ReportContent, path: str | Path) -> Path:

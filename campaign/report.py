@@ -472,9 +472,9 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
     content.group_descriptions = {s.title: s.description for s in sections if s.log}
     content.figures = [ReportFigure(_caption(key, spec, extra), path, label=PAPER_FIGURES[key[0]])
                        for key, (path, extra) in written.items()]
-    html = write_report(content, out / "report.html")
     if explanation_text is not None:
-        explanations.append_to_page(html, explanations.html_section(explanation_text, explanations.source_name(spec)))
+        content.texts.append(explanations.report_text(explanation_text, explanations.source_name(spec)))
+    html = write_report(content, out / "report.html")
     return ReportResult(out, html, md_path, csv, {key: path for key, (path, _) in written.items()}, notes,
                         len(finished), len(results))
 

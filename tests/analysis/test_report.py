@@ -21,6 +21,7 @@ from batreplay.analysis.report import (
     ReportContent,
     ReportFigure,
     ReportTable,
+    ReportText,
     format_value,
     png_data_uri,
     render_html,
@@ -192,3 +193,18 @@ def test_a_wide_table_scrolls_in_its_box_at_1400_px(tmp_path):
     assert match, done.stdout[:500]
     page_width, table_width = int(match.group(1)), int(match.group(2))
     assert page_width <= 1400 < table_width
+
+
+def test_written_sections_are_markdown_with_raw_html_escaped():
+    text = ("# Why\n\nEASY gives **52.8** <img src=x onerror=alert(1)>.\n\n## Variants\n\n"
+            "| nodes | mean wait (s) |\n|---|---:|\n| 338 | 14,676 |\n| 1,233.81 | +1.70 (+0.4%) |\n")
+    content = ReportContent(title="t", texts=[ReportText("Explanations", text, "expe/explanations/x.md")])
+    content.tables = [ReportTable("Differences", pd.DataFrame({"run": ["a"], "ours - paper": ["+1.70 (+0.4%)"]}))]
+    page = render_html(content)
+    assert "<h3>Why</h3>" in page and "<h4>Variants</h4>" in page and "<strong>52.8</strong>" in page
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert '<div class="table-scroll"><table class="markdown">' in page
+    assert "From expe/explanations/x.md." in page and '<a href="#explanations">Explanations</a>' in page
+    assert page.index('id="explanations"') > page.index("Differences")  # at the end of the page
+    # a difference written as text still reads as a number: aligned right, not as a text cell
+    assert "<td>+1.70 (+0.4%)</td>" in page

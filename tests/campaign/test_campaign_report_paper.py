@@ -290,7 +290,8 @@ def test_explanations_are_included_verbatim_and_escaped(tmp_path):
     html = result.html.read_text()
     assert "<h3>Why EASY differs</h3>" in html and "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<td style=\"text-align:right\">52.8</td>" in html
-    assert html.index("<h2>Explanations</h2>") < html.index("</body>")
+    assert html.index('<h2 id="explanations">Explanations</h2>') < html.index("</body>")
+    assert '<a href="#explanations">Explanations</a>' in html  # listed in the contents line
 
 
 def test_no_explanations_key_adds_nothing(tmp_path):
