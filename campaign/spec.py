@@ -43,7 +43,13 @@ from batreplay.replay.registry import user_model
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
 from batreplay.replay.session_source import session_rule
 from batreplay.replay.sessions import session_spec_label
-from batreplay.workloads.loading import DEFAULT_RECORDED_SPEED, WORKLOAD_SUFFIXES, ZERO_RUNTIME_CHOICES, WorkloadOptions
+from batreplay.workloads.loading import (
+    DEFAULT_RECORDED_SPEED,
+    RES_SOURCE_CHOICES,
+    WORKLOAD_SUFFIXES,
+    ZERO_RUNTIME_CHOICES,
+    WorkloadOptions,
+)
 from batreplay.workloads.loading import PROFILE_TYPES as PROFILES
 
 #: Tables and figures the report knows (see :mod:`batreplay.campaign.report`).
@@ -52,12 +58,23 @@ REPORT_FIGURES: tuple[str, ...] = ("submissions", "cumulative", "user-mean-laten
                                    "session-graphs", "weekly-submissions", "throughput-utilisation")
 #: Length of the parameter hash in instance ids (hex digits of SHA-256).
 ID_HASH_LENGTH = 8
+#: SWF conversion options a log (or ``[defaults]``) chooses among named values: key -> allowed values. The default
+#: of each is :class:`~batreplay.workloads.loading.WorkloadOptions`' (see :func:`conversion_choice_default`); a
+#: log's choice enters its instances' parameters only when it is not the default, so that ids of specs written
+#: before the key existed stay the same.
+CONVERSION_CHOICES: dict[str, tuple[str, ...]] = {"zero_runtime": ZERO_RUNTIME_CHOICES,
+                                                   "res_source": RES_SOURCE_CHOICES}
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _VARIANT_TOKEN = re.compile(r"^(nodes|speed)-([xd])(\d+(?:\.\d+)?)$")
 
 
 class CampaignSpecError(ValueError):
     """A campaign file that cannot be used; the message names the file and the key."""
+
+
+def conversion_choice_default(key: str) -> str:
+    """The default of the conversion choice ``key`` (one of :data:`CONVERSION_CHOICES`): ``WorkloadOptions``'."""
+    return getattr(WorkloadOptions(), key)
 
 
 @dataclass(frozen=True)
@@ -143,6 +160,9 @@ class LogSpec:
         zero_runtime: what becomes of the log's jobs whose recorded run time is 0 s
             (:data:`batreplay.workloads.loading.ZERO_RUNTIME_CHOICES`): ``drop`` them (the default; Batsim refuses
             a delay of 0 s) or run them for 1 s (``min``).
+        res_source: which SWF processor count a job requests
+            (:data:`batreplay.workloads.loading.RES_SOURCE_CHOICES`): ``allocated`` (field 5, the default) or
+            ``requested`` (field 8, as Rauch 2022's Schedulus does); the other is the fallback when missing.
     """
 
     name: str
@@ -155,7 +175,8 @@ class LogSpec:
     max_jobs: int | None
     label: str
     walltime_factor: float | None = None
-    zero_runtime: str = WorkloadOptions().zero_runtime
+    zero_runtime: str = conversion_choice_default("zero_runtime")
+    res_source: str = conversion_choice_default("res_source")
 
     @property
     def platform_parameter(self) -> str | dict[str, float]:
@@ -330,8 +351,9 @@ def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplayPoint,
         "seed": int(seed),
         "engine": engine,
     }
-    if log.zero_runtime != WorkloadOptions().zero_runtime:  # only when not the default: older ids stay the same
-        params["zero_runtime"] = log.zero_runtime
+    for key in CONVERSION_CHOICES:  # only when not the default: older ids stay the same
+        if getattr(log, key) != conversion_choice_default(key):
+            params[key] = getattr(log, key)
     prefix = [log.name, experiment.scheduler.rsplit("/", 1)[-1].removesuffix(".py"), experiment.variant.label,
               replay.label, f"s{seed}"]
     return Instance(instance_id(prefix, params), params, log, experiment, replay, int(seed))
@@ -392,6 +414,15 @@ def _kind_names(kinds: tuple[type, ...]) -> str:
 def _positive(table: _Table, key: str, value: float | None) -> None:
     if value is not None and not (math.isfinite(value) and value > 0):
         raise table.error(key, f"must be > 0, got {value!r}")
+
+
+def _read_choices(table: _Table, defaults: dict[str, Any]) -> dict[str, str | None]:
+    """The :data:`CONVERSION_CHOICES` of a table, checked; absent keys take ``defaults`` (None if not there)."""
+    choices = {key: table.get(key, str, defaults.get(key)) for key in CONVERSION_CHOICES}
+    for key, value in choices.items():
+        if value is not None and value not in CONVERSION_CHOICES[key]:
+            raise table.error(key, f"{value!r}: expected one of {', '.join(CONVERSION_CHOICES[key])}")
+    return choices
 
 
 def default_output_root(name: str) -> Path:
@@ -485,12 +516,11 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
     label = table.get("label", str, name)
     walltime_factor = table.get("walltime_factor", float, defaults.get("walltime_factor"))
     _positive(table, "walltime_factor", walltime_factor)
-    zero_runtime = table.get("zero_runtime", str, defaults.get("zero_runtime", WorkloadOptions().zero_runtime))
-    if zero_runtime not in ZERO_RUNTIME_CHOICES:
-        raise table.error("zero_runtime", f"{zero_runtime!r}: expected one of {', '.join(ZERO_RUNTIME_CHOICES)}")
+    choices = {key: conversion_choice_default(key) if value is None else value
+               for key, value in _read_choices(table, defaults).items()}
     table.finish()
     log = LogSpec(name, workload, platform, nodes, node_speed, profile, recorded_speed, max_jobs, label,
-                  None if walltime_factor is None else float(walltime_factor), zero_runtime)
+                  None if walltime_factor is None else float(walltime_factor), **choices)
     return log, groups
 
 
@@ -595,16 +625,14 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
     defaults_table = _Table(defaults, "[defaults]", path)
     checked = {key: defaults_table.get(key, kinds, None)
                for key, kinds in (("profile", str), ("recorded_speed", float), ("max_jobs", int),
-                                  ("node_speed", float), ("walltime_factor", float), ("zero_runtime", str))}
+                                  ("node_speed", float), ("walltime_factor", float))}
+    checked.update(_read_choices(defaults_table, {}))
     for key in ("recorded_speed", "node_speed", "walltime_factor"):
         _positive(defaults_table, key, checked[key])
     if checked["max_jobs"] is not None and checked["max_jobs"] < 1:
         raise defaults_table.error("max_jobs", f"must be >= 1, got {checked['max_jobs']}")
     if checked["profile"] is not None and checked["profile"] not in PROFILES:
         raise defaults_table.error("profile", f"{checked['profile']!r}: expected one of {', '.join(PROFILES)}")
-    if checked["zero_runtime"] is not None and checked["zero_runtime"] not in ZERO_RUNTIME_CHOICES:
-        raise defaults_table.error("zero_runtime", f"{checked['zero_runtime']!r}: expected one of "
-                                                   f"{', '.join(ZERO_RUNTIME_CHOICES)}")
     defaults_table.finish()
 
     raw_logs = top.get("logs", list, what="one [[logs]] table per workload log")

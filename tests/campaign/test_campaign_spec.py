@@ -80,7 +80,7 @@ def test_other_shipped_campaigns():
     assert len(quick.instances()) == 8
     assert {i.params["max_jobs"] for i in quick.instances()} == {3000}
     fcfs_easy = load_campaign(EXPE / "fcfs-vs-easy.toml")
-    assert len(fcfs_easy.instances()) == 6
+    assert len(fcfs_easy.instances()) == 9  # 3 logs x FCFS, EASY, EASY (Schedulus)
     assert {log.name: log.nodes for log in fcfs_easy.logs} == {"hpc2n": 240, "ctc-sp2": 338, "metacentrum": 806}
     assert {i.replay.label for i in fcfs_easy.instances()} == {"rigid"}
 
