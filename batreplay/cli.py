@@ -23,6 +23,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from batreplay.console import make_console
+
 def _metrics_table(metrics: dict, title: str) -> Table:
     """The console summary of a run: the metrics the registry lists for it, with their labels and formats."""
     from batreplay.analysis.metric_registry import summary_rows  # lazy: pandas only after a run
@@ -51,15 +53,6 @@ def scheduler_options_argument(text: str) -> dict:
         raise ValueError(f"--scheduler-options: expected a JSON object such as '{{\"name\": value}}', "
                          f"got {text.strip()!r} ({type(value).__name__})")
     return value
-
-
-def make_console() -> Console:
-    """The console the commands print on: standard output, soft-wrapped (no line breaks added) when it is not a
-    terminal, so that a log file or a CI transcript keeps each message on one line and greps."""
-    console = Console(stderr=False)
-    if not console.is_terminal:
-        console.soft_wrap = True
-    return console
 
 
 def step_progress(console: Console, label: str, *, disable: bool = False) -> Progress:
@@ -111,8 +104,11 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
 def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     from batreplay.replay.session_source import write_sessions
 
+    from batreplay.workloads.resolve import resolve_workload
+
+    workload = resolve_workload(args.workload)  # a path or a fetched log's name
     with step_progress(console, "sessions") as bar:
-        index, stats, notes = write_sessions(args.workload, args.method, args.threshold, args.out,
+        index, stats, notes = write_sessions(workload, args.method, args.threshold, args.out,
                                              max_jobs=args.max_jobs, zero_runtime=args.zero_runtime,
                                              on_progress=_step_callback(bar))
     for note in notes:
@@ -214,7 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_cmd_run)
 
     sessions = commands.add_parser("sessions", help="cut an SWF log into user sessions and write session graphs")
-    sessions.add_argument("--workload", required=True, help="SWF log (.swf or .swf.gz)")
+    sessions.add_argument("--workload", required=True,
+                          help="SWF log (.swf or .swf.gz), or the name of a log fetched with 'batreplay fetch'")
     sessions.add_argument("--method", choices=["arrival", "last", "max"], default="arrival",
                           help="session delimitation (Madon et al. 2024; Zakay & Feitelson) (default: %(default)s)")
     sessions.add_argument("--threshold", type=float, default=60.0, help="threshold in minutes (default: %(default)s)")

@@ -3,8 +3,7 @@
 Two kinds of runs:
 
 - *engine*: batreplay's embedded engine (Batsim-exact) through :func:`batreplay.run.runner.run`, on a Batsim
-  workload converted here with :func:`batreplay.workloads.batsim_workload.swf_to_workload`, so that conversion
-  options the run description does not expose yet (``zero_runtime``, ``res_source``) can be varied. Each job of
+  workload converted here with :func:`batreplay.workloads.batsim_workload.swf_to_workload`, so that each job of
   such a workload also carries ``requested_time``, its SWF requested time (s, -1 when unknown), which the
   ``easy-schedulus`` scheduler can take as its estimate (option ``estimate_field``).
 - *event replay*: a small independent re-implementation of the event handling of Rauch's Schedulus (2022), one

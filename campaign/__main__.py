@@ -10,9 +10,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from rich.console import Console
-
 from batreplay.campaign.cli import add_campaign_commands
+from batreplay.console import make_console
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -21,7 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     campaign = add_campaign_commands(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["campaign", *(sys.argv[1:] if argv is None else argv)])
     try:
-        return args.handler(args, Console())
+        return args.handler(args, make_console())
     except (OSError, ValueError, RuntimeError, KeyError) as err:
         campaign.exit(2, f"batreplay campaign: error: {err}\n")
 

@@ -36,6 +36,7 @@ from batreplay.campaign.executors import Executor, InstanceOutcome, LocalExecuto
 from batreplay.campaign.platforms import prepare_platforms
 from batreplay.campaign.spec import CampaignSpec, Instance
 from batreplay.campaign.worker import FAILED_SUFFIX, is_finished, task_for
+from batreplay.console import make_console
 
 LOCK_NAME = ".campaign.lock"
 CAMPAIGN_MANIFEST = "campaign.json"
@@ -179,7 +180,7 @@ def run_campaign(spec: CampaignSpec, *, executor: Executor | None = None, only: 
         KeyboardInterrupt: Ctrl-C; finished instances are kept, running ones stopped and cleaned.
         CampaignSpecError: ``only`` matches nothing.
     """
-    console = console or Console()
+    console = console or make_console()
     executor = executor or LocalExecutor()
     instances = spec.select(only)
     started = time.time()

@@ -3,7 +3,7 @@
 Sources: EASY, the Extensible Argonne Scheduling sYstem, D. Lifka, "The ANL/IBM SP scheduling system", JSSPP 1995
 (LNCS 949); the formulation with a *shadow time* and *extra nodes* used here is that of A. W. Mu'alem and
 D. G. Feitelson, "Utilization, predictability, workloads, and user runtime estimates in scheduling the IBM SP2
-with backfilling", IEEE TPDS 12(6), 2001; the project's seed ``001`` (Rauch 2022, section "First Come First Serve
+with backfilling", IEEE TPDS 12(6), 2001; Rauch 2022 ("HPC Scheduling Simulator", section "First Come First Serve
 w/ EASY Backfilling" and its Fig. 3) describes the same two cases: the shadow space and the extra-processor space.
 
 Rules applied at every decision, at time ``now``:

@@ -1,7 +1,6 @@
 """First-come first-served (FCFS) scheduling, without backfilling, and its strict-order variants (SJF, LJF, ...).
 
-Definition (Rauch 2022, "HPC Scheduling Simulator", section "First Come First Serve w/ EASY Backfilling"; the
-project's seed ``001``): jobs run in the order they were received, when enough resources are free; otherwise they
+Definition (Rauch 2022, "HPC Scheduling Simulator", section "First Come First Serve w/ EASY Backfilling"): jobs run in the order they were received, when enough resources are free; otherwise they
 wait in a queue for their turn. The head of the queue is never overtaken, so a wide job at the head keeps the
 jobs behind it waiting even if they would fit (the fragmentation the EASY policy addresses). The same rule over another queue order
 (:mod:`~batreplay.schedulers.queue_order`: shortest or longest requested time, smallest or largest area first) gives

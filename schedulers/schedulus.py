@@ -20,7 +20,7 @@ after Mu'alem and Feitelson (2001); the author's public code (repository ``danjr
    when it is unknown (-1, used as a number). Here the estimate is the job's walltime by default; with the option
    ``estimate_field`` it is that number of the job's Batsim description (Batsim passes extra job fields on to the
    scheduler), so a workload carrying each job's SWF requested time, with walltimes long enough for every job to
-   run in full, replays Schedulus' behaviour exactly. A job without the field, or with a value that is not a
+   run in full, follows Schedulus' rules (not its exact numbers: see the ties below). A job without the field, or with a value that is not a
    number, falls back to its walltime (``inf`` without one).
 
 Ties between simultaneous events are resolved by Batsim here, and by the order of Python object addresses in

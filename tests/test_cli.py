@@ -171,7 +171,7 @@ def test_run_options_take_their_choices_and_defaults_from_the_parts():
 # --- issue 12: messages a user reads in a log, options that applied, platform checks, zero-runtime jobs -----------
 
 def test_output_that_is_not_a_terminal_keeps_each_message_on_one_line(tmp_path, capsys):
-    assert main(["sessions", "--workload", str(KTH), "--max-jobs", "500", "--out", str(tmp_path / "s")]) == 0
+    assert main(["sessions", "--workload", str(KTH), "--max-jobs", "2500", "--out", str(tmp_path / "s")]) == 0
     printed = capsys.readouterr().out
     lines = printed.splitlines()
     # the per-field count of missing values is one message of about 250 characters: one line, not wrapped at 80
@@ -179,7 +179,7 @@ def test_output_that_is_not_a_terminal_keeps_each_message_on_one_line(tmp_path, 
     assert missing.rstrip().endswith("think_time=28476") and len(missing) > 200
     assert lines[0].startswith("SWF anomalies in")  # no blank line left by a progress bar
     # sessions shows the jobs dropped from the sessions, not the conversion's notes about walltimes
-    assert "dropped run_time_zero" not in printed or "--zero-runtime min" in printed
+    assert "dropped run_time_zero: 1" in printed and "--zero-runtime min" in printed  # SWF line 2476
     assert "walltime_below_run_time" not in printed and "Batsim stops the job" not in printed
 
 
@@ -256,3 +256,15 @@ def test_res_source_chooses_the_swf_processor_count(tmp_path):
     first = sizes["allocated"].index[0]
     assert sizes["requested"][first] == 2 * sizes["allocated"][first]
     assert (sizes["requested"].drop(first) == sizes["allocated"].drop(first)).all()
+
+
+def test_every_entry_point_prints_unwrapped_when_piped(capsys):
+    from batreplay.console import make_console
+
+    console = make_console()  # pytest captures standard output: not a terminal
+    console.print("word " * 60)
+    assert len(capsys.readouterr().out.splitlines()) == 1
+    import batreplay.campaign.__main__ as campaign_main
+    import batreplay.campaign.runner as campaign_runner
+
+    assert campaign_main.make_console is make_console and campaign_runner.make_console is make_console

@@ -2,8 +2,8 @@
 
 Layers, lowest first (a module may import its own layer and lower ones only)::
 
-    foundation  batreplay.atomic, batreplay.deadline (files and wall-clock limits), batreplay.formats (Batsim's
-                output files: the engine writes them, analysis reads them, so both stand on them)
+    foundation  batreplay.atomic, batreplay.deadline, batreplay.console (files, wall-clock limits, the console),
+                batreplay.formats (Batsim's output files: the engine writes them, analysis reads them, so both stand on them)
     inputs      batreplay.workloads, batreplay.platforms
     decisions   batreplay.schedulers, batreplay.replay (users)
     engine      batreplay.engine (embedded Batsim, real-Batsim launcher, simulate())
@@ -25,7 +25,7 @@ import pytest
 from conftest import REPO_ROOT
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("batreplay.atomic", "batreplay.deadline", "batreplay.formats")),
+    ("foundation", ("batreplay.atomic", "batreplay.deadline", "batreplay.console", "batreplay.formats")),
     ("inputs", ("batreplay.workloads", "batreplay.platforms")),
     ("decisions", ("batreplay.schedulers", "batreplay.replay")),
     ("engine", ("batreplay.engine",)),

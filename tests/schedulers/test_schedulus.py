@@ -84,7 +84,8 @@ def test_a_completion_that_starts_a_head_job_does_not_backfill_but_the_next_subm
 
 
 def test_estimates_replace_walltimes_and_a_negative_one_is_used_as_a_number():
-    # N=4. A(2, walltime 1000, estimate 10) runs; H(3) waits: shadow time 10 (A's estimate, not 1010).
+    # N=4. A(2, walltime 1000, estimate 10) and X(1, walltime 1000, no estimate) run; H(3) waits: the shadow time
+    # is the latest expected end, X's walltime 1000. With A alone, A's estimate 10 counts (not its walltime).
     # C(1, walltime 5, estimate -1): now - 1 < 10, started (Schedulus uses an unknown requested time as -1).
     estimates = {"A": 10.0, "C": -1.0}
     policy = SchedulusEasyPolicy(4, estimates)
