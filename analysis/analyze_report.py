@@ -12,6 +12,7 @@ The page itself is rendered by :mod:`batreplay.analysis.report`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,39 +31,75 @@ from batreplay.analysis.run_dir import RunData
 
 def merge_run_notes(per_run: Mapping[str, Sequence[str]]) -> list[str]:
     """Notes of several runs, each said once: the ones all runs share without a run name, the others with
-    the runs they concern.
+    the runs they concern. Nothing is dropped: every line of every note is in the result.
 
-    A note is one or more lines; notes whose first line starts alike (up to its first ``:``, e.g. ``"SWF
-    anomalies in LOG"``) are merged line by line: a line every such run has is written once, a line only
-    some have ends with ``[runs ...]`` (so per-run counts that differ show side by side).
+    Identical notes (same full text) of several runs are one note. Notes of different runs whose first line
+    starts alike (up to its first ``:``, e.g. ``"SWF anomalies in LOG"``) are then merged line by line, never two
+    notes of the same run: a line every such run has is written once, a line only some have ends with
+    ``[runs ...]`` (so per-run counts that differ show side by side). A line a note repeats is kept as many
+    times as it appears; a note a run has twice is said twice.
 
     Args:
         per_run: run name -> its notes, in order (runs in the order of the page).
 
     Returns:
-        The merged notes, in first-seen order, each prefixed with the runs it concerns unless it concerns all.
+        The merged notes, in first-seen order, each prefixed with the runs it concerns unless it concerns all
+        (and there are several runs).
     """
     runs = list(per_run)
-    groups: dict[str, dict[str, Any]] = {}
+    # (full text, how many times this run said it before) -> the runs that say it: one unit per identical note
+    units: dict[tuple[str, int], list[str]] = {}
     for run, notes in per_run.items():
+        seen: Counter[str] = Counter()
         for note in notes:
-            first = note.split("\n", 1)[0]
-            key = first.split(":", 1)[0] if ":" in first else first
-            group = groups.setdefault(key, {"runs": [], "lines": {}})
-            if run not in group["runs"]:
-                group["runs"].append(run)
-            for line in note.split("\n"):
-                holders = group["lines"].setdefault(line, [])
-                if run not in holders:
-                    holders.append(run)
-    merged = []
-    for group in groups.values():
-        concerned = group["runs"]
-        lines = [line if holders == concerned else f"{line} [{_runs_text(holders)}]"
-                 for line, holders in group["lines"].items()]
-        prefix = "" if len(concerned) == len(runs) and len(runs) > 1 else f"{_runs_text(concerned)}: "
-        merged.append(prefix + "\n".join(lines))
-    return merged
+            units.setdefault((note, seen[note]), []).append(run)
+            seen[note] += 1
+    # units of the same head, at most one per run, merged line by line
+    groups: list[tuple[str, list[tuple[str, list[str]]]]] = []
+    for (note, _), holders in units.items():
+        head = _note_head(note)
+        group = next((members for key, members in groups if key == head
+                      and not any(set(holders) & set(other) for _, other in members)), None)
+        if group is None:
+            groups.append((head, [(note, holders)]))
+        else:
+            group.append((note, holders))
+    return [_merged_note(members, runs) for _, members in groups]
+
+
+def _note_head(note: str) -> str:
+    """What notes merged line by line share: their first line up to its first ``:`` (all of it without one)."""
+    return note.split("\n", 1)[0].split(":", 1)[0]
+
+
+def _merged_note(members: Sequence[tuple[str, Sequence[str]]], runs: Sequence[str]) -> str:
+    """One note from ``members`` (note text, the runs that say it; no run twice): each line as many times as a
+    note has it, tagged with its runs when not all of the members' runs have it that many times. A member's
+    lines keep their order: a line the merged note does not have yet goes just before the next one it has."""
+    order: list[tuple[str, int]] = []  # (line, how many times the note had it before)
+    holders_of: dict[tuple[str, int], set[str]] = {}
+    for note, holders in members:
+        seen: Counter[str] = Counter()
+        keys = []
+        for line in note.split("\n"):
+            keys.append((line, seen[line]))
+            seen[line] += 1
+        mine, cursor = set(keys), -1
+        for key in keys:
+            if key in holders_of:
+                cursor = order.index(key)
+            else:
+                cursor = next((i for i in range(cursor + 1, len(order)) if order[i] in mine), len(order))
+                order.insert(cursor, key)
+                holders_of[key] = set()
+            holders_of[key].update(holders)
+    concerned = {run for _, holders in members for run in holders}
+    lines = [line if holders_of[line, count] == concerned
+             else f"{line} [{_runs_text([r for r in runs if r in holders_of[line, count]])}]"
+             for line, count in order]
+    everyone = len(concerned) == len(runs) and len(runs) > 1
+    prefix = "" if everyone else f"{_runs_text([r for r in runs if r in concerned])}: "
+    return prefix + "\n".join(lines)
 
 
 def _runs_text(names: Sequence[str]) -> str:
@@ -86,6 +123,11 @@ def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataF
 
     Returns:
         One :class:`~batreplay.analysis.report.ReportFigure` per figure, captioned, in report order.
+
+    Raises:
+        ValueError: ``runs`` is empty, a run's number of resources is unknown (utilisation figure), or a job's
+            ``allocated_resources`` is not an interval set (Gantt chart; the job is named).
+        OSError: ``folder`` cannot be created or a figure file cannot be written.
     """
     divisor, unit = plots.time_unit(gantt_window.length)
     start_day, length_day = gantt_window.start / SECONDS_PER_DAY, gantt_window.length / SECONDS_PER_DAY
@@ -130,6 +172,20 @@ def _time_columns(frame: pd.DataFrame, columns: Mapping[str, str]) -> pd.DataFra
         frame[column] = frame[column].astype("float64") / SECONDS_IN[unit]
         renamed[column] = f"{label} ({unit})"
     return frame.rename(columns=renamed)
+
+
+def _p_in_seconds(frame: pd.DataFrame, rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The adequacy section's frame (:func:`~batreplay.analysis.metric_registry.metric_sections`, indexed by
+    metric label) with P against the log back in seconds, whatever unit its size called for, like the other
+    adequacy tables (Baranov et al. 2018 give P in seconds)."""
+    metric = get_metric("adequacy_vs_log")
+    shown = [label for label in (metric.heading(unit) for unit in SECONDS_IN) if label in frame.index]
+    if not shown:
+        return frame
+    values = pd.to_numeric(pd.Series([row.get(metric.name) for row in rows], dtype=object), errors="coerce")
+    frame = frame.copy()
+    frame.loc[shown[0]] = [float(v) for v in values.to_numpy(dtype="float64")]
+    return frame.rename(index={shown[0]: metric.heading("s")})
 
 
 def _metric_columns(frame: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
@@ -195,9 +251,9 @@ def _adequacy_tables(log_frame: pd.DataFrame | None, refusals: Mapping[str, Stre
     if pairs is not None:
         tables.append(ReportTable(
             "Between runs of the same job stream (Baranov et al. 2018, Table I)",
-            _time_columns(pairs, {"measure": "P"}).rename(columns=_TABLE_I),
+            pairs.rename(columns={"measure": "P (s)", **_TABLE_I}),
             "Each pair of runs replaying the same jobs (same submission times, resources and requested times): "
-            "P of the second run against the first.", group=group))
+            "P of the second run against the first, in seconds like the table against the log.", group=group))
     return tables
 
 
@@ -222,6 +278,15 @@ def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], l
             ``swf_log`` (path or None), ``adequacy_requested_times``.
         written: names of the files written next to the page, in order.
         figures_dir: the folder of the figure files, relative to the page.
+
+    Returns:
+        The page's content, for :func:`batreplay.analysis.report.write_report`.
+
+    Raises:
+        ValueError: ``rows`` and ``runs`` differ in length.
+        KeyError: a row lacks an identity field (``run``, ``scheduler``, ``platform``, ``replay``,
+            ``nb_resources``, ``nb_resources_source``, ``workload``, ``path``) or ``parameters`` lacks ``tau``,
+            ``window``, ``swf_log`` or ``adequacy_requested_times``.
     """
     window = parameters["window"]
     shown = [
@@ -237,7 +302,8 @@ def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], l
                       else "each stream's own (runs with other walltimes are not compared)"))
     intro = [
         "One column per run. Times are in seconds, hours or days: each metric in the unit its largest value "
-        "calls for (under an hour: s; under two days: h; beyond: days), named in its label. The files next to "
+        "calls for (under an hour: s; under two days: h; beyond: days), named in its label; P (Baranov et al. "
+        "2018) stays in seconds, the paper's unit, in every adequacy table. The files next to "
         f"this page keep seconds: {', '.join(written)}; figures in {figures_dir}/ (PNG and SVG).",
     ]
     identity = pd.DataFrame([{
@@ -263,6 +329,8 @@ def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], l
             extra += _adequacy_tables(log_frame, refusals, pairs, title)
         if key in sections:
             _, _, frame = sections[key]
+            if key == "adequacy":
+                frame = _p_in_seconds(frame, rows)
             heading = "Against the recorded log, all jobs" if key == "adequacy" else title
             tables.append(ReportTable(heading, frame.reset_index(), group=title))
         if key in sections or extra:

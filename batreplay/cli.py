@@ -122,7 +122,7 @@ def _cmd_analyze(args: argparse.Namespace, console: Console) -> int:
     from batreplay.analysis.analyze_command import analyze
     from batreplay.workloads.resolve import resolve_workload
 
-    swf_log = None if args.swf is None else resolve_workload(args.swf)  # a path or a fetched log's name
+    swf_log = None if args.swf is None else resolve_workload(args.swf, option="--swf")  # a path or a fetched log
     with step_progress(console, "analyzing") as bar:
         report = analyze(args.run_dirs, Path(args.out), nb_resources=args.nb_resources, tau=args.tau,
                          swf_log=swf_log, window=args.window_days, gantt_window=args.gantt_window,

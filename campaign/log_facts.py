@@ -6,6 +6,9 @@
   of 0 s and what the campaign did with them (``zero_runtime``: dropped, or run for 1 s; Batsim refuses a delay
   of 0 s), and the log's clock (``UnixStartTime`` and ``TimeZoneString`` of the header) for the submissions by
   hour of the week (Madon et al. 2024, Fig. 8).
+
+Both read SWF logs only: a Batsim JSON workload has no header, no recorded schedule and no SWF line numbers
+(``campaign report`` leaves such logs out of them and says so).
 """
 
 from __future__ import annotations
@@ -27,6 +30,11 @@ from batreplay.workloads.swf import SwfLog, read_swf
 
 #: How the ``zero_runtime`` choices read in the report.
 ZERO_RUNTIME_TREATMENT = {"drop": "dropped", "min": "kept, run for 1 s"}
+
+
+class NoRecordedScheduleError(ValueError):
+    """A log none of whose selected jobs has a recorded schedule (submission, wait and run times >= 0 and a
+    processor count > 0), e.g. a synthetic log whose wait times are all -1: it has no recorded-log row."""
 
 
 @dataclass(frozen=True)
@@ -115,8 +123,14 @@ class LogFacts:
 
 
 def log_facts(spec: CampaignSpec, log: LogSpec, last_line: int | None = None) -> LogFacts:
-    """Read ``log``'s SWF file and count its jobs up to ``last_line`` (all for None) and those with a recorded run
-    time of 0 s."""
+    """Read ``log``'s SWF file (``log.workload``) and count its jobs up to SWF line
+    ``last_line`` (all for None) and those with a recorded run time of 0 s.
+
+    Raises:
+        FileNotFoundError: the log's file is missing.
+        SwfFormatError: (:mod:`batreplay.workloads.swf`) the file is not an SWF log, e.g. a Batsim JSON
+            workload (:attr:`LogSpec.is_json`), or has a malformed job line.
+    """
     swf = read_swf(spec.resolve(log.workload))
     jobs = swf.jobs if last_line is None else swf.jobs[swf.jobs["line"] <= last_line]
     return LogFacts(log, swf, last_line, len(jobs), int((jobs["run_time"] == 0).sum()),
@@ -135,7 +149,20 @@ def recorded_log_metrics(spec: CampaignSpec, log: LogSpec, last_line: int | None
     counted in the returned notes.
 
     Args:
+        spec: the campaign (its root and platforms).
+        log: one of its logs.
+        last_line: the last SWF line of the selected jobs, or None.
         swf: the log, already read (else it is read from ``log.workload``).
+
+    Returns:
+        The metrics of :func:`~batreplay.analysis.metrics.summarize` (times in s) and one line of notes.
+
+    Raises:
+        FileNotFoundError: the log's file is missing (``swf`` not given).
+        SwfFormatError: (:mod:`batreplay.workloads.swf`, ``swf`` not given) the file is not an SWF log (a Batsim
+            JSON workload) or has a malformed job line.
+        NoRecordedScheduleError: (a ValueError) no selected job has a usable recorded schedule (no job up to
+            ``last_line``, or all miss a submission, wait or run time or a processor count).
     """
     path = spec.resolve(log.workload)
     frame = (swf if swf is not None else read_swf(path)).jobs
@@ -147,6 +174,11 @@ def recorded_log_metrics(spec: CampaignSpec, log: LogSpec, last_line: int | None
     wait = frame["wait_time"].to_numpy(dtype="float64")
     run_time = frame["run_time"].to_numpy(dtype="float64")
     usable = (submission >= 0) & (wait >= 0) & (run_time >= 0) & (processors > 0)
+    if not usable.any():
+        raise NoRecordedScheduleError(
+            f"{log.name}: no recorded schedule in {path.name}: none of its {len(frame)} jobs"
+            + (f" up to SWF line {last_line}" if last_line is not None else "")
+            + " has submission, wait and run times >= 0 and a processor count")
     origin = float(submission[usable].min())
     requested = frame["requested_time"].to_numpy(dtype="float64")
     start = submission + wait - origin

@@ -8,8 +8,9 @@ What :func:`build_report` writes in the report folder (``[campaign] report_dir``
 - ``report.html``: the same in one self-contained page (:mod:`batreplay.analysis.report`);
 - ``instances.csv``: one row per instance: labels, status, wall time, and the metrics of
   :func:`batreplay.analysis.analyze_command.run_metrics` in raw units (seconds, nodes);
-- ``logs.csv``: per log, its jobs up to the last one replayed and those with a recorded run time of 0 s, dropped
-  or kept (``zero_runtime``; :mod:`batreplay.campaign.log_facts`);
+- ``logs.csv``: per SWF log, its jobs up to the last one replayed and those with a recorded run time of 0 s,
+  dropped or kept (``zero_runtime``; :mod:`batreplay.campaign.log_facts`); a Batsim JSON workload (rigid replays
+  only) has no SWF to read these from: it is left out, with a note, and shown as "–" in the table;
 - one CSV per table kind of ``[report] tables`` (:mod:`batreplay.campaign.tables`): ours, the published value,
   and their difference, absolute and in %:
 
@@ -58,7 +59,7 @@ from batreplay.analysis.lateness import job_lateness, lateness_per_user
 from batreplay.analysis.report import ReportContent, ReportFigure, ReportTable, write_report
 from batreplay.analysis.run_dir import RECORDED_SUBMISSION, load_run
 from batreplay.campaign import figures, explanations
-from batreplay.campaign.log_facts import LogFacts, log_facts, recorded_log_metrics
+from batreplay.campaign.log_facts import LogFacts, NoRecordedScheduleError, log_facts, recorded_log_metrics
 from batreplay.campaign.session_structure import (PAPER_STATEMENT, session_display, session_figure, session_statistics,
                                                   session_table)
 from batreplay.campaign.spec import CampaignSpec, Instance
@@ -359,10 +360,9 @@ def _logs_table(spec: CampaignSpec, facts: dict[str, LogFacts], results: list[In
 
 
 def _logs_csv(spec: CampaignSpec, facts: dict[str, LogFacts]) -> pd.DataFrame:
-    return pd.DataFrame([{"log": name, "workload": fact.log.workload, "last_swf_line": fact.last_line,
-                          "nb_jobs": fact.nb_jobs, "nb_zero_runtime": fact.nb_zero_runtime,
-                          "zero_runtime": fact.log.zero_runtime, "treatment": fact.treatment}
-                         for name, fact in facts.items()])
+    columns = ["log", "workload", "last_swf_line", "nb_jobs", "nb_zero_runtime", "zero_runtime", "treatment"]
+    return pd.DataFrame([[name, fact.log.as_written, fact.last_line, fact.nb_jobs, fact.nb_zero_runtime,
+                          fact.log.zero_runtime, fact.treatment] for name, fact in facts.items()], columns=columns)
 
 
 @dataclass
@@ -394,6 +394,11 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
     facts: dict[str, LogFacts] = {}
     recorded: dict[str, dict[str, Any]] = {}
     for log in spec.logs:
+        if log.is_json:  # rigid replays of a Batsim workload: no SWF to read
+            notes.append(f"{log.name}: {Path(log.workload).name} is a Batsim JSON workload, not an SWF log: "
+                         f"no count of the log's jobs, no recorded-log row and no wall clock (they come from the "
+                         f"SWF file)")
+            continue
         lines = [r.last_swf_line for r in results if r.instance.log.name == log.name and r.last_swf_line]
         if log.max_jobs is not None and not lines:
             notes.append(f"{log.name}: no finished instance tells where max_jobs = {log.max_jobs} stops; "
@@ -401,8 +406,11 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
             continue
         facts[log.name] = log_facts(spec, log, max(lines) if log.max_jobs is not None else None)
         if "scheduling" in spec.report.tables:
-            recorded[log.name], log_notes = recorded_log_metrics(spec, log, facts[log.name].last_line,
-                                                                 swf=facts[log.name].swf)
+            try:
+                recorded[log.name], log_notes = recorded_log_metrics(spec, log, facts[log.name].last_line,
+                                                                     swf=facts[log.name].swf)
+            except NoRecordedScheduleError as err:  # e.g. a synthetic log: wait times all -1
+                log_notes = [f"{err}: no recorded-log row"]
             notes.extend(log_notes)
 
     if out.exists():
@@ -482,7 +490,8 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
 LOGS_DESCRIPTION = ("Jobs of each log up to the last one the campaign replays, and those whose recorded run time is "
                     "0 s: Batsim refuses a job of 0 s, so they are dropped (zero_runtime = \"drop\", the default) or "
                     "run for 1 s (zero_runtime = \"min\"). Jobs simulated: the first experiment on the recorded "
-                    "machine. Per-log counts in logs.csv.")
+                    "machine. Per-log counts in logs.csv. \u2013: not known (a Batsim JSON workload, or no "
+                    "finished instance to tell where max_jobs stops).")
 SESSIONS_DESCRIPTION = ("Session graphs built from each log's replayed jobs as the feedback replay builds them: "
                         "longest path = sessions on the longest dependency chain, arity = largest number of direct "
                         "predecessors or successors of a session, think time = submission of a session - last "

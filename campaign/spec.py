@@ -15,8 +15,11 @@ change of a parameter gives another id (hence another run directory).
 Paths: every relative path in the file (logs, platform files, ``output_root``, ``report_dir``, the published
 values) is resolved against the *campaign root*, which is ``[campaign] root`` taken relative to the folder of
 the spec file (default: that folder itself). The shipped specs in ``expe/`` say ``root = ".."``, the
-repository, so that logs are written ``../shared/workloads/...`` as everywhere else in the project. Parameters
-keep paths as written (relative to the root), so instance ids do not depend on where the checkout is.
+repository, so that logs are written ``../shared/workloads/...`` as everywhere else in the project. A log's
+``workload`` may also be a Parallel Workloads Archive catalogue name (``KTH-SP2-1996-2.1-cln``), which stands
+for the file ``batreplay fetch`` put in the cache (:func:`batreplay.workloads.resolve.resolve_workload`).
+Parameters keep paths and names as written (relative to the root), so instance ids do not depend on where the
+checkout or the cache is.
 
 The file format, key by key, is documented in ``expe/README.md``; :func:`load_campaign` reports any unknown key,
 missing key or bad value with the file name and the key's place (``[[logs]] #2, key 'workload'``).
@@ -51,6 +54,7 @@ from batreplay.workloads.loading import (
     WorkloadOptions,
 )
 from batreplay.workloads.loading import PROFILE_TYPES as PROFILES
+from batreplay.workloads.resolve import resolve_workload
 
 #: Tables and figures the report knows (see :mod:`batreplay.campaign.report`).
 REPORT_TABLES: tuple[str, ...] = ("scheduling", "lateness", "user-lateness-percentiles", "scheduler-comparison")
@@ -73,7 +77,17 @@ class CampaignSpecError(ValueError):
 
 
 def conversion_choice_default(key: str) -> str:
-    """The default of the conversion choice ``key`` (one of :data:`CONVERSION_CHOICES`): ``WorkloadOptions``'."""
+    """The default of the conversion choice ``key``: the value :class:`~batreplay.workloads.loading.
+    WorkloadOptions` gives it (``zero_runtime`` -> ``"drop"``, ``res_source`` -> ``"allocated"``).
+
+    Args:
+        key: one of the keys of :data:`CONVERSION_CHOICES`.
+
+    Raises:
+        KeyError: ``key`` is not a conversion choice (the message lists the known ones).
+    """
+    if key not in CONVERSION_CHOICES:
+        raise KeyError(f"{key!r} is not a conversion choice (known: {', '.join(CONVERSION_CHOICES)})")
     return getattr(WorkloadOptions(), key)
 
 
@@ -145,7 +159,9 @@ class LogSpec:
 
     Attributes:
         name: short name used in instance ids and tables (``kth-sp2``).
-        workload: the log's path as written in the spec (relative to the campaign root, or absolute).
+        workload: the log's file as runs use it: the path as written in the spec (relative to the campaign
+            root, or absolute), or the cached file (absolute) of a Parallel Workloads Archive catalogue name
+            (:func:`batreplay.workloads.resolve.resolve_workload`).
         platform: the recorded machine: a shipped platform name (``kth-sp2``), a platform file as written,
             or None when ``nodes`` is given.
         nodes: number of nodes of a generated homogeneous cluster (instead of ``platform``), or None.
@@ -163,6 +179,8 @@ class LogSpec:
         res_source: which SWF processor count a job requests
             (:data:`batreplay.workloads.loading.RES_SOURCE_CHOICES`): ``allocated`` (field 5, the default) or
             ``requested`` (field 8, as Rauch 2022's Schedulus does); the other is the fallback when missing.
+        written: the ``workload`` key as written when it is a catalogue name (``KTH-SP2-1996-2.1-cln``), None
+            when it is a path (then ``workload`` is the text as written).
     """
 
     name: str
@@ -177,6 +195,19 @@ class LogSpec:
     walltime_factor: float | None = None
     zero_runtime: str = conversion_choice_default("zero_runtime")
     res_source: str = conversion_choice_default("res_source")
+    written: str | None = None
+
+    @property
+    def as_written(self) -> str:
+        """The ``workload`` key as written in the spec (a path or a catalogue name): what instance ids hash, so
+        that they depend neither on the checkout's location nor on the cache's."""
+        return self.workload if self.written is None else self.written
+
+    @property
+    def is_json(self) -> bool:
+        """Whether the log is a Batsim JSON workload (rigid replays only; no SWF header, user ids or recorded
+        schedule)."""
+        return self.workload.lower().endswith(".json")
 
     @property
     def platform_parameter(self) -> str | dict[str, float]:
@@ -336,7 +367,7 @@ def instance_id(prefix_parts: list[str], params: dict[str, Any]) -> str:
 def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplayPoint, seed: int, engine: str) -> Instance:
     """The :class:`Instance` of one point of the campaign (parameters and id)."""
     params: dict[str, Any] = {
-        "workload": log.workload,
+        "workload": log.as_written,
         "platform": log.platform_parameter,
         "nodes_factor": float(experiment.variant.nodes_factor),
         "speed_factor": float(experiment.variant.speed_factor),
@@ -471,11 +502,18 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
     name = table.get("name", str)
     if not _NAME_PATTERN.match(name):
         raise table.error("name", f"{name!r}: use letters, digits, '.', '_' and '-' only")
-    workload = table.get("workload", str, what="the SWF log, relative to the campaign root")
-    path = Path(os.path.expanduser(workload))
-    resolved = path if path.is_absolute() else spec_root / path
+    workload = table.get("workload", str, what="the SWF log, relative to the campaign root, or a Parallel "
+                                               "Workloads Archive name")
+    try:
+        resolved = resolve_workload(workload, relative_to=spec_root, option="the workload key")
+    except (FileNotFoundError, ValueError) as err:  # ChecksumMismatchError is a ValueError
+        raise table.error("workload", " ".join(str(err).removeprefix("workload ").split())) from None
+    as_path = Path(os.path.expanduser(workload))
+    # a path stays as written (runs name it relative to the root); a catalogue name becomes its cached file, the
+    # name staying for the instance ids (LogSpec.as_written)
+    written = None if resolved == (as_path if as_path.is_absolute() else spec_root / as_path) else workload
     if not resolved.is_file():
-        raise table.error("workload", f"no such file {resolved}")
+        raise table.error("workload", f"{resolved}: not a file")
     if not resolved.name.lower().endswith(WORKLOAD_SUFFIXES):
         raise table.error("workload", f"{resolved}: expected a .swf, .swf.gz or .json file")
     if not os.access(resolved, os.R_OK):
@@ -519,8 +557,9 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
     choices = {key: conversion_choice_default(key) if value is None else value
                for key, value in _read_choices(table, defaults).items()}
     table.finish()
-    log = LogSpec(name, workload, platform, nodes, node_speed, profile, recorded_speed, max_jobs, label,
-                  None if walltime_factor is None else float(walltime_factor), **choices)
+    log = LogSpec(name, workload if written is None else str(resolved), platform, nodes, node_speed, profile,
+                  recorded_speed, max_jobs, label, None if walltime_factor is None else float(walltime_factor),
+                  **choices, written=written)
     return log, groups
 
 
@@ -682,7 +721,7 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
     replays = _read_replays(matrix)
     if any(user_model(replay.model).dynamic for replay in replays):  # users need user ids and recorded times
         for table, log in zip(log_tables, logs):
-            if log.workload.lower().endswith(".json"):
+            if log.is_json:
                 raise table.error("workload", f"{log.workload}: feedback replay needs an SWF log (user ids and "
                                               "recorded times), not a Batsim JSON workload ([matrix] replay_models)")
     seeds = matrix.get_list("seeds", int, [0])

@@ -122,8 +122,10 @@ class ChecksumMismatchError(ValueError):
 
 
 class DownloadError(OSError):
-    """A download that failed (no network, unknown host, HTTP error, time-out): one line naming the URL, the
-    reason, the cache path the file would have gone to and what to do instead.
+    """A download that failed on the network side (no network, unknown host, HTTP error, time-out): one line
+    naming the URL, the reason, the cache path the file would have gone to and what to do instead (copy the file
+    there, or give the local file's path wherever the log is needed). Errors of the cache's file system (disk
+    full, permission denied) are not download errors and keep their own type and message.
 
     Attributes: ``url``, ``target`` (the cache path), ``reason`` (short text, e.g. ``Connection refused``).
     """
@@ -131,7 +133,7 @@ class DownloadError(OSError):
     def __init__(self, url: str, target: Path, reason: str) -> None:
         self.url, self.target, self.reason = url, target, reason
         super().__init__(f"cannot download {url} ({reason}); without network, copy the file to {target}, "
-                         "or pass a local path to --workload instead")
+                         "or pass the local file's path instead")
 
 
 def cache_root() -> Path:
@@ -211,9 +213,33 @@ def failure_reason(err: BaseException, timeout: float) -> str:
     return match.group(1).strip() if match else f"{type(err).__name__}: {str(err)[:120]}"
 
 
+class _CacheFile:
+    """The file a download is written to, remembering the error its writes raised (``error``), so that a failure
+    of the cache's file system is told from a failure of the network (both are OSErrors)."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+        self.error: OSError | None = None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self.handle.write(data)
+        except OSError as err:
+            self.error = err
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.handle.flush()
+        except OSError as err:
+            self.error = err
+            raise
+
+
 class _Downloader:
-    """pooch downloader: pooch's own for the URL's scheme, its failures turned into :class:`DownloadError`, and
-    the sha256 of what it wrote kept (``sha256``) to report a mismatch."""
+    """pooch downloader: pooch's own for the URL's scheme, its network failures turned into
+    :class:`DownloadError`, and the sha256 of what it wrote kept (``sha256``) to report a mismatch. Errors of
+    the file written to (opening, writing, flushing, closing it) go through as they are."""
 
     def __init__(self, target: Path, timeout: float, progressbar: Any) -> None:
         self.target, self.timeout, self.progressbar = target, timeout, progressbar
@@ -230,10 +256,16 @@ class _Downloader:
             inner: Any = FTPDownloader(timeout=self.timeout, progressbar=bar, chunk_size=1 << 16)
         else:
             inner = HTTPDownloader(timeout=self.timeout, progressbar=bar, chunk_size=1 << 16)
-        try:
-            inner(url, output_file, pooch)
-        except (requests.RequestException, ftplib.Error, OSError) as err:
-            raise DownloadError(url, self.target, failure_reason(err, self.timeout)) from err
+        with open(output_file, "wb") as handle:
+            sink = _CacheFile(handle)
+            try:
+                inner(url, sink, pooch)
+            except (requests.RequestException, ftplib.Error, OSError, EOFError) as err:
+                if sink.error is not None:  # the cache's file system failed (its error may be in err's context)
+                    raise sink.error from None
+                # requests' errors, ftplib's replies, and the socket errors of the transfer (refused, unreachable,
+                # unknown host, time-out; OSErrors too, but not of the file, which is sink.error)
+                raise DownloadError(url, self.target, failure_reason(err, self.timeout)) from err
         self.sha256 = file_sha256(output_file)
 
 
@@ -283,9 +315,11 @@ def fetch_log(
         UnknownLogError: unknown name, a URL of another scheme (``file://``: give the path itself as the
             workload) or without a file name.
         ChecksumMismatchError: the downloaded bytes do not match; nothing is left under the final name.
-        DownloadError: the download failed (no network, HTTP error, time-out); the message names the URL, the
-            cache path to copy the file to instead, and says that a local path may be given as the workload.
-        OSError: the cache folder cannot be created.
+        DownloadError: the download failed on the network side (no network, HTTP error, time-out); the message
+            names the URL, the cache path to copy the file to instead, and says that the local file's path may
+            be passed instead.
+        OSError: (not a DownloadError) the cache folder cannot be created, or the downloaded file cannot be
+            written there (disk full, permission denied), with the system's message.
     """
     url, known_sha = resolve_log(name_or_url)
     parsed = urllib.parse.urlparse(url)

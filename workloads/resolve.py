@@ -1,6 +1,6 @@
 """What a workload argument names: a file, or a log of the Parallel Workloads Archive catalogue in the cache.
 
-``batreplay run --workload`` (and a campaign's ``workload`` key) take either a path or a catalogue name such as
+``batreplay run --workload``, ``batreplay analyze --swf`` (and a campaign's ``workload`` key) take either a path or a catalogue name such as
 ``KTH-SP2-1996-2.1-cln`` (see :data:`batreplay.workloads.pwa.PWA_CATALOGUE`; ``.swf`` / ``.swf.gz`` suffixes and
 any letter case accepted). A name stands for the file ``batreplay fetch NAME`` puts in the cache
 (:func:`batreplay.workloads.pwa.cached_path`); it is never downloaded here.
@@ -18,13 +18,15 @@ _PATH_ENDINGS = (".swf", ".swf.gz", ".gz", ".json")
 
 
 def resolve_workload(text: str | Path, *, relative_to: str | Path | None = None,
-                     cache_dir: str | Path | None = None) -> Path:
+                     cache_dir: str | Path | None = None, option: str = "--workload") -> Path:
     """The local file a workload argument names.
 
     Args:
         text: a path (``~`` expanded) or a catalogue name (``KTH-SP2-1996-2.1-cln``, ``kth-sp2-1996-2.1-cln.swf.gz``).
         relative_to: folder a relative path is taken from (a campaign's root); default the current directory.
         cache_dir: folder of fetched logs; default :func:`batreplay.workloads.pwa.default_cache_dir`.
+        option: the command-line option ``text`` came from, named in the messages (``"--swf"`` for
+            ``batreplay analyze --swf``).
 
     Returns:
         An existing path as given (joined to ``relative_to`` when relative), else the cached file of the catalogue
@@ -33,8 +35,9 @@ def resolve_workload(text: str | Path, *, relative_to: str | Path | None = None,
 
     Raises:
         FileNotFoundError: no such path, and either a catalogue log not in the cache yet (the message gives the
-            ``batreplay fetch`` command and the cache path to copy the file to) or no catalogue name (the message
-            lists the names when ``text`` does not look like a path).
+            ``batreplay fetch`` command, the cache path to copy the file to, and says a local path may be given
+            to ``option``) or no catalogue name (the message lists the names when ``text`` does not look like a
+            path).
         ChecksumMismatchError: (a ValueError) the cached file differs from the catalogue's; the message says to
             delete it and fetch again.
     """
@@ -58,7 +61,7 @@ def resolve_workload(text: str | Path, *, relative_to: str | Path | None = None,
     if not cached.is_file():
         raise FileNotFoundError(f"workload {entry.name}: not in the cache yet ({cached}); run `batreplay fetch "
                                 f"{entry.name}` to download it, or copy the file there, or pass a local path to "
-                                "--workload")
+                                f"{option}")
     if entry.sha256 is not None:
         actual = file_sha256(cached)
         if actual != entry.sha256:

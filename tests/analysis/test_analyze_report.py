@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import WORKLOADS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from batreplay.analysis.analyze_command import PROGRESS_STEPS, analyze
 from batreplay.analysis.analyze_report import merge_run_notes
@@ -157,6 +159,26 @@ def test_analyze_with_log_requested_times(kth_runs, tmp_path):
 # ---------------------------------------------------------------- what the page shows
 
 
+def test_p_stays_in_seconds_in_every_adequacy_table(kth_runs, tmp_path):
+    """EASY and FCFS replay the same job stream: P between them (Table I of the pair) and P of each against the
+    log are shown in seconds, Baranov et al. 2018's unit, even where other times of that size are in hours."""
+    fcfs = tmp_path / "fcfs"
+    run(RunSpec.build(workload=KTH_LOG, platform="kth-sp2", scheduler="fcfs", out_dir=fcfs, max_jobs=NB_JOBS))
+    out = tmp_path / "out"
+    report = analyze([kth_runs["easy"], fcfs], out, swf_log=KTH_LOG)
+    pairs = pd.read_csv(out / "adequacy_pairs.csv", dtype={"prefix": str})
+    metrics = pd.read_csv(out / "metrics.csv")
+    # large enough that a readable time unit would be hours
+    assert pairs["measure"].max() > 3600 and metrics["adequacy_vs_log"].max() > 3600
+    page = page_of(report)
+    assert "Between runs of the same job stream (Baranov et al. 2018, Table I)" in page.h3
+    p_cells = [cell for cell in page.header_cells if re.search(r"\bP\b", cell)]
+    assert "P (s)" in p_cells and all(cell.endswith("(s)") for cell in p_cells), p_cells
+    text = report.read_text(encoding="utf-8")
+    assert "adequacy measure P against the log (s)" in text
+    assert not re.search(r"\bP[^<]*\((h|days|min)\)", text)
+
+
 def test_sections_units_and_scrolling_tables(analysed):
     _, report, _ = analysed
     page = page_of(report)
@@ -200,6 +222,60 @@ def test_merge_run_notes_by_hand():
                       "run a: no jobs.csv: no lateness"]
     assert merge_run_notes({"a": ["one"]}) == ["run a: one"]
     assert merge_run_notes({"a": [], "b": []}) == []
+
+
+def test_merge_run_notes_keeps_repeated_lines_and_separate_notes():
+    # a line a note repeats is kept as many times
+    assert merge_run_notes({"b": ["y: z\n  - same\n  - same"]}) == ["run b: y: z\n  - same\n  - same"]
+    # two notes of one run with the same text before ":" stay two notes; the one both runs have is said once
+    merged = merge_run_notes({"a": ["H: 1\n  x", "H: 2\n  y"], "b": ["H: 1\n  x"]})
+    assert merged == ["H: 1\n  x", "run a: H: 2\n  y"]
+    # a line repeated in one run only is tagged with that run the second time
+    merged = merge_run_notes({"a": ["H: 1\n  x\n  x"], "b": ["H: 1\n  x"]})
+    assert merged == ["H: 1\n  x\n  x [run a]"]
+    # a note a run says twice is said twice
+    assert merge_run_notes({"a": ["same", "same"], "b": []}) == ["run a: same", "run a: same"]
+
+
+def test_merge_run_notes_keeps_each_runs_line_order():
+    merged = merge_run_notes({"a": ["H: x\n p\n q"], "b": ["H: y\n p\n q"]})
+    assert merged == ["H: x [run a]\nH: y [run b]\n p\n q"]
+
+
+def _notes_back(merged: list[str], runs: list[str]) -> dict[str, list[str]]:
+    """Each run's notes as :func:`merge_run_notes` says them: the notes concerning the run (all runs when
+    unprefixed), each with its lines untagged or tagged with the run."""
+    back: dict[str, list[str]] = {run: [] for run in runs}
+    for note in merged:
+        concerned = runs
+        if note.startswith(("run ", "runs ")):
+            head, note = note.split(": ", 1)
+            concerned = head.split(" ", 1)[1].split(", ")
+        for run in concerned:
+            lines = []
+            for line in note.split("\n"):
+                text, tag = (line.rsplit(" [", 1) + [""])[:2] if line.endswith("]") else (line, "")
+                if not tag or run in tag.removesuffix("]").split(" ", 1)[1].split(", "):
+                    lines.append(text)
+            back[run].append("\n".join(lines))
+    return back
+
+
+_LINE = st.text(alphabet="xy: -", max_size=4)
+_NOTE = st.lists(_LINE, min_size=1, max_size=4).map("\n".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["a", "b", "c"]), st.lists(_NOTE, max_size=4), min_size=1))
+def test_merge_run_notes_loses_nothing(per_run):
+    """Every run's notes can be read back from the merged ones: the same notes, each with the same lines as many
+    times (order within a note may differ only where two runs' notes order shared lines differently)."""
+    runs = list(per_run)
+    back = _notes_back(merge_run_notes(per_run), runs)
+    for run, notes in per_run.items():
+        assert sorted(sorted(n.split("\n")) for n in back[run]) == sorted(sorted(n.split("\n")) for n in notes)
+    if len(runs) == 1:
+        assert back == per_run  # one run: its notes as they are
 
 
 def test_gantt_window_in_days(kth_runs, tmp_path):

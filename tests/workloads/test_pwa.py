@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
+import os
 import re
 import shutil
 
@@ -166,7 +168,9 @@ def test_unreachable_url_says_where_to_put_the_file(tmp_path):
     message = str(info.value)
     assert "\n" not in message and "urlopen" not in message and "HTTPConnectionPool" not in message
     assert message.startswith(f"cannot download {url} (")
-    assert str(tmp_path / "cache" / KTH) in message and "--workload" in message
+    assert str(tmp_path / "cache" / KTH) in message
+    # said by `batreplay fetch`, which has no --workload option
+    assert message.endswith("or pass the local file's path instead") and "--workload" not in message
     assert info.value.target == tmp_path / "cache" / KTH and info.value.reason
     assert isinstance(info.value, OSError)  # the command line prints it as one line
     assert bar.closed == 1
@@ -180,6 +184,27 @@ def test_no_network_for_a_catalogue_name(tmp_path):
     message = str(info.value)
     assert PWA_CATALOGUE[KTH_NAME].url in message and "Name or service not known" in message
     assert str(tmp_path / "user-cache" / "pwa" / KTH) in message
+
+
+def test_a_full_disk_is_not_a_download_error(archive, workloads_dir, tmp_path, monkeypatch):
+    """The transfer works but the cache's disk is full (writes go to /dev/full): the system's error comes
+    through as it is, not as "cannot download ..., without network ...", and nothing is left in the cache."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    _serve_kth(archive, workloads_dir, monkeypatch)
+    real_open = open
+
+    def full_disk(file, mode="r", *args, **kwargs):
+        return real_open("/dev/full", mode, *args, **kwargs) if "w" in mode else real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(pwa, "open", full_disk, raising=False)  # the name the download's file is opened by
+    cache = tmp_path / "cache"
+    with pytest.raises(OSError) as info:
+        fetch_log(KTH_NAME, cache_dir=cache)
+    assert not isinstance(info.value, DownloadError)
+    assert info.value.errno == errno.ENOSPC and "cannot download" not in str(info.value)
+    assert len(archive.requests) == 1  # it was the write, not the transfer, that failed
+    assert list(cache.iterdir()) == []
 
 
 def test_http_error_names_the_status(archive, tmp_path):

@@ -53,7 +53,16 @@ def test_a_name_not_yet_fetched_says_how_to_fetch_it(tmp_path):
     message = str(info.value)
     assert "\n" not in message
     assert f"`batreplay fetch {KTH_NAME}`" in message
-    assert str(tmp_path / "cache" / KTH) in message and "--workload" in message
+    assert str(tmp_path / "cache" / KTH) in message and message.endswith("or pass a local path to --workload")
+
+
+def test_the_message_names_the_option_the_name_came_from(tmp_path):
+    """``batreplay analyze --swf NAME`` resolves the log like a workload: its message names --swf."""
+    with pytest.raises(FileNotFoundError) as info:
+        resolve_workload(KTH_NAME, cache_dir=tmp_path / "cache", option="--swf")
+    message = str(info.value)
+    assert message.endswith("or pass a local path to --swf") and "--workload" not in message
+    assert str(tmp_path / "cache" / KTH) in message
 
 
 def test_a_corrupted_cached_file_is_refused(tmp_path):
