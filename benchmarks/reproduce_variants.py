@@ -178,7 +178,7 @@ def replay(jobs: Jobs, nodes: int, *, backfill: str | None = "schedulus", estima
         heapq.heappush(events, (now + run_time[job], 1 if rng is None else 0, key(), ~job))
 
     def backfill_now(now: float) -> None:
-        nonlocal queue, free
+        nonlocal queue
         head = queue[0]
         needed, available, extra, shadow = procs[head], free, 0, -math.inf
         ends = sorted(running.items(), key=lambda item: item[1])
@@ -282,10 +282,25 @@ def spread_row(log: str, label: str, experiment: str, result: dict) -> list[str]
     return row + [f"{m0 / DAY:.1f}-{m1 / DAY:.1f}"]
 
 
+def engine_rows(work: Path, log: str, rauch_log: str, variants, *, count_jobs: bool = True,
+                extra=lambda metrics, experiment: []) -> list[list[str]]:
+    """One table row per ``(label, scheduler, run options)`` of ``variants``: an engine run on the whole ``log``
+    (a key of ``LOGS``) beside Rauch's value for its experiment (FCFS for ``fcfs``, else EASY); ``count_jobs`` adds
+    the simulated job count to the label, ``extra(metrics, experiment)`` more cells."""
+    swf, nodes = LOGS[log]
+    rows = []
+    for label, scheduler, options in variants:
+        metrics = engine_run(work, swf, scheduler, nodes=nodes, **options)
+        experiment = "FCFS" if scheduler == "fcfs" else "EASY"
+        shown = f"{label} ({metrics['nb_converted']:,} jobs)" if count_jobs else label
+        rows.append(rauch_rows(rauch_log, shown, experiment, metrics["mean_waiting_time"],
+                               metrics["mean_bounded_slowdown"]) + extra(metrics, experiment))
+    return rows
+
+
 def part_ctc(work: Path, seeds: int) -> None:
     swf, nodes = LOGS["ctc"]
-    rows = []
-    for label, scheduler, options in (
+    rows = engine_rows(work, "ctc", "ctc-sp2", (
         ("FCFS, 0 s jobs dropped (campaign)", "fcfs", dict(zero_runtime="drop")),
         ("FCFS, 0 s jobs kept (min 1 s)", "fcfs", dict(zero_runtime="min")),
         ("EASY, 0 s jobs dropped (campaign)", "easy", dict(zero_runtime="drop")),
@@ -293,12 +308,7 @@ def part_ctc(work: Path, seeds: int) -> None:
         ("easy-schedulus, estimate = walltime = max(requested, run)", "easy-schedulus", dict(zero_runtime="min")),
         ("easy-schedulus, estimate = SWF requested time", "easy-schedulus",
          dict(zero_runtime="min", scheduler_options={"estimate_field": "requested_time"})),
-    ):
-        metrics = engine_run(work, swf, scheduler, nodes=nodes, **options)
-        experiment = "FCFS" if scheduler == "fcfs" else "EASY"
-        rows.append(rauch_rows("ctc-sp2", f"{label} ({metrics['nb_converted']:,} jobs)", experiment,
-                               metrics["mean_waiting_time"], metrics["mean_bounded_slowdown"])
-                    + [f"{metrics['max_waiting_time'] / DAY:.2f}"])
+    ), extra=lambda metrics, _: [f"{metrics['max_waiting_time'] / DAY:.2f}"])
     table("CTC-SP2, engine runs (338 nodes, walltime = max(requested time, run time))",
           RAUCH_HEADER + ["max wait (d)"], rows)
 
@@ -334,22 +344,19 @@ def part_ctc(work: Path, seeds: int) -> None:
 
 def part_metacentrum(work: Path, seeds: int) -> None:
     swf, nodes = LOGS["metacentrum"]
-    rows = []
-    for label, scheduler, options in (
+
+    def per_event(metrics: dict, experiment: str) -> list[str]:
+        published = rauch("metacentrum", experiment, "mean_running_jobs_per_event")
+        return [f"{metrics['mean_running_jobs_per_event']:.1f}", f"{published:.0f}"]
+
+    rows = engine_rows(work, "metacentrum", "metacentrum", (
         ("FCFS, 0 s jobs dropped (campaign)", "fcfs", dict(zero_runtime="drop")),
         ("FCFS, 0 s jobs kept (min 1 s)", "fcfs", dict(zero_runtime="min")),
         ("EASY, 0 s jobs dropped (campaign)", "easy", dict(zero_runtime="drop")),
         ("EASY, 0 s jobs kept (min 1 s)", "easy", dict(zero_runtime="min")),
         ("easy-schedulus, 0 s kept, estimate = SWF requested time (-1)", "easy-schedulus",
          dict(zero_runtime="min", scheduler_options={"estimate_field": "requested_time"})),
-    ):
-        metrics = engine_run(work, swf, scheduler, nodes=nodes, **options)
-        experiment = "FCFS" if scheduler == "fcfs" else "EASY"
-        row = rauch_rows("metacentrum", f"{label} ({metrics['nb_converted']:,} jobs)", experiment,
-                         metrics["mean_waiting_time"], metrics["mean_bounded_slowdown"])
-        per_event = rauch("metacentrum", experiment, "mean_running_jobs_per_event")
-        row += [f"{metrics['mean_running_jobs_per_event']:.1f}", f"{per_event:.0f}"]
-        rows.append(row)
+    ), extra=per_event)
     table("MetaCentrum, engine runs (806 nodes)", RAUCH_HEADER + ["running jobs per event", "Rauch"], rows)
     rows = []
     for zero in ("keep", "drop"):
@@ -363,19 +370,14 @@ def part_metacentrum(work: Path, seeds: int) -> None:
 
 def part_hpc2n(work: Path, seeds: int) -> None:
     swf, nodes = LOGS["hpc2n"]
-    rows = []
-    for label, scheduler, options in (
+    rows = engine_rows(work, "hpc2n", "hpc2n", (
         ("FCFS, allocated processors (campaign)", "fcfs", dict(res_source="allocated")),
         ("FCFS, requested processors", "fcfs", dict(res_source="requested")),
         ("EASY, allocated processors (campaign)", "easy", dict(res_source="allocated")),
         ("EASY, requested processors", "easy", dict(res_source="requested")),
         ("easy-schedulus, requested processors, estimate = SWF requested time", "easy-schedulus",
          dict(res_source="requested", scheduler_options={"estimate_field": "requested_time"})),
-    ):
-        metrics = engine_run(work, swf, scheduler, nodes=nodes, **options)
-        experiment = "FCFS" if scheduler == "fcfs" else "EASY"
-        rows.append(rauch_rows("hpc2n", label, experiment, metrics["mean_waiting_time"],
-                               metrics["mean_bounded_slowdown"]))
+    ), count_jobs=False)
     table("HPC2N, engine runs (240 nodes)", RAUCH_HEADER, rows)
     data = Jobs.read(swf, "keep")
     rows = [spread_row("hpc2n", "FCFS", "FCFS", spread(data, nodes, seeds, backfill=None)),
