@@ -78,11 +78,6 @@ class UserModelEntry:
     builder: str | Builder | None = None
 
     @property
-    def applies_sessions(self) -> bool:
-        """True when the user model reads :attr:`sessions` (the models that submit through the broker)."""
-        return self.dynamic
-
-    @property
     def dynamic(self) -> bool:
         """True when jobs reach Batsim by dynamic registration through the feedback broker."""
         return self.builder is not None

@@ -45,7 +45,7 @@ from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.replay.protocol import ReplayError
 from batreplay.replay.registry import replay_decision_process
-from batreplay.run.spec import RunSpec, RunSpecError
+from batreplay.run.spec import RunSpec
 from batreplay.schedulers.registry import load_scheduler
 from batreplay.workloads.loading import WorkloadError
 from batreplay.workloads.loading import load_workload as load_any_workload

@@ -50,6 +50,16 @@ import pandas as pd
 from batreplay.atomic import write_text_atomically
 from batreplay.workloads.swf import EXACT_SECONDS_LIMIT, MISSING, SwfFormatError, SwfLog, read_swf
 
+#: How SWF run times become Batsim profiles: ``parallel_homogeneous`` (run time x recorded speed flop per node, so
+#: jobs follow the node speed of the platform) or ``delay`` (run time in seconds, whatever the platform).
+PROFILE_TYPES: tuple[str, ...] = ("parallel_homogeneous", "delay")
+#: What becomes of SWF jobs whose run time is 0 s (Batsim refuses a delay of 0 s): ``drop`` them (counted in the
+#: notes) or give them the ``min`` run time of 1 s.
+ZERO_RUNTIME_CHOICES: tuple[str, ...] = ("drop", "min")
+#: Which SWF processor count gives a job's requested resources (the other one is the fallback when missing):
+#: ``allocated`` (field 5, what the job had) or ``requested`` (field 8, what it asked for; Rauch 2022's choice).
+RES_SOURCE_CHOICES: tuple[str, ...] = ("allocated", "requested")
+
 #: Reasons for which a job is left out, in the order they are checked; a job is counted once, under the
 #: first reason that applies.
 DROP_REASONS: dict[str, str] = {
@@ -356,16 +366,16 @@ def swf_to_workload(
         SwfFormatError: from reading the file; or converted jobs that would keep the simulation running
             past 2**53 s (last submission + all run times), where seconds are no longer exact.
     """
-    if profile not in ("delay", "parallel_homogeneous"):
+    if profile not in PROFILE_TYPES:
         raise ValueError(f"profile must be 'delay' or 'parallel_homogeneous', not {profile!r}")
     speed_ok = isinstance(node_speed, Real) and math.isfinite(node_speed) and node_speed > 0
     if profile == "parallel_homogeneous" and not speed_ok:
         raise ValueError(
             "profile='parallel_homogeneous' needs node_speed: the recorded machine's node speed in flop/s (> 0)"
         )
-    if res_source not in ("allocated", "requested"):
+    if res_source not in RES_SOURCE_CHOICES:
         raise ValueError(f"res_source must be 'allocated' or 'requested', not {res_source!r}")
-    if zero_runtime not in ("drop", "min"):
+    if zero_runtime not in ZERO_RUNTIME_CHOICES:
         raise ValueError(f"zero_runtime must be 'drop' or 'min', not {zero_runtime!r}")
     if not (isinstance(min_runtime, Real) and math.isfinite(min_runtime) and min_runtime > 0):
         raise ValueError(f"min_runtime must be a positive number of seconds, not {min_runtime!r}")

@@ -3,7 +3,8 @@
 A workload is an SWF log (``.swf``, ``.swf.gz``; converted by :func:`batreplay.workloads.batsim_workload.swf_to_workload`)
 or a Batsim workload (``.json``; checked by :func:`batreplay.workloads.batsim_workload.read_workload_json`).
 :class:`WorkloadOptions` holds how an SWF log is converted; its allowed values (:data:`PROFILE_TYPES`) are defined
-here once, and the command line and campaign files take theirs from here.
+with the converter (:mod:`batreplay.workloads.batsim_workload`), and the command line and campaign files take
+theirs from here.
 """
 
 from __future__ import annotations
@@ -15,19 +16,16 @@ from typing import Literal
 
 import pandas as pd
 
-from batreplay.workloads.batsim_workload import read_workload_json, swf_to_workload
+from batreplay.workloads.batsim_workload import (  # the allowed values, defined once with the converter
+    PROFILE_TYPES,
+    RES_SOURCE_CHOICES,
+    ZERO_RUNTIME_CHOICES,
+    read_workload_json,
+    swf_to_workload,
+)
 from batreplay.workloads.swf import read_swf
 
-#: How SWF run times become Batsim profiles: ``parallel_homogeneous`` (run time x recorded speed flop per node, so
-#: jobs follow the node speed of the platform) or ``delay`` (run time in seconds, whatever the platform).
-PROFILE_TYPES: tuple[str, ...] = ("parallel_homogeneous", "delay")
 ProfileType = Literal["parallel_homogeneous", "delay"]
-#: What becomes of SWF jobs whose run time is 0 s (Batsim refuses a delay of 0 s): ``drop`` them (counted in the
-#: notes) or give them the ``min`` run time of 1 s.
-ZERO_RUNTIME_CHOICES: tuple[str, ...] = ("drop", "min")
-#: Which SWF processor count gives a job's requested resources (the other one is the fallback when missing):
-#: ``allocated`` (field 5, what the job had) or ``requested`` (field 8, what it asked for; Rauch 2022's choice).
-RES_SOURCE_CHOICES: tuple[str, ...] = ("allocated", "requested")
 #: Node speed of the recorded machine assumed by default, flop/s (1 Gflop/s: the node speed of the shipped
 #: platforms, see :mod:`batreplay.platforms.shipped`, so that a job lasts its recorded run time there).
 DEFAULT_RECORDED_SPEED: float = 1e9

@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from batreplay.workloads.loading import WORKLOAD_SUFFIXES
 from batreplay.workloads.pwa import PWA_CATALOGUE, ChecksumMismatchError, cached_path, catalogue_entry, file_sha256
 
 #: File endings that mark an argument as a path rather than a bare catalogue name (lower-cased).
-_PATH_ENDINGS = (".swf", ".swf.gz", ".gz", ".json")
+_PATH_ENDINGS = (*WORKLOAD_SUFFIXES, ".gz")
 
 
 def resolve_workload(text: str | Path, *, relative_to: str | Path | None = None,
