@@ -23,6 +23,7 @@ from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
 from batreplay.formats.out_jobs import write_out_jobs
 from batreplay.formats.out_schedule import schedule_summary, write_out_schedule
+from batreplay.platforms.model import Platform
 from batreplay.platforms.reader import read_platform
 from batreplay.schedulers.failures import DecisionProcessError, decision_process_guard
 
@@ -96,7 +97,8 @@ class Simulation:
 def simulate(platform: str | os.PathLike[str], workload: dict, decision_process: Any,
              out_dir: str | os.PathLike[str], *, engine: EngineSpec = EngineSpec(), dynamic_jobs: bool = False,
              on_request: Callable[[dict], None] | None = None, deadline=None,
-             batsim_log: str | os.PathLike[str] | None = None, check_version: bool = True) -> Simulation:
+             batsim_log: str | os.PathLike[str] | None = None, check_version: bool = True,
+             compute: Platform | None = None) -> Simulation:
     """Simulate ``workload`` on ``platform`` with ``decision_process`` deciding; write ``out_jobs.csv`` and
     ``out_schedule.csv`` into ``out_dir`` (created if needed).
 
@@ -114,6 +116,9 @@ def simulate(platform: str | os.PathLike[str], workload: dict, decision_process:
             it); after a success it is ``out_dir/batsim.stderr.log``. None: ``out_dir/batsim.stderr.log``.
         check_version: with a real Batsim, run ``batsim --version`` first (False when the caller already did,
             as :func:`batreplay.run.runner.run` does before reading the inputs).
+        compute: the embedded engine's hosts when the caller has already read ``platform`` with
+            :func:`batreplay.platforms.reader.read_platform` (as the runner does), so that it is not read twice;
+            None: read here.
 
     Returns:
         A :class:`Simulation`.
@@ -132,7 +137,8 @@ def simulate(platform: str | os.PathLike[str], workload: dict, decision_process:
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     if engine.name == "embedded":
-        messages, scheduler_seconds = _embedded(Path(platform), workload, decision_process, out_dir, started,
+        compute = read_platform(platform) if compute is None else compute
+        messages, scheduler_seconds = _embedded(compute, workload, decision_process, out_dir, started,
                                                 dynamic_jobs, on_request, deadline)
     else:
         messages, scheduler_seconds = _real_batsim(Path(platform), workload, decision_process, out_dir, engine,
@@ -141,10 +147,10 @@ def simulate(platform: str | os.PathLike[str], workload: dict, decision_process:
                       out_dir / "out_jobs.csv", out_dir / "out_schedule.csv")
 
 
-def _embedded(platform: Path, workload: dict, decision_process: Any, out_dir: Path, started: float,
+def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir: Path, started: float,
               dynamic_jobs: bool, on_request, deadline) -> tuple[int, float]:
-    """The embedded engine; returns the number of messages and the decision process's seconds."""
-    compute = read_platform(platform)
+    """The embedded engine on the compute hosts of ``compute``; returns the number of messages and the decision
+    process's seconds."""
     hosts = [(host.name, host.speed) for host in compute.hosts]
     options = EngineOptions(dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=dynamic_jobs)
     engine = BatsimEngine(hosts, {"w0": workload}, {"w0": WORKLOAD_FILE}, options)

@@ -269,7 +269,8 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
             simulation = simulate(platform_path, simulated, decision_process, staging, engine=spec.engine,
                                   dynamic_jobs=dynamic, on_request=progress, deadline=deadline,
                                   batsim_log=failed_batsim_log(target),
-                                  check_version=False)  # checked above, before the inputs were read
+                                  check_version=False,  # checked above, before the inputs were read
+                                  compute=platform)
         except SimulationError as err:
             raise RunError(str(err)) from err
         messages = simulation.messages
