@@ -311,7 +311,8 @@ def compare_runs(reference_jobs: pd.DataFrame, model_jobs: pd.DataFrame, *,
 #: :func:`adequacy_table` of the run against the log and reads its last row (all jobs).
 ADEQUACY_METRICS: tuple[Metric, ...] = (
     Metric("adequacy_vs_log", "s", "adequacy measure P against the log", "{:.2f}",
-           lambda table: float(table.iloc[-1]["measure"]), source="Baranov et al. 2018, eq. 2"),
+           lambda table: float(table.iloc[-1]["measure"]), source="Baranov et al. 2018, eq. 2",
+           readable=False),
     Metric("nb_different_jobs_vs_log", "", "jobs whose waiting time differs from the log", "{:d}",
            lambda table: int(table.iloc[-1]["nb_different_jobs"]), source="Baranov et al. 2018, Table I"),
 )

@@ -40,7 +40,7 @@ import pandas as pd
 
 from batreplay.analysis import plots
 from batreplay.analysis.adequacy import StreamMismatchError, adequacy_metrics
-from batreplay.analysis.analyze_report import draw_figures, merge_run_notes, report_content
+from batreplay.analysis.analyze_report import FIGURE_STEMS, draw_figures, merge_run_notes, report_content
 from batreplay.analysis.lateness import job_lateness, lateness_metrics, lateness_per_user
 from batreplay.analysis.metrics import (
     DEFAULT_TAU,
@@ -74,8 +74,6 @@ REPORT_HTML = "report.html"
 FIGURES_DIR = "figures"
 _OUTPUT_FILES = (METRICS_CSV, METRICS_JSON, PER_USER_CSV, LATENESS_CSV, ADEQUACY_LOG_CSV, ADEQUACY_PAIRS_CSV,
                  WINDOWS_CSV, REPORT_HTML)
-#: Figure file stems, in report order.
-FIGURE_STEMS = ("submissions", "cumulative_jobs", "user_mean_lateness", "utilisation_queue", "gantt")
 #: Steps reported to ``on_progress`` by :func:`analyze`, in order.
 PROGRESS_STEPS = ("reading runs", "computing metrics", "drawing figures", "writing report")
 #: ``on_progress(step, done, total)``: ``done`` of ``total`` items of ``step`` (one of :data:`PROGRESS_STEPS`).
@@ -143,7 +141,8 @@ def paper_window_metrics(run: RunData, *, tau: float = DEFAULT_TAU) -> tuple[pd.
 
     A window fits when it ends before the run's last finish. Returns the rows (``run``, ``window_months``,
     ``window_start``, ``window_end`` in s, ``throughput_per_day``, ``mean_busy_nodes``, ``utilisation``)
-    and one note naming the windows left out, if any.
+    and one note naming the windows left out, if any (without the run's name, which
+    :func:`~batreplay.analysis.analyze_report.merge_run_notes` adds).
     """
     rows, too_long = [], []
     last_finish = float(run.jobs["finish_time"].max())
@@ -159,7 +158,7 @@ def paper_window_metrics(run: RunData, *, tau: float = DEFAULT_TAU) -> tuple[pd.
     notes = []
     if too_long:
         ends = ", ".join(f"{length} months ends on day {end / SECONDS_PER_DAY:.1f}" for length, end in too_long)
-        notes.append(f"run {run.name}: Fig. 9 windows left out, the run's last job finishes on day "
+        notes.append(f"Fig. 9 windows left out, the run's last job finishes on day "
                      f"{last_finish / SECONDS_PER_DAY:.1f} ({ends})")
     return pd.DataFrame(rows, columns=["run", "window_months", "window_start", "window_end", "throughput_per_day",
                                        "mean_busy_nodes", "utilisation"]), notes
@@ -260,7 +259,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
             user_tables.append(per_user_summary(run.jobs, run.job_table, tau=tau).reset_index().assign(run=run.name))
         table, window_notes = paper_window_metrics(run, tau=tau)
         window_tables.append(table)
-        notes += [note.removeprefix(f"run {run.name}: ") for note in window_notes]
+        notes += window_notes
         if log is not None:
             try:
                 table, log_notes = adequacy_against_log(run, log, requested_times=adequacy_requested_times)
@@ -268,7 +267,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
                 refusals[run.name] = err
                 notes.append(refusal_note(run, err))
             else:
-                notes += [note.removeprefix(f"run {run.name} ") for note in log_notes]
+                notes += log_notes
                 row.update(adequacy_metrics(table))
                 log_tables.append(table.assign(run=run.name))
         rows.append(row)

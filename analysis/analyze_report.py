@@ -106,11 +106,16 @@ def _runs_text(names: Sequence[str]) -> str:
     return ("run " if len(names) == 1 else "runs ") + ", ".join(names)
 
 
+#: File stems of :func:`draw_figures`' figures, in report order (``user_mean_lateness`` only for runs that know
+#: recorded submission times).
+FIGURE_STEMS: tuple[str, ...] = ("submissions", "cumulative_jobs", "user_mean_lateness", "utilisation_queue", "gantt")
+
+
 def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataFrame], gantt_window: TimeWindow,
                  folder: Path, on_figure: Callable[[int, int], None]) -> list[ReportFigure]:
     """Draw the report's figures of ``runs`` and save each as PNG and SVG in ``folder``.
 
-    In order (file stems in brackets): jobs submitted per day (``submissions``, Madon et al. 2024, Fig. 2),
+    In order (file stems in brackets, :data:`FIGURE_STEMS`): jobs submitted per day (``submissions``, Madon et al. 2024, Fig. 2),
     cumulative jobs submitted and finished (``cumulative_jobs``, Fig. 3), mean lateness per user
     (``user_mean_lateness``, Fig. 4; only when ``lateness_tables`` is not empty), utilisation and waiting jobs
     (``utilisation_queue``) and a Gantt chart of ``gantt_window`` (``gantt``).
@@ -131,24 +136,25 @@ def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataF
     """
     divisor, unit = plots.time_unit(gantt_window.length)
     start_day, length_day = gantt_window.start / SECONDS_PER_DAY, gantt_window.length / SECONDS_PER_DAY
+    submissions, cumulative, user_lateness, utilisation, gantt = FIGURE_STEMS
     makers: list[tuple[str, str, Callable[[], Any], str]] = [
-        ("submissions", "submissions", lambda: plots.plot_submissions(runs),
+        (submissions, "submissions", lambda: plots.plot_submissions(runs),
          "Jobs submitted per day: recorded submission times (rigid replay, dashed, when the runs know them) and "
          "each run's (Madon et al. 2024, Fig. 2)."),
-        ("cumulative_jobs", "cumulative jobs", lambda: plots.plot_cumulative_jobs(runs),
+        (cumulative, "cumulative jobs", lambda: plots.plot_cumulative_jobs(runs),
          "Cumulative number of jobs submitted (top) and finished (bottom) (Madon et al. 2024, Fig. 3)."),
     ]
     if lateness_tables:
-        makers.append(("user_mean_lateness", "lateness per user",
+        makers.append((user_lateness, "lateness per user",
                        lambda: plots.plot_user_mean_lateness(lateness_tables),
                        "Mean lateness per user (submission in the replay minus recorded submission, averaged over "
                        "the user's jobs) against the number of jobs the user submitted (Madon et al. 2024, Fig. 4, "
                        "eq. 3); symmetric logarithmic scale, linear within one minute of 0."))
-    makers.append(("utilisation_queue", "utilisation and queue", lambda: plots.plot_utilisation_and_queue(runs),
+    makers.append((utilisation, "utilisation and queue", lambda: plots.plot_utilisation_and_queue(runs),
                    "Utilisation (nodes used by running jobs / nodes of the platform, top) and number of waiting "
                    "jobs (bottom) over time; on long runs, time-weighted means over bins whose width the axis "
                    "labels give."))
-    makers.append(("gantt", "Gantt chart", lambda: plots.plot_gantt(runs, gantt_window),
+    makers.append((gantt, "Gantt chart", lambda: plots.plot_gantt(runs, gantt_window),
                    f"Gantt chart of [{gantt_window.start / divisor:g}, {gantt_window.end / divisor:g}] {unit} of "
                    f"simulated time (from day {start_day:g}, {length_day:g} day{'s' if length_day != 1 else ''} "
                    "long; choose another window with --gantt-window START LENGTH, in days): each bar is a job on "
@@ -174,20 +180,6 @@ def _time_columns(frame: pd.DataFrame, columns: Mapping[str, str]) -> pd.DataFra
     return frame.rename(columns=renamed)
 
 
-def _p_in_seconds(frame: pd.DataFrame, rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """The adequacy section's frame (:func:`~batreplay.analysis.metric_registry.metric_sections`, indexed by
-    metric label) with P against the log back in seconds, whatever unit its size called for, like the other
-    adequacy tables (Baranov et al. 2018 give P in seconds)."""
-    metric = get_metric("adequacy_vs_log")
-    shown = [label for label in (metric.heading(unit) for unit in SECONDS_IN) if label in frame.index]
-    if not shown:
-        return frame
-    values = pd.to_numeric(pd.Series([row.get(metric.name) for row in rows], dtype=object), errors="coerce")
-    frame = frame.copy()
-    frame.loc[shown[0]] = [float(v) for v in values.to_numpy(dtype="float64")]
-    return frame.rename(index={shown[0]: metric.heading("s")})
-
-
 def _metric_columns(frame: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
     """``frame`` with the columns named after metrics headed ``label (unit)`` (display unit of the column)."""
     frame = frame.copy()
@@ -211,7 +203,6 @@ def table_i_side_by_side(log_frame: pd.DataFrame) -> pd.DataFrame:
     jobs whose waiting time differs for each run, then the paper's values (Baranov et al. 2018, Table I). P is in
     seconds in every column, the paper's unit, so that a run's P reads against the reference value of 12 s.
     Row ``all`` says how many jobs when all runs agree."""
-    unit = "s"
     prefixes = list(dict.fromkeys(log_frame["prefix"]))
     table = pd.DataFrame({"first k jobs": prefixes})
     totals = log_frame.loc[log_frame["prefix"] == "all", "nb_jobs"].unique()
@@ -219,7 +210,7 @@ def table_i_side_by_side(log_frame: pd.DataFrame) -> pd.DataFrame:
         table["first k jobs"] = [f"all ({int(totals[0]):,})" if k == "all" else k for k in prefixes]
     for run, rows in log_frame.groupby("run", sort=False):
         rows = rows.set_index("prefix").reindex(prefixes)
-        table[f"{run}: P ({unit})"] = (rows["measure"] / SECONDS_IN[unit]).to_numpy()
+        table[f"{run}: P (s)"] = rows["measure"].to_numpy()
         table[f"{run}: jobs whose waiting time differs"] = rows["nb_different_jobs"].astype("Int64").to_numpy()
     paper = BARANOV_TABLE_I.set_index("prefix").reindex(prefixes)
     for column, label in _PAPER_I.items():
@@ -329,8 +320,6 @@ def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], l
             extra += _adequacy_tables(log_frame, refusals, pairs, title)
         if key in sections:
             _, _, frame = sections[key]
-            if key == "adequacy":
-                frame = _p_in_seconds(frame, rows)
             heading = "Against the recorded log, all jobs" if key == "adequacy" else title
             tables.append(ReportTable(heading, frame.reset_index(), group=title))
         if key in sections or extra:

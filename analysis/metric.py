@@ -71,6 +71,9 @@ class Metric:
         parameter: ``(name, unit)`` of a parameter the value depends on and that a label should state,
             e.g. ``("tau", "s")`` for the bounded slowdown (Rauch 2022).
         source: where the definition comes from (author, year, equation), for documentation.
+        readable: True (default) to show a time or node-time value in a readable unit (:meth:`display_unit`);
+            False keeps the metric in its own unit everywhere, for a value read against a published reference
+            value in that unit (the adequacy measure P in seconds, against the 12 s of Baranov et al. 2018).
     """
 
     name: str
@@ -80,6 +83,7 @@ class Metric:
     compute: Callable[[Any], Any] | None = None
     parameter: tuple[str, str] | None = None
     source: str = ""
+    readable: bool = True
 
     @property
     def is_count(self) -> bool:
@@ -119,8 +123,10 @@ class Metric:
         """The unit to show ``values`` of this metric in (given in the metric's unit), all in the same one.
 
         Time metrics (``s``) and node-time metrics (``node-s``) follow :func:`readable_time_unit` on the
-        largest absolute value; other metrics keep their unit.
+        largest absolute value; other metrics, and those with :attr:`readable` False, keep their unit.
         """
+        if not self.readable:
+            return self.unit
         if self.unit == "s":
             return readable_time_unit(values)
         if self.unit == NODE_PREFIX + "s":

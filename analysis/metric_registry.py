@@ -33,7 +33,8 @@ listed there goes to "scheduling", one of the lateness or adequacy tables to its
 Units shown: values stay in seconds in ``metrics.csv`` and ``metrics.json``; :func:`summary_rows` (the console
 summary printed after a run, :data:`RUN_SUMMARY`) and :func:`metric_sections` (the report's tables) show
 times in seconds, hours or days by the rule of :func:`batreplay.analysis.metric.readable_time_unit`, the
-unit named in each label.
+unit named in each label; a metric declared with ``readable=False`` (the adequacy measure P, read against
+Baranov et al. 2018's reference value in seconds) keeps its own unit.
 """
 
 from __future__ import annotations
@@ -136,26 +137,6 @@ def get_metric(name: str) -> Metric:
         return METRICS[name]
     except KeyError:
         raise KeyError(f"unknown metric {name!r}; known: {', '.join(METRICS)}") from None
-
-
-def metric_unit(name: str) -> str:
-    """Unit of a metric (``"s"``, ``"nodes"``, ``"node-s"``, ``"jobs/day"``, ...; ``""`` for counts and ratios).
-
-    Raises:
-        KeyError: no such metric.
-    """
-    return get_metric(name).unit
-
-
-def display_unit(name: str, values: Iterable[float]) -> str:
-    """Unit in which to show ``values`` of metric ``name`` together (see
-    :meth:`batreplay.analysis.metric.Metric.display_unit`): ``"s"``, ``"h"`` or ``"days"`` for times, the
-    metric's own unit otherwise.
-
-    Raises:
-        KeyError: no such metric.
-    """
-    return get_metric(name).display_unit(values)
 
 
 def summary_rows(metrics: Mapping[str, Any], names: Sequence[str] = RUN_SUMMARY, *,

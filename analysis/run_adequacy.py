@@ -84,7 +84,9 @@ def adequacy_against_log(run: RunData, log: SwfLog, *,
 
     Returns:
         (table, notes): :func:`batreplay.analysis.adequacy.adequacy_table` with the columns of
-        :data:`BARANOV_TABLE_I` added (NaN where the paper has no such k), and human-readable notes.
+        :data:`BARANOV_TABLE_I` added (NaN where the paper has no such k), and human-readable notes, each
+        starting ``"vs log: "`` and without the run's name (which
+        :func:`batreplay.analysis.analyze_report.merge_run_notes` adds).
 
     Raises:
         NotInLogError: a run job is not in the log, or the log has duplicate job numbers.
@@ -113,7 +115,7 @@ def adequacy_against_log(run: RunData, log: SwfLog, *,
     left_out = len(table) - len(matched)
     if left_out:
         lines = table.loc[~table["job_id"].isin(ids), "line"].head(5).astype(str)
-        notes.append(f"run {run.name} vs log: {left_out} of the log's {len(table)} jobs are not in the run "
+        notes.append(f"vs log: {left_out} of the log's {len(table)} jobs are not in the run "
                      f"(dropped by the conversion or not simulated) and are left out (SWF lines {', '.join(lines)}"
                      f"{', ...' if left_out > 5 else ''})")
     in_run = run.jobs.set_index("job_id")["requested_time"].reindex(matched["job_id"]).to_numpy(dtype="float64")
@@ -128,7 +130,7 @@ def adequacy_against_log(run: RunData, log: SwfLog, *,
             + (f"; the run raised walltimes with walltime_factor = {factor:g}" if factor else ""))
     shift = float(matched["submission_time"].min()) - float(run.jobs["submission_time"].min())
     column = _best_resources_column(run, matched)
-    notes.append(f"run {run.name} vs log: {len(matched)} jobs compared, recorded processors from SWF field "
+    notes.append(f"vs log: {len(matched)} jobs compared, recorded processors from SWF field "
                  f"{column}, recorded times shifted by {-shift:g} s")
     stream_log = stream_from_swf(matched.assign(submission_time=matched["submission_time"] - shift),
                                  resources_column=column)
@@ -136,7 +138,7 @@ def adequacy_against_log(run: RunData, log: SwfLog, *,
     if requested_times == "log":
         stream_run["requested_time"] = stream_run["job_id"].map(stream_log.set_index("job_id")["requested_time"])
         if differ.any():
-            notes.append(f"run {run.name} vs log: the log's requested times are used for both streams; "
+            notes.append("vs log: the log's requested times are used for both streams; "
                          f"{int(differ.sum())} of the {len(matched)} jobs had another walltime in the run")
     result = adequacy_table(stream_log, stream_run, names=(f"log {Path(log.path).name}", f"run {run.name}"))
     result = result.merge(BARANOV_TABLE_I, on="prefix", how="left")

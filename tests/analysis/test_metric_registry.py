@@ -24,7 +24,6 @@ from batreplay.analysis.metric_registry import (
     get_metric,
     metric_group,
     metric_sections,
-    metric_unit,
     summary_rows,
 )
 from batreplay.analysis.metrics import (
@@ -77,7 +76,7 @@ def test_units_of_the_report_column():
                 "mean_lateness": "s", "relative_lateness": "", "additional_lateness": "s",
                 "original_submission_span": "s", "user_additional_lateness_p90": "s", "nb_users_single_job": "",
                 "adequacy_vs_log": "s", "nb_different_jobs_vs_log": ""}
-    assert {key: metric_unit(key) for key in expected} == expected
+    assert {key: get_metric(key).unit for key in expected} == expected
     assert all(m.unit in ("", "s", "nodes", "node-s", "jobs/day", "jobs/week") for m in METRICS.values())
 
 
