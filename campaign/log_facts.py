@@ -14,7 +14,7 @@ Both read SWF logs only: a Batsim JSON workload has no header, no recorded sched
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -96,6 +96,7 @@ class LogFacts:
         log: the campaign's log.
         swf: the SWF file read.
         last_line: SWF line of the last job replayed (``max_jobs``), or None for the whole log.
+        jobs: the rows of ``swf.jobs`` up to ``last_line`` (:func:`jobs_up_to`).
         nb_jobs: jobs of the log up to ``last_line``.
         nb_zero_runtime: those of them with a recorded run time of 0 s.
         treatment: what became of them (:data:`ZERO_RUNTIME_TREATMENT`).
@@ -104,6 +105,7 @@ class LogFacts:
     log: LogSpec
     swf: SwfLog
     last_line: int | None
+    jobs: pd.DataFrame = field(repr=False, compare=False)
     nb_jobs: int
     nb_zero_runtime: int
     treatment: str
@@ -122,6 +124,12 @@ class LogFacts:
         return log_clock(self.swf, swf_origin)
 
 
+def jobs_up_to(jobs: pd.DataFrame, last_line: int | None) -> pd.DataFrame:
+    """The rows of an SWF jobs table (:attr:`SwfLog.jobs`) whose SWF ``line`` is at most ``last_line``; all of
+    them for None."""
+    return jobs if last_line is None else jobs[jobs["line"] <= last_line]
+
+
 def log_facts(spec: CampaignSpec, log: LogSpec, last_line: int | None = None) -> LogFacts:
     """Read ``log``'s SWF file (``log.workload``) and count its jobs up to SWF line
     ``last_line`` (all for None) and those with a recorded run time of 0 s.
@@ -132,13 +140,13 @@ def log_facts(spec: CampaignSpec, log: LogSpec, last_line: int | None = None) ->
             workload (:attr:`LogSpec.is_json`), or has a malformed job line.
     """
     swf = read_swf(spec.resolve(log.workload))
-    jobs = swf.jobs if last_line is None else swf.jobs[swf.jobs["line"] <= last_line]
-    return LogFacts(log, swf, last_line, len(jobs), int((jobs["run_time"] == 0).sum()),
+    jobs = jobs_up_to(swf.jobs, last_line)
+    return LogFacts(log, swf, last_line, jobs, len(jobs), int((jobs["run_time"] == 0).sum()),
                     ZERO_RUNTIME_TREATMENT[log.zero_runtime])
 
 
 def recorded_log_metrics(spec: CampaignSpec, log: LogSpec, last_line: int | None = None,
-                         swf: SwfLog | None = None) -> tuple[dict[str, Any], list[str]]:
+                         *, jobs: pd.DataFrame | None = None) -> tuple[dict[str, Any], list[str]]:
     """Metrics of the schedule recorded in the log, for Table 1's first row (Madon, Da Costa, Pierson 2024).
 
     The jobs are those of the log's lines up to ``last_line`` (the last job line the runs replay, which
@@ -152,22 +160,21 @@ def recorded_log_metrics(spec: CampaignSpec, log: LogSpec, last_line: int | None
         spec: the campaign (its root and platforms).
         log: one of its logs.
         last_line: the last SWF line of the selected jobs, or None.
-        swf: the log, already read (else it is read from ``log.workload``).
+        jobs: the jobs already selected up to ``last_line`` (:attr:`LogFacts.jobs`); else the log is read from
+            ``log.workload`` and its jobs selected here.
 
     Returns:
         The metrics of :func:`~batreplay.analysis.metrics.summarize` (times in s) and one line of notes.
 
     Raises:
-        FileNotFoundError: the log's file is missing (``swf`` not given).
-        SwfFormatError: (:mod:`batreplay.workloads.swf`, ``swf`` not given) the file is not an SWF log (a Batsim
+        FileNotFoundError: the log's file is missing (``jobs`` not given).
+        SwfFormatError: (:mod:`batreplay.workloads.swf`, ``jobs`` not given) the file is not an SWF log (a Batsim
             JSON workload) or has a malformed job line.
         NoRecordedScheduleError: (a ValueError) no selected job has a usable recorded schedule (no job up to
             ``last_line``, or all miss a submission, wait or run time or a processor count).
     """
     path = spec.resolve(log.workload)
-    frame = (swf if swf is not None else read_swf(path)).jobs
-    if last_line is not None:
-        frame = frame[frame["line"] <= last_line]
+    frame = jobs if jobs is not None else jobs_up_to(read_swf(path).jobs, last_line)
     allocated = frame["allocated_processors"].to_numpy()
     processors = np.where(allocated > 0, allocated, frame["requested_processors"].to_numpy())
     submission = frame["submission_time"].to_numpy(dtype="float64")
@@ -182,14 +189,14 @@ def recorded_log_metrics(spec: CampaignSpec, log: LogSpec, last_line: int | None
     origin = float(submission[usable].min())
     requested = frame["requested_time"].to_numpy(dtype="float64")
     start = submission + wait - origin
-    jobs = pd.DataFrame({
+    schedule = pd.DataFrame({
         "job_id": frame["job_id"].astype(str).to_numpy(), "workload_name": "recorded",
         "submission_time": submission - origin, "requested_number_of_resources": processors,
         "requested_time": np.where(requested > 0, requested, run_time), "final_state": SUCCESS,
         "starting_time": start, "execution_time": run_time, "finish_time": start + run_time,
     })[usable].reset_index(drop=True)
     nodes = log.nodes if log.platform is None else read_platform(recorded_platform_path(spec, log)).nb_compute
-    metrics = summarize(validate_out_jobs(jobs, source=f"recorded schedule of {path}"), nb_resources=nodes)
+    metrics = summarize(validate_out_jobs(schedule, source=f"recorded schedule of {path}"), nb_resources=nodes)
     notes = [f"{log.name}: recorded-log row from {int(usable.sum())} of {len(frame)} jobs of {path.name}"
              + (f" ({int((~usable).sum())} left out: missing submission, wait or run time, or no processor count)"
                 if (~usable).any() else "")]

@@ -42,6 +42,7 @@ the console is a terminal.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,40 +73,65 @@ from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST, is_finis
 __all__ = ["InstanceResult", "ReportResult", "build_report", "load_instance", "markdown_table", "read_published",
            "recorded_log_metrics"]
 
-FIGURE_CAPTIONS = {
-    "submissions": "Jobs submitted per day with rigid replay (the recorded times) and the last feedback replay of "
-                   "the campaign, per experiment (cf. Madon et al. 2024, Fig. 2).",
-    "cumulative": "Cumulative number of jobs submitted (solid) and finished (dashed), per experiment and replay "
-                  "model (cf. Madon et al. 2024, Fig. 3).",
-    "user-mean-lateness": "Mean lateness of each user (eq. 3 over the user's jobs; hours, symmetric-log scale, "
-                          "linear within 1 h) against the number of jobs the user submitted, per experiment, for "
-                          "the last feedback replay of the campaign (cf. Madon et al. 2024, Fig. 4).",
-    "user-additional-lateness": "Additional lateness of each user (eq. 6 over the user's jobs; seconds, "
-                                "symmetric-log scale, linear within 10 s) against the number of jobs the user "
-                                "submitted, per experiment, for the last feedback replay of the campaign; users "
-                                "with one job have none (cf. Madon et al. 2024, Fig. 5; percentiles in the "
-                                "per-user additional lateness table).",
-    "session-graphs": "Users by the longest path and by the arity of their session graph, and the cumulative "
-                      "distribution of the think times between dependent sessions, per session method (cf. Madon "
-                      "et al. 2024, Fig. 6 and Sect. 7.2).",
-    "weekly-submissions": "Mean number of jobs submitted in each hour of the week, recorded times (rigid) and "
-                          "each feedback replay of the first experiment (cf. Madon et al. 2024, Fig. 8).",
-    "throughput-utilisation": "Throughput (jobs finished per day) and utilisation (mean busy nodes / nodes of the "
-                              "instance's platform, so that node-count variants compare) over windows of 4, 6 and "
-                              "8 months starting 14 days after the first submission (cf. Madon et al. 2024, "
-                              "Fig. 9).",
+@dataclass(frozen=True)
+class FigureKind:
+    """A figure kind of ``[report] figures``: its file and caption.
+
+    Attributes:
+        stem: file name stem, the paper's figure number first (``fig2-submissions``; Madon, Da Costa, Pierson
+            2024); the file of a log is ``<stem>-<log>.png``.
+        caption: what the figure shows (after the log's label).
+    """
+
+    stem: str
+    caption: str
+
+    @property
+    def paper_label(self) -> str:
+        """The paper's figure it corresponds to, from :attr:`stem`, shown beside the report's own figure number:
+        ``"cf. Fig. 2"``."""
+        number = re.match(r"fig(\d+)-", self.stem).group(1)
+        return f"cf. Fig. {number}"
+
+
+#: Figure kind -> file stem and caption. The keys are also :data:`batreplay.campaign.spec.REPORT_FIGURES`, the
+#: allowed values of ``[report] figures``: spec.py cannot import this module (this module imports it); a test
+#: checks that both agree.
+FIGURE_KINDS: dict[str, FigureKind] = {
+    "submissions": FigureKind(
+        "fig2-submissions",
+        "Jobs submitted per day with rigid replay (the recorded times) and the last feedback replay of the campaign, "
+        "per experiment (cf. Madon et al. 2024, Fig. 2)."),
+    "cumulative": FigureKind(
+        "fig3-cumulative",
+        "Cumulative number of jobs submitted (solid) and finished (dashed), per experiment and replay model (cf. "
+        "Madon et al. 2024, Fig. 3)."),
+    "user-mean-lateness": FigureKind(
+        "fig4-user-mean-lateness",
+        "Mean lateness of each user (eq. 3 over the user's jobs; hours, symmetric-log scale, linear within 1 h) "
+        "against the number of jobs the user submitted, per experiment, for the last feedback replay of the "
+        "campaign (cf. Madon et al. 2024, Fig. 4)."),
+    "user-additional-lateness": FigureKind(
+        "fig5-user-additional-lateness",
+        "Additional lateness of each user (eq. 6 over the user's jobs; seconds, symmetric-log scale, linear within "
+        "10 s) against the number of jobs the user submitted, per experiment, for the last feedback replay of the "
+        "campaign; users with one job have none (cf. Madon et al. 2024, Fig. 5; percentiles in the per-user "
+        "additional lateness table)."),
+    "session-graphs": FigureKind(
+        "fig6-session-graphs",
+        "Users by the longest path and by the arity of their session graph, and the cumulative distribution of "
+        "the think times between dependent sessions, per session method (cf. Madon et al. 2024, Fig. 6 and Sect. "
+        "7.2)."),
+    "weekly-submissions": FigureKind(
+        "fig8-weekly-submissions",
+        "Mean number of jobs submitted in each hour of the week, recorded times (rigid) and each feedback replay "
+        "of the first experiment (cf. Madon et al. 2024, Fig. 8)."),
+    "throughput-utilisation": FigureKind(
+        "fig9-throughput-utilisation",
+        "Throughput (jobs finished per day) and utilisation (mean busy nodes / nodes of the instance's platform, so "
+        "that node-count variants compare) over windows of 4, 6 and 8 months starting 14 days after the first "
+        "submission (cf. Madon et al. 2024, Fig. 9)."),
 }
-#: The paper's figure each kind corresponds to (Madon, Da Costa, Pierson 2024), shown beside the report's own
-#: figure number.
-PAPER_FIGURES = {"submissions": "cf. Fig. 2", "cumulative": "cf. Fig. 3", "user-mean-lateness": "cf. Fig. 4",
-                 "user-additional-lateness": "cf. Fig. 5", "session-graphs": "cf. Fig. 6",
-                 "weekly-submissions": "cf. Fig. 8", "throughput-utilisation": "cf. Fig. 9"}
-#: File name stem of each figure kind (the paper's figure number first).
-FIGURE_FILES = {"submissions": "fig2-submissions", "cumulative": "fig3-cumulative",
-                "user-mean-lateness": "fig4-user-mean-lateness",
-                "user-additional-lateness": "fig5-user-additional-lateness", "session-graphs": "fig6-session-graphs",
-                "weekly-submissions": "fig8-weekly-submissions",
-                "throughput-utilisation": "fig9-throughput-utilisation"}
 
 
 @dataclass
@@ -177,13 +203,14 @@ def load_instance(spec: CampaignSpec, instance: Instance, *, keep_job_table: boo
         return InstanceResult(instance, "missing")
     manifest = json.loads((folder / INSTANCE_MANIFEST).read_text())
     run = load_run(folder, name=instance.id)
-    metrics = run_metrics(run)
+    lateness = job_lateness(run.jobs, run.job_table) if run.has_recorded_submissions else None
+    metrics = run_metrics(run, lateness=lateness)
     windows, _ = paper_window_metrics(run)
     recorded = per_user = origin = None
     if run.has_recorded_submissions:
         recorded = run.job_table[RECORDED_SUBMISSION].to_numpy(dtype="float64")
         if instance.replay.model != "rigid":
-            per_user = lateness_per_user(job_lateness(run.jobs, run.job_table))
+            per_user = lateness_per_user(lateness)
         if "swf_submission_time" in run.job_table.columns:
             origin = float(run.job_table["swf_submission_time"].min() - run.job_table[RECORDED_SUBMISSION].min())
     last_line = None
@@ -251,7 +278,7 @@ def _plans(spec: CampaignSpec, results: list[InstanceResult], facts: dict[str, L
                 continue
             by_key = {(r.instance.experiment.name, r.instance.replay.label): r for r in done}
             recorded = next((r.recorded_submissions for r in done if r.recorded_submissions is not None), None)
-            path = folder / f"{FIGURE_FILES[kind]}-{log.name}.png"
+            path = folder / f"{FIGURE_KINDS[kind].stem}-{log.name}.png"
             title = log.label
 
             def add(draw: Callable[[], Figure], caption: str = "") -> None:
@@ -408,7 +435,7 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
         if "scheduling" in spec.report.tables:
             try:
                 recorded[log.name], log_notes = recorded_log_metrics(spec, log, facts[log.name].last_line,
-                                                                     swf=facts[log.name].swf)
+                                                                     jobs=facts[log.name].jobs)
             except NoRecordedScheduleError as err:  # e.g. a synthetic log: wait times all -1
                 log_notes = [f"{err}: no recorded-log row"]
             notes.extend(log_notes)
@@ -478,7 +505,7 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
     content.tables = [ReportTable(s.log, s.frame, group=s.title) if s.log
                       else ReportTable(s.title, s.frame, s.description) for s in sections]
     content.group_descriptions = {s.title: s.description for s in sections if s.log}
-    content.figures = [ReportFigure(_caption(key, spec, extra), path, label=PAPER_FIGURES[key[0]])
+    content.figures = [ReportFigure(_caption(key, spec, extra), path, label=FIGURE_KINDS[key[0]].paper_label)
                        for key, (path, extra) in written.items()]
     if explanation_text is not None:
         content.texts.append(explanations.report_text(explanation_text, explanations.source_name(spec)))
@@ -519,7 +546,7 @@ def instances_table(results: list[InstanceResult]) -> pd.DataFrame:
 def _caption(key: tuple[str, str], spec: CampaignSpec, extra: str = "") -> str:
     kind, name = key
     label = next((log.label for log in spec.logs if log.name == name), name)
-    return f"{label}: {FIGURE_CAPTIONS[kind]}{extra}"
+    return f"{label}: {FIGURE_KINDS[kind].caption}{extra}"
 
 
 def _table_description(kind: str, spec: CampaignSpec, table: pd.DataFrame) -> str:

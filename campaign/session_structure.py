@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from batreplay.campaign.figures import colour
+from batreplay.campaign.tables import cell
 from batreplay.replay.session_graph import SessionGraphStatistics, describe_session_graphs
 from batreplay.replay.session_source import session_graphs_for
 
@@ -93,7 +94,7 @@ def session_table(statistics: Mapping[str, Mapping[str, SessionGraphStatistics]]
 def session_display(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`session_table` as text cells with readable headings."""
     def number(values: pd.Series, decimals: int) -> list[str]:
-        return [f"{v:,.{decimals}f}" if np.isfinite(v) else "\u2013" for v in values.astype("float64")]
+        return [cell(v, decimals) for v in values.astype("float64")]
 
     return pd.DataFrame({
         "log": table["log"], "sessions": table["sessions"], "users": number(table["users"], 0),

@@ -11,9 +11,10 @@ from conftest import REPO_ROOT
 from rich.console import Console
 
 from batreplay.campaign.executors import LocalExecutor
-from batreplay.campaign.report import build_report, markdown_table, read_published, recorded_log_metrics
+from batreplay.campaign.log_facts import log_facts
+from batreplay.campaign.report import FIGURE_KINDS, build_report, markdown_table, read_published, recorded_log_metrics
 from batreplay.campaign.runner import run_campaign
-from batreplay.campaign.spec import load_campaign
+from batreplay.campaign.spec import REPORT_FIGURES, load_campaign
 
 QUIET = Console(quiet=True)
 DAY = 86400.0
@@ -153,6 +154,27 @@ def test_recorded_kth_row_equals_the_published_one():
     assert round(metrics["mean_waiting_time"] / DAY, 2) == 0.18
     assert round(metrics["max_waiting_time"] / DAY, 2) == 11.34
     assert "28475 of 28476 jobs" in notes[0]  # one job has no processor count
+
+
+def test_recorded_row_from_the_facts_jobs(toy_report):
+    # the report passes the jobs log_facts already selected; reading the log again gives the same row
+    spec, _ = toy_report
+    log = spec.logs[0]
+    facts = log_facts(spec, log, last_line=4)  # file lines 3 and 4: jobs 1 and 2
+    assert facts.nb_jobs == 2
+    metrics, notes = recorded_log_metrics(spec, log, 4, jobs=facts.jobs)
+    assert (metrics, notes) == recorded_log_metrics(spec, log, 4)
+    assert metrics["makespan"] == 250.0 and "2 of 2 jobs" in notes[0]
+
+
+def test_figure_kinds_are_the_spec_figures():
+    # spec.py keeps the allowed [report] figures; report.py their files and captions: the same kinds, same order
+    assert tuple(FIGURE_KINDS) == REPORT_FIGURES
+    for kind, figure in FIGURE_KINDS.items():
+        number = figure.stem.split("-")[0].removeprefix("fig")
+        assert figure.stem == f"fig{number}-{kind}"
+        assert figure.paper_label == f"cf. Fig. {number}" and f"Fig. {number}" in figure.caption
+    assert FIGURE_KINDS["weekly-submissions"].paper_label == "cf. Fig. 8"
 
 
 def test_published_values_are_checked(tmp_path):
