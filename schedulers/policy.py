@@ -155,8 +155,9 @@ class SchedulingPolicy(abc.ABC):
     def decide(self, now: float) -> list[Start]:
         """Choose the jobs to start at ``now`` (seconds), in start order, with their allocations.
 
-        The policy records them as running (expected end = ``now`` + walltime). Call it once after each batch
-        of submissions and completions; calling it again without new events starts nothing new.
+        The policy records them as running (expected end = ``now`` + :meth:`_expected_duration`, by default the
+        walltime). Call it once after each batch of submissions and completions; calling it again without new
+        events starts nothing new.
         """
 
     # -- helpers for subclasses -------------------------------------------------------------------------------
@@ -168,9 +169,15 @@ class SchedulingPolicy(abc.ABC):
     def _on_release(self, job: QueuedJob) -> None:
         """Called after a running job's resources were freed."""
 
+    def _expected_duration(self, job: QueuedJob) -> float:
+        """Seconds ``job`` is expected to run once started, which sets its expected end in :attr:`running`: its
+        requested time (walltime, ``inf`` without one) unless a policy overrides it."""
+        return requested_time(job)
+
     def _start(self, job: QueuedJob, now: float) -> ProcSet:
-        """Start ``job`` at ``now`` on the lowest free resource ids and record it as running."""
+        """Start ``job`` at ``now`` on the lowest free resource ids and record it as running, expected to end at
+        ``now`` + :meth:`_expected_duration`."""
         allocation = self.pool.allocate(job.requested_resources)
         self._queued_ids.discard(job.id)
-        self.running.add(job, allocation, now)
+        self.running.add(job, allocation, now, self._expected_duration(job))
         return allocation

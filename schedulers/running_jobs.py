@@ -1,8 +1,8 @@
-"""The jobs in execution, kept ordered by expected end time (start + walltime)."""
+"""The jobs in execution, kept ordered by expected end time (start + the policy's expected duration, by default
+the walltime)."""
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_left, insort
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class RunningJob:
-    """A started job: its request, allocation, start time (s) and expected end time (s, ``inf`` without
-    walltime)."""
+    """A started job: its request, allocation, start time (s) and expected end time (s: start + the expected
+    duration the policy gave, by default the walltime, ``inf`` without one)."""
 
     job: QueuedJob
     allocation: ProcSet
@@ -51,16 +51,17 @@ class RunningJobs:
         """The running job of that id, or ``None``."""
         return self._by_id.get(job_id)
 
-    def add(self, job: QueuedJob, allocation: ProcSet, start: float) -> RunningJob:
-        """Record ``job`` as started at ``start`` (s); its expected end is start + walltime, ``inf`` if the job
-        has no walltime.
+    def add(self, job: QueuedJob, allocation: ProcSet, start: float, duration: float) -> RunningJob:
+        """Record ``job`` as started at ``start`` (s), expected to run ``duration`` seconds (any number except
+        NaN: ``inf`` for a job expected to run forever, a negative estimate is kept as it is); its expected end
+        is ``start + duration``.
 
         Raises:
             ValueError: the job is already running.
         """
         if job.id in self._by_id:
             raise ValueError(f"job {job.id} is already running")
-        end = start + job.walltime if job.walltime is not None else math.inf
+        end = start + duration
         entry = RunningJob(job, allocation, start, end, self._sequence)
         self._sequence += 1
         self._by_id[job.id] = entry

@@ -59,7 +59,6 @@ class SchedulusEasyPolicy(SchedulingPolicy):
         super().__init__(resources)
         self._queue: list[QueuedJob] = []
         self._estimates = {} if estimates is None else estimates
-        self._expected_ends: dict[str, tuple[float, int]] = {}  # running job id -> (expected end s, nodes)
         self._submitted = False
 
     @property
@@ -76,20 +75,17 @@ class SchedulusEasyPolicy(SchedulingPolicy):
         self._queue.append(job)
         self._submitted = True
 
-    def _start(self, job: QueuedJob, now: float) -> ProcSet:
-        allocation = super()._start(job, now)
-        self._expected_ends[job.id] = (now + self.estimate(job), job.requested_resources)
-        return allocation
-
-    def _on_release(self, job: QueuedJob) -> None:
-        self._expected_ends.pop(job.id, None)
+    def _expected_duration(self, job: QueuedJob) -> float:
+        """The running job's expected end is its start + :meth:`estimate`, so :attr:`running` walks the jobs as
+        Schedulus does."""
+        return self.estimate(job)
 
     def shadow(self, head: QueuedJob) -> tuple[float, int]:
         """Schedulus' shadow time (s; the latest expected end of the running jobs, ``-inf`` if the head never
         fits) and extra nodes (free nodes when the head first fits, minus its request) for ``head``."""
         needed = head.requested_resources
         available, extra, shadow = self.pool.nb_free, 0, -math.inf
-        for end, nodes in sorted(self._expected_ends.values(), key=lambda item: item[0]):
+        for end, _, nodes in self.running.ends():  # by expected end, ties in start order
             if available < needed:
                 available += nodes
             if available >= needed:
