@@ -9,6 +9,10 @@
 
 Errors caused by the inputs are printed as one line (``batreplay: error: ...``) with exit status 2;
 ``--debug`` shows the full traceback instead.
+
+Start-up: this module and the parser import only light modules (names, choices and defaults: no pandas, numpy,
+pybatsim, rich...), so that ``batreplay --help``, a subcommand's help and an argument error answer at once; each
+command imports what it uses when it runs (``tests/test_startup_imports.py``).
 """
 
 from __future__ import annotations
@@ -18,15 +22,20 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from batreplay.console import make_console
 
+if TYPE_CHECKING:  # rich is imported where a command prints
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+
 def _metrics_table(metrics: dict, title: str) -> Table:
     """The console summary of a run: the metrics the registry lists for it, with their labels and formats."""
+    from rich.table import Table
+
     from batreplay.analysis.metric_registry import summary_rows  # lazy: pandas only after a run
 
     table = Table(title=title)
@@ -58,6 +67,8 @@ def scheduler_options_argument(text: str) -> dict:
 def step_progress(console: Console, label: str, *, disable: bool = False) -> Progress:
     """A progress bar for commands made of counted steps (``on_progress(step, done, total)``), with elapsed time
     and an estimate of the time left; transient, so that it leaves nothing behind in the output."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
     return Progress(TextColumn(f"[bold]{label}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                     TextColumn("{task.description}"), TimeElapsedColumn(), TimeRemainingColumn(),
                     console=console, disable=disable or not console.is_terminal, transient=True)
@@ -73,11 +84,17 @@ def _step_callback(bar: Progress):
 
 
 def _cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from batreplay.schedulers.names import check_scheduler_name
+
+    scheduler_options = scheduler_options_argument(args.scheduler_options)
+    if args.scheduler.strip():  # a blank name is refused by RunSpec below, with its own message
+        check_scheduler_name(args.scheduler)  # an unknown name fails here, before the schedulers are imported
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     from batreplay.run.runner import run
     from batreplay.run.spec import FLAT_FIELDS, RunSpec
     from batreplay.schedulers.registry import check_scheduler_options
 
-    scheduler_options = scheduler_options_argument(args.scheduler_options)
     check_scheduler_options(args.scheduler, scheduler_options)  # before reading any input
     given = {key: getattr(args, key) for key in FLAT_FIELDS if getattr(args, key, None) is not None}
     spec = RunSpec.build(workload=args.workload, platform=args.platform, out_dir=args.out, force=args.force,
@@ -154,14 +171,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    from batreplay.engine.simulate import ENGINES
+    # light modules only: the names, choices and defaults the layers define (see the module docstring)
+    from batreplay.engine import choices as engine
     from batreplay.platforms.shipped import SHIPPED_PLATFORMS
-    from batreplay.replay.registry import USER_MODELS
-    from batreplay.run.spec import part_defaults
-    from batreplay.schedulers.registry import scheduler_help
-    from batreplay.workloads.loading import PROFILE_TYPES, RES_SOURCE_CHOICES, ZERO_RUNTIME_CHOICES
+    from batreplay.replay.registry import DEFAULT_SESSIONS, DEFAULT_USER_MODEL, USER_MODELS
+    from batreplay.schedulers.names import scheduler_help
+    from batreplay.workloads import choices as conversion
+    from batreplay.workloads.choices import PROFILE_TYPES, RES_SOURCE_CHOICES, ZERO_RUNTIME_CHOICES
 
-    default = part_defaults()
+    # the defaults of batreplay.run.spec.part_defaults(), from the constants the parts take theirs from
+    default = {"profile": conversion.DEFAULT_PROFILE, "recorded_speed": conversion.DEFAULT_RECORDED_SPEED,
+               "zero_runtime": conversion.DEFAULT_ZERO_RUNTIME, "res_source": conversion.DEFAULT_RES_SOURCE,
+               "replay": DEFAULT_USER_MODEL, "sessions": DEFAULT_SESSIONS, "engine": engine.DEFAULT_ENGINE,
+               "batsim_timeout": engine.DEFAULT_TIMEOUT}
     run = commands.add_parser("run", help="simulate a workload with a scheduler on a platform")
     run.add_argument("--workload", required=True,
                      help="SWF log (.swf, .swf.gz) or Batsim workload (.json), or the name of a Parallel Workloads "
@@ -194,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sessions", default=default["sessions"],
                      help="feedback sessions: method:minutes (arrival:60, last:60, max:60), a60-style label, "
                           "or a directory written by 'batreplay sessions' (default: %(default)s)")
-    run.add_argument("--engine", choices=ENGINES, default=default["engine"],
+    run.add_argument("--engine", choices=engine.ENGINES, default=default["engine"],
                      help="embedded: in-process Batsim-exact engine; batsim: a real Batsim 4.2 over ZeroMQ "
                           "(default: %(default)s)")
     run.add_argument("--batsim", default=None, help="path of the batsim executable (default: found on PATH)")

@@ -7,12 +7,17 @@ a pipe (``batreplay run ... > log``, a cluster job, CI), each message must stay 
 
 from __future__ import annotations
 
-from rich.console import Console
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # rich is imported by make_console, once a command runs (not for --help or argument errors)
+    from rich.console import Console
 
 
 def make_console(*, stderr: bool = False) -> Console:
     """A rich console on standard output (or standard error with ``stderr``), soft-wrapped when it is not a
     terminal (see the module docstring)."""
+    from rich.console import Console
+
     console = Console(stderr=stderr)
     if not console.is_terminal:
         console.soft_wrap = True

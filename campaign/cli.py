@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from batreplay.campaign.executors import EXECUTORS
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: Exit status after Ctrl-C (128 + SIGINT), and when some instances failed.
 EXIT_INTERRUPTED = 130

@@ -39,7 +39,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from batreplay.engine.simulate import ENGINES
+from batreplay.engine.choices import ENGINES
 from batreplay.platforms.reader import read_platform
 from batreplay.replay.registry import USER_MODELS as REPLAY_MODELS
 from batreplay.replay.registry import user_model
@@ -471,9 +471,9 @@ def scheduler_problem(scheduler: str, root: Path) -> str | None:
     (ending in ``.py`` or holding a directory separator), relative to the campaign root (instances run from
     there), that must exist.
     """
-    from batreplay.schedulers.registry import SCHEDULERS
+    from batreplay.schedulers.names import SCHEDULER_NAMES  # not the schedulers: a report needs no pybatsim
 
-    if scheduler in SCHEDULERS:
+    if scheduler in SCHEDULER_NAMES:
         return None
     if scheduler.endswith(".py") or "/" in scheduler or "\\" in scheduler:
         candidate = Path(scheduler)
@@ -481,7 +481,7 @@ def scheduler_problem(scheduler: str, root: Path) -> str | None:
         if not candidate.is_file():
             return f"scheduler file {scheduler!r} not found ({candidate})"
         return None
-    return (f"unknown scheduler {scheduler!r}: known names are {', '.join(sorted(SCHEDULERS))}, or give the path "
+    return (f"unknown scheduler {scheduler!r}: known names are {', '.join(sorted(SCHEDULER_NAMES))}, or give the path "
             "of a pybatsim scheduler file (.py)")
 
 
@@ -564,8 +564,6 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
 
 
 def _read_experiment(table: _Table, root: Path) -> ExperimentSpec:
-    from batreplay.schedulers.registry import check_scheduler_options
-
     name = table.get("name", str)
     scheduler = table.get("scheduler", str)
     problem = scheduler_problem(scheduler, root)
@@ -576,10 +574,13 @@ def _read_experiment(table: _Table, root: Path) -> ExperimentSpec:
     except ValueError as err:
         raise table.error("platform", str(err)) from None
     options = table.get("scheduler_options", dict, {})
-    try:
-        check_scheduler_options(scheduler, options)
-    except ValueError as err:
-        raise table.error("scheduler_options", str(err)) from None
+    if options:  # no options: a built-in's defaults are valid (tests/test_startup_imports.py), a file's unchecked
+        from batreplay.schedulers.registry import check_scheduler_options  # imports pybatsim: only when needed
+
+        try:
+            check_scheduler_options(scheduler, options)
+        except ValueError as err:
+            raise table.error("scheduler_options", str(err)) from None
     table.finish()
     return ExperimentSpec(name, scheduler, variant, dict(options))
 

@@ -54,6 +54,8 @@ from typing import TYPE_CHECKING
 
 import zmq
 
+from batreplay.engine.choices import DEFAULT_TIMEOUT  # the default of ``timeout`` (--batsim-timeout)
+
 if TYPE_CHECKING:
     from batsim.batsim import BatsimScheduler
 
@@ -70,9 +72,6 @@ STDERR_LOG = "batsim.stderr.log"
 _INSTALL_HINT = ("install Batsim 4.2.x (Nix package `batsim` from oar-team/nur-kapack, or the oarteam/batsim "
                  "Docker image: see docs/real-batsim.md), pass --batsim /path/to/batsim, "
                  "or use --engine embedded")
-#: Default of ``timeout`` (``--batsim-timeout``), seconds: long enough for Batsim to load a huge workload or
-#: platform before its first message, short enough to notice a hung Batsim within minutes.
-DEFAULT_TIMEOUT = 600.0
 _POLL_SLICE_MS = 50
 #: The clock of every wait on Batsim (seconds); the tests replace it to start a wait's window only once a fake
 #: Batsim is provably hanging, so that no test depends on the machine's speed.

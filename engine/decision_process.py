@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-from unittest import mock
 
 
 @contextmanager
@@ -21,6 +20,8 @@ def pybatsim_network(handler: Any) -> Iterator[Any]:
     """Make pybatsim's ``Batsim`` use ``handler`` instead of building its own ``NetworkHandler``; yields the
     ``batsim.batsim`` module. The substitution patches a module attribute for the duration of the block: do not
     build two ``Batsim`` objects concurrently in threads of one process."""
+    from unittest import mock  # (imports asyncio: only when a decision process runs through pybatsim)
+
     import batsim.batsim as pybatsim
 
     with mock.patch.object(pybatsim, "NetworkHandler", lambda *args, **kwargs: handler):

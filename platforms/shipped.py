@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from batreplay.platforms.generate import cluster_platform, write_platform_text
-
 __all__ = [
     "REFERENCE_NODE_SPEED",
     "SHIPPED_NODE_COUNTS",
@@ -63,11 +61,15 @@ def shipped_platform_text(name: str) -> str:
     """
     if name not in SHIPPED_NODE_COUNTS:
         raise KeyError(f"unknown platform {name!r}; shipped platforms: {', '.join(SHIPPED_NODE_COUNTS)}")
+    from batreplay.platforms.generate import cluster_platform  # numpy: only to generate, not to name or find
+
     return cluster_platform(SHIPPED_NODE_COUNTS[name], REFERENCE_NODE_SPEED)
 
 
 def write_shipped_platforms(folder: Path | None = None) -> list[Path]:
     """(Re)write every shipped platform file into ``folder`` (default: the package folder). Returns the paths."""
+    from batreplay.platforms.generate import write_platform_text
+
     folder = _FOLDER if folder is None else Path(folder)
     return [write_platform_text(folder / f"{name}.xml", shipped_platform_text(name)) for name in SHIPPED_NODE_COUNTS]
 

@@ -50,18 +50,17 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from batreplay.replay.protocol import ReplayError, UserModel
-from batreplay.replay.session_source import is_session_directory, looks_like_rule, parse_session_rule
-from batreplay.replay.sessions import session_spec_label
+
+if TYPE_CHECKING:  # this module stays light (the command line reads USER_MODELS): pandas and sessions when used
+    import pandas as pd
 
 #: ``builder(document, job_table, spec) -> (users, requests, note)``: the user model of a converted SWF workload
 #: (Batsim document, per-job SWF table), the per-job requests the broker registers (``{job number: {"res",
 #: "walltime", "profile"}}``) and a one-line summary.
-Builder = Callable[[dict, pd.DataFrame, "ReplaySpec"], tuple[UserModel, dict[int, dict[str, Any]], str]]
+Builder = Callable[[dict, "pd.DataFrame", "ReplaySpec"], tuple[UserModel, dict[int, dict[str, Any]], str]]
 
 
 @dataclass(frozen=True)
@@ -104,6 +103,8 @@ REGISTRY: dict[str, UserModelEntry] = {
 }
 #: Allowed user model names, in registry order: the choices of ``--replay`` and of campaign files.
 USER_MODELS: tuple[str, ...] = tuple(REGISTRY)
+#: The user model of a replay when none is named: rigid replay.
+DEFAULT_USER_MODEL: str = "rigid"
 
 
 class UnknownUserModelError(ReplayError):
@@ -142,7 +143,7 @@ class ReplaySpec:
             is built.
     """
 
-    model: str = "rigid"
+    model: str = DEFAULT_USER_MODEL
     sessions: str = DEFAULT_SESSIONS
 
     def __post_init__(self) -> None:
@@ -150,6 +151,8 @@ class ReplaySpec:
         if not self.applies_sessions:
             object.__setattr__(self, "sessions", DEFAULT_SESSIONS)
             return
+        from batreplay.replay.session_source import is_session_directory, looks_like_rule, parse_session_rule
+
         if not isinstance(self.sessions, str):
             raise ReplayError(f"--sessions must be text, not {type(self.sessions).__name__}")
         if not self.sessions.strip() or (looks_like_rule(self.sessions) and not is_session_directory(self.sessions)):
@@ -170,6 +173,9 @@ class ReplaySpec:
         """Short name: the model for ``rigid``, else the session rule (``a60``) or the directory's name."""
         if not self.dynamic:
             return self.model
+        from batreplay.replay.session_source import is_session_directory, looks_like_rule, parse_session_rule
+        from batreplay.replay.sessions import session_spec_label
+
         if looks_like_rule(self.sessions) and not is_session_directory(self.sessions):
             return session_spec_label(*parse_session_rule(self.sessions))
         return Path(self.sessions).name or self.sessions

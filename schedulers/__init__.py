@@ -11,10 +11,30 @@ package sits just above the foundation: it may import only ``batreplay.atomic``,
 or the command line.
 """
 
-from batreplay.schedulers.conservative import Conservative, ConservativePolicy
-from batreplay.schedulers.easy import Easy, EasyPolicy
-from batreplay.schedulers.fcfs import Fcfs, FcfsPolicy
-from batreplay.schedulers.policy import QueuedJob, Rejection, SchedulingPolicy
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from batreplay.schedulers.conservative import Conservative, ConservativePolicy
+    from batreplay.schedulers.easy import Easy, EasyPolicy
+    from batreplay.schedulers.fcfs import Fcfs, FcfsPolicy
+    from batreplay.schedulers.policy import QueuedJob, Rejection, SchedulingPolicy
+
+#: Where each name below is defined; imported on first use (PEP 562), so that importing a light module of the
+#: package (:mod:`.names`) does not import pybatsim.
+_LAZY: dict[str, str] = {
+    "Conservative": "conservative", "ConservativePolicy": "conservative", "Easy": "easy", "EasyPolicy": "easy",
+    "Fcfs": "fcfs", "FcfsPolicy": "fcfs", "QueuedJob": "policy", "Rejection": "policy", "SchedulingPolicy": "policy",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+
 
 __all__ = [
     "Conservative",

@@ -1,11 +1,14 @@
 """Scheduler registry: the project's schedulers by name, and loading of any pybatsim scheduler file.
 
-This is the one place where scheduler names are defined: the command line's help, campaign-spec validation and the
-documentation read :data:`SCHEDULERS` and :func:`describe`. Adding a scheduler takes one file and one line here,
-for instance ``schedulers/random_order.py`` defining ``class RandomOrder(PolicyScheduler)`` (a ``policy_class``
-and an ``OPTIONS`` dict), then, in :data:`SCHEDULERS`, ``"random-order": RandomOrder,`` (its one-line description
-is the first line of its docstring); a member of the backfilling family needs no file at all, only a line in
-:data:`FAMILY` such as ``"easy-xyz": Backfilling(order="xyz", depth=1),`` once ``xyz`` is in
+The scheduler names are defined once, in the light module :mod:`batreplay.schedulers.names` (it imports neither
+pybatsim nor the schedulers, so that the command line's help and argument checks stay fast); this module builds
+:data:`SCHEDULERS` and :data:`FAMILY` from it, and the documentation reads :func:`describe`. Adding a scheduler
+takes one file and one line there, for instance ``schedulers/random_order.py`` defining
+``class RandomOrder(PolicyScheduler)`` (a ``policy_class`` and an ``OPTIONS`` dict), then, in
+:data:`~batreplay.schedulers.names.OTHER_SCHEDULERS`,
+``"random-order": "batreplay.schedulers.random_order:RandomOrder",`` (its one-line description is the first line of
+its docstring); a member of the backfilling family needs no file at all, only a line in
+:data:`~batreplay.schedulers.names.FAMILY_MEMBERS` such as ``"easy-xyz": ("xyz", 1, None),`` once ``xyz`` is in
 :data:`~batreplay.schedulers.queue_order.ORDERS`.
 
 Options: each built-in scheduler declares the options it reads in a class attribute ``OPTIONS``
@@ -19,6 +22,7 @@ built) are one-line :class:`~batreplay.schedulers.failures.SchedulerLoadError` n
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import inspect
 import itertools
@@ -29,36 +33,35 @@ from typing import Any
 
 from batsim.batsim import BatsimScheduler
 
-from batreplay.schedulers.backfilling import ALL, Backfilling, GenericBackfilling, family_scheduler
+from batreplay.schedulers.backfilling import Backfilling, family_scheduler
 from batreplay.schedulers.conservative import Conservative
 from batreplay.schedulers.easy import Easy
 from batreplay.schedulers.failures import load_failure
 from batreplay.schedulers.fcfs import Fcfs
-from batreplay.schedulers.schedulus import Schedulus
+from batreplay.schedulers.names import FAMILY_MEMBERS, OTHER_SCHEDULERS, check_scheduler_name
+from batreplay.schedulers.names import scheduler_help  # noqa: F401 - where it was, for existing callers
 
 _LOADED = itertools.count()
 
 #: Members of the backfilling family (:mod:`batreplay.schedulers.backfilling`) by name. ``fcfs``, ``easy`` and
 #: ``conservative`` keep their own classes (:class:`Fcfs`, :class:`Easy`, :class:`Conservative`, loadable by
 #: pybatsim's launcher from their files); the others get a generated class named after them (``EasySjf``...).
-FAMILY: dict[str, Backfilling] = {
-    "fcfs": Backfilling("fcfs", 0),
-    "easy": Backfilling("fcfs", 1),
-    "conservative": Backfilling("fcfs", ALL),
-    **{order: Backfilling(order, 0) for order in ("sjf", "ljf", "saf", "laf")},
-    **{f"easy-{order}": Backfilling(order, 1) for order in ("sjf", "ljf", "saf", "laf")},
-    **{f"conservative-{order}": Backfilling(order, ALL) for order in ("sjf", "ljf", "saf", "laf")},
-    # SJBF (Tsafrir, Etsion & Feitelson 2007): FCFS queue and head reservation, candidates shortest first.
-    "easy-sjbf": Backfilling("fcfs", 1, backfill_order="sjf"),
-}
+#: Built from :data:`batreplay.schedulers.names.FAMILY_MEMBERS`.
+FAMILY: dict[str, Backfilling] = {name: Backfilling(*member) for name, member in FAMILY_MEMBERS.items()}
 
 _OWN_CLASSES: dict[str, type[BatsimScheduler]] = {"fcfs": Fcfs, "easy": Easy, "conservative": Conservative}
 
-#: The project's schedulers, by the name used on the command line and in campaign files.
+
+def _import_class(target: str) -> type[BatsimScheduler]:
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+#: The project's schedulers, by the name used on the command line and in campaign files (the names of
+#: :data:`batreplay.schedulers.names.SCHEDULER_NAMES`, in that order).
 SCHEDULERS: dict[str, type[BatsimScheduler]] = {
     **{name: _OWN_CLASSES.get(name) or family_scheduler(name, member, __name__) for name, member in FAMILY.items()},
-    "backfilling": GenericBackfilling,
-    "easy-schedulus": Schedulus,
+    **{name: _import_class(target) for name, target in OTHER_SCHEDULERS.items()},
 }
 globals().update({cls.__name__: cls for name, cls in SCHEDULERS.items() if name not in _OWN_CLASSES})
 
@@ -73,11 +76,6 @@ def describe(name: str) -> str:
         return FAMILY[name].describe()
     doc = SCHEDULERS[name].__doc__ or name
     return doc.strip().splitlines()[0].rstrip(".")
-
-
-def scheduler_help() -> str:
-    """Help text of a ``--scheduler`` argument: every registered name, then the scheduler-file alternative."""
-    return f"one of {', '.join(SCHEDULERS)}, or the path of a pybatsim scheduler file (.py)"
 
 
 def scheduler_class_name(path: str | Path) -> str:
@@ -186,11 +184,9 @@ def load_scheduler(name_or_path: str | Path, options: Mapping[str, Any] | None =
     text = str(name_or_path)
     if text in SCHEDULERS:
         return SCHEDULERS[text](options)
-    if isinstance(name_or_path, Path) or text.endswith(".py") or "/" in text or "\\" in text:
-        cls = load_scheduler_class(text)
-        try:
-            return cls(options)
-        except (Exception, SystemExit) as error:  # the user's constructor raised or exited
-            raise load_failure(text, error) from error
-    known = ", ".join(sorted(SCHEDULERS))
-    raise ValueError(f"unknown scheduler {text!r}: known names are {known}, or give the path of a pybatsim scheduler file")
+    check_scheduler_name(name_or_path)  # an unknown name: ValueError listing the known ones
+    cls = load_scheduler_class(text)
+    try:
+        return cls(options)
+    except (Exception, SystemExit) as error:  # the user's constructor raised or exited
+        raise load_failure(text, error) from error

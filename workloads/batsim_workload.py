@@ -48,17 +48,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from batreplay.atomic import write_text_atomically
+from batreplay.workloads.choices import PROFILE_TYPES, RES_SOURCE_CHOICES, ZERO_RUNTIME_CHOICES
 from batreplay.workloads.swf import EXACT_SECONDS_LIMIT, MISSING, SwfFormatError, SwfLog, read_swf
 
-#: How SWF run times become Batsim profiles: ``parallel_homogeneous`` (run time x recorded speed flop per node, so
-#: jobs follow the node speed of the platform) or ``delay`` (run time in seconds, whatever the platform).
-PROFILE_TYPES: tuple[str, ...] = ("parallel_homogeneous", "delay")
-#: What becomes of SWF jobs whose run time is 0 s (Batsim refuses a delay of 0 s): ``drop`` them (counted in the
-#: notes) or give them the ``min`` run time of 1 s.
-ZERO_RUNTIME_CHOICES: tuple[str, ...] = ("drop", "min")
-#: Which SWF processor count gives a job's requested resources (the other one is the fallback when missing):
-#: ``allocated`` (field 5, what the job had) or ``requested`` (field 8, what it asked for; Rauch 2022's choice).
-RES_SOURCE_CHOICES: tuple[str, ...] = ("allocated", "requested")
 
 #: Reasons for which a job is left out, in the order they are checked; a job is counted once, under the
 #: first reason that applies.

@@ -12,23 +12,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import pandas as pd
-
-from batreplay.workloads.batsim_workload import (  # the allowed values, defined once with the converter
+from batreplay.workloads.choices import (  # the allowed values and defaults, defined once in a light module
+    DEFAULT_PROFILE,
+    DEFAULT_RECORDED_SPEED,
+    DEFAULT_RES_SOURCE,
+    DEFAULT_ZERO_RUNTIME,
     PROFILE_TYPES,
     RES_SOURCE_CHOICES,
     ZERO_RUNTIME_CHOICES,
-    read_workload_json,
-    swf_to_workload,
 )
-from batreplay.workloads.swf import read_swf
+
+if TYPE_CHECKING:  # pandas, the SWF reader and the converter are imported by load_workload
+    import pandas as pd
 
 ProfileType = Literal["parallel_homogeneous", "delay"]
-#: Node speed of the recorded machine assumed by default, flop/s (1 Gflop/s: the node speed of the shipped
-#: platforms, see :mod:`batreplay.platforms.shipped`, so that a job lasts its recorded run time there).
-DEFAULT_RECORDED_SPEED: float = 1e9
 #: File endings a workload may have (lower-cased).
 WORKLOAD_SUFFIXES: tuple[str, ...] = (".swf", ".swf.gz", ".json")
 
@@ -55,12 +54,12 @@ class WorkloadOptions:
         WorkloadError: a value out of range (the message names the command-line option).
     """
 
-    profile: ProfileType = "parallel_homogeneous"
+    profile: ProfileType = DEFAULT_PROFILE
     recorded_speed: float = DEFAULT_RECORDED_SPEED
     max_jobs: int | None = None
     walltime_factor: float | None = None
-    zero_runtime: Literal["drop", "min"] = "drop"
-    res_source: Literal["allocated", "requested"] = "allocated"
+    zero_runtime: Literal["drop", "min"] = DEFAULT_ZERO_RUNTIME
+    res_source: Literal["allocated", "requested"] = DEFAULT_RES_SOURCE
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILE_TYPES:
@@ -110,6 +109,9 @@ def load_workload(path: str | Path, options: WorkloadOptions = WorkloadOptions()
         WorkloadError: missing file or unknown extension; SwfFormatError / WorkloadFormatError name file, line
             and field for malformed input.
     """
+    from batreplay.workloads.batsim_workload import read_workload_json, swf_to_workload
+    from batreplay.workloads.swf import read_swf
+
     path = Path(path)
     if not path.is_file():
         raise WorkloadError(f"workload {path}: no such file")

@@ -1,0 +1,65 @@
+"""The built-in schedulers by name, without importing them (no pybatsim, no procset).
+
+This is the one list of scheduler names: :mod:`batreplay.schedulers.registry` builds its classes from
+:data:`FAMILY_MEMBERS` and :data:`OTHER_SCHEDULERS`, and the command line and campaign files check a name here
+before any scheduler is imported, so that ``batreplay run --help`` or an unknown name costs no import of the
+schedulers.
+
+- :data:`FAMILY_MEMBERS`: members of the backfilling family (:mod:`batreplay.schedulers.backfilling`), each a
+  queue order (a name of :data:`~batreplay.schedulers.queue_order.ORDERS`), a reservation depth (0 for none, 1 for
+  EASY, ``"all"`` for conservative backfilling) and a backfilling order (None: the queue order).
+- :data:`OTHER_SCHEDULERS`: schedulers with a class of their own, as ``"module:Class"`` (imported by the registry).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: Members of the backfilling family by name: ``(queue order, reservation depth, backfilling order)``, the arguments
+#: of :class:`~batreplay.schedulers.backfilling.Backfilling`.
+FAMILY_MEMBERS: dict[str, tuple[str, int | str, str | None]] = {
+    "fcfs": ("fcfs", 0, None),
+    "easy": ("fcfs", 1, None),
+    "conservative": ("fcfs", "all", None),
+    **{order: (order, 0, None) for order in ("sjf", "ljf", "saf", "laf")},
+    **{f"easy-{order}": (order, 1, None) for order in ("sjf", "ljf", "saf", "laf")},
+    **{f"conservative-{order}": (order, "all", None) for order in ("sjf", "ljf", "saf", "laf")},
+    # SJBF (Tsafrir, Etsion & Feitelson 2007): FCFS queue and head reservation, candidates shortest first.
+    "easy-sjbf": ("fcfs", 1, "sjf"),
+}
+
+#: Schedulers that are not a fixed family member, by name: ``"module:Class"`` of their pybatsim scheduler class.
+OTHER_SCHEDULERS: dict[str, str] = {
+    "backfilling": "batreplay.schedulers.backfilling:GenericBackfilling",
+    "easy-schedulus": "batreplay.schedulers.schedulus:Schedulus",
+}
+
+#: Every built-in scheduler name, in registry order (the keys of :data:`batreplay.schedulers.registry.SCHEDULERS`).
+SCHEDULER_NAMES: tuple[str, ...] = (*FAMILY_MEMBERS, *OTHER_SCHEDULERS)
+
+
+def scheduler_help() -> str:
+    """Help text of a ``--scheduler`` argument: every registered name, then the scheduler-file alternative."""
+    return f"one of {', '.join(SCHEDULER_NAMES)}, or the path of a pybatsim scheduler file (.py)"
+
+
+def names_a_file(name_or_path: str | Path) -> bool:
+    """True when ``name_or_path`` is read as a scheduler file rather than a name: a :class:`~pathlib.Path`, or text
+    ending in ``.py`` or holding a directory separator (a built-in name is checked first)."""
+    text = str(name_or_path)
+    return isinstance(name_or_path, Path) or text.endswith(".py") or "/" in text or "\\" in text
+
+
+def check_scheduler_name(name_or_path: str | Path) -> None:
+    """Check that ``name_or_path`` is a built-in scheduler name or is read as a file (see :func:`names_a_file`);
+    whether such a file exists and holds a scheduler is checked when it is loaded.
+
+    Raises:
+        ValueError: an unknown name; the message lists the known ones.
+    """
+    text = str(name_or_path)
+    if text in SCHEDULER_NAMES or names_a_file(name_or_path):
+        return
+    known = ", ".join(sorted(SCHEDULER_NAMES))
+    raise ValueError(f"unknown scheduler {text!r}: known names are {known}, "
+                     "or give the path of a pybatsim scheduler file")
