@@ -40,6 +40,7 @@ puts the old directory back.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
@@ -52,8 +53,9 @@ import shutil
 import socket
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 
 def _new_file_mode(path: Path) -> int:
@@ -84,12 +86,27 @@ def write_text_atomically(path: str | os.PathLike[str], text: str) -> Path:
     Raises:
         OSError: on I/O failure; the previous file, if any, is left untouched and the temporary file removed.
     """
+    with open_text_atomically(path) as stream:
+        stream.write(text)
+    return Path(path)
+
+
+@contextlib.contextmanager
+def open_text_atomically(path: str | os.PathLike[str], *, buffering: int = -1) -> Iterator[TextIO]:
+    """A text stream (UTF-8, ``\\n`` line ends) to write ``path`` atomically, piece by piece: it goes to a temporary
+    file beside ``path`` (parent folders are created), renamed over ``path`` when the block ends without an error,
+    with the permissions of the file it replaces (else those ``open()`` would give).
+
+    Raises:
+        OSError: on I/O failure; whatever the block raises. Either way the previous file, if any, is left untouched
+            and the temporary file removed.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n", buffering=buffering) as stream:
+            yield stream
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, _new_file_mode(path))  # mkstemp creates the file private (0600)
@@ -97,7 +114,6 @@ def write_text_atomically(path: str | os.PathLike[str], text: str) -> Path:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    return path
 
 
 def json_ready(value: Any) -> Any:

@@ -24,6 +24,10 @@ OUT_SCHEDULE_COLUMNS = [
 ]
 
 
+#: The columns :func:`batsim_schedule_summary` reads.
+SUMMARY_COLUMNS = ("submission_time", "requested_number_of_resources", "final_state", "starting_time", "finish_time")
+
+
 def job_times(jobs: pd.DataFrame) -> pd.DataFrame:
     """Per-job times recomputed from ``submission_time``, ``starting_time`` and ``finish_time`` (seconds).
 
@@ -111,16 +115,26 @@ def batsim_schedule_summary(jobs: pd.DataFrame) -> dict[str, float | int]:
 
 
 def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: float,
-                     simulation_time: float) -> dict:
-    """Batsim's ``out_schedule.csv`` row for a jobs table written by :func:`jobs_frame`.
+                     simulation_time: float, *, check: bool = True) -> dict:
+    """Batsim's ``out_schedule.csv`` row for a jobs table of :func:`~batreplay.formats.out_jobs.jobs_frame`.
 
     The job aggregates follow Batsim's conventions (see
     :func:`batsim_schedule_summary`: makespan = last finish time, slowdown =
     turnaround / execution time, means divided by all jobs including rejected ones); ``time_idle`` is the
     node-seconds left idle up to the makespan; energy and power-state columns are zero (compute-only jobs).
-    ``scheduling_time`` and ``simulation_time`` are wall-clock seconds of this run, as in Batsim.
+    ``scheduling_time`` and ``simulation_time`` are wall-clock seconds of this run, as in Batsim. Batsim
+    aggregates its own unrounded times: give the records' times (``jobs_frame``), not the printed ones read back.
+
+    Args:
+        check: validate ``jobs`` first (:func:`~batreplay.formats.out_jobs.validate_out_jobs`); False when the
+            rows have been checked already (as :func:`~batreplay.formats.out_jobs.write_out_jobs` does), so that
+            ``jobs`` needs only the columns of :data:`SUMMARY_COLUMNS` (NaN times for rejected jobs).
+
+    Raises:
+        OutJobsError: with ``check``, an invalid table.
     """
-    summary = batsim_schedule_summary(validate_out_jobs(jobs, source="embedded engine jobs"))
+    jobs = validate_out_jobs(jobs, source="embedded engine jobs") if check else jobs
+    summary = batsim_schedule_summary(jobs)
     summary.update(
         batsim_version=f"{BATSIM_VERSION} (batreplay embedded engine)",
         consumed_joules=0.0,

@@ -570,10 +570,11 @@ def swf_to_workload(
         }
     job_profiles = np.asarray(unique_names, dtype=object)[inverse] if len(rows) else np.asarray([], dtype=object)
 
+    ids = job_ids.tolist()  # one str per job, shared by the workload document and the job table
     jobs = [
         {"id": i, "subtime": s, "walltime": w, "res": r, "profile": p}
         for i, s, w, r, p in zip(
-            job_ids.tolist(),
+            ids,
             _json_numbers(submission),
             _json_numbers(job_walltime),
             job_res.tolist(),
@@ -582,7 +583,7 @@ def swf_to_workload(
     ]
     job_table = pd.DataFrame(
         {
-            "job_id": pd.Series(job_ids, dtype=object),
+            "job_id": pd.Series(ids, dtype=object),
             "submission_time": submission,
             "res": job_res,
             "walltime": job_walltime,

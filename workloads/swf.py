@@ -37,6 +37,8 @@ import gzip
 import io
 import re
 import zlib
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -322,36 +324,52 @@ def _empty_frame() -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-def _parse_job_lines(
-    path: Path, texts: list[str], numbers: np.ndarray
-) -> tuple[pd.DataFrame, list[tuple[str, SwfFormatError]]]:
-    """Parse job lines; return the frame of the good lines and (kind, error) for the bad ones.
+class _JobLines:
+    """The job lines of a file, packed: each normalised (fields joined by single spaces) and encoded as UTF-8 into one
+    buffer, with its line number; lines without 18 fields are counted as errors instead. No list of line strings is
+    kept (for a large log it would weigh more than the table read from it)."""
 
-    ``texts`` hold no control character (see :func:`read_swf`); each is re-joined with single spaces, so the
-    rows and fields pandas reads are exactly the lines and ``str.split`` fields counted here.
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.buffer = io.BytesIO()
+        self.offsets = array("q", [0])  # where each packed line starts in buffer; one more: where the next would
+        self.numbers = array("q")
+        self.errors: list[tuple[str, SwfFormatError]] = []
+
+    def add(self, text: str, number: int) -> None:
+        """Pack line ``number`` (``text`` stripped, without control characters), or count it as a format error."""
+        fields = text.split()
+        if len(fields) != len(SWF_COLUMNS):
+            n = len(fields)
+            name = SWF_COLUMNS[n] if n < len(SWF_COLUMNS) else f"field {len(SWF_COLUMNS) + 1}"
+            self.errors.append(("wrong_field_count", SwfFormatError(
+                self.path, number, name, f"expected {len(SWF_COLUMNS)} fields, found {n}")))
+            return
+        self.buffer.write(" ".join(fields).encode() + b"\n")
+        self.offsets.append(self.buffer.tell())
+        self.numbers.append(number)
+
+    def text(self, i: int) -> str:
+        """The ``i``-th packed line (0-based), normalised."""
+        with self.buffer.getbuffer() as packed:
+            return bytes(packed[self.offsets[i]:self.offsets[i + 1] - 1]).decode()
+
+
+def _parse_job_lines(lines: _JobLines) -> tuple[pd.DataFrame, list[tuple[str, SwfFormatError]]]:
+    """Parse the packed job lines; return the frame of the good lines and (kind, error) for the bad ones (those
+    ``lines`` counted included).
+
+    The lines hold no control character (see :func:`read_swf`) and are normalised, so the rows and fields pandas
+    reads are exactly the lines and ``str.split`` fields counted here.
     """
-    errors: list[tuple[str, SwfFormatError]] = []
-    texts = [" ".join(t.split()) for t in texts]
-    n_fields = np.fromiter((t.count(" ") + 1 for t in texts), dtype=np.int64, count=len(texts))
-    wrong = np.flatnonzero(n_fields != len(SWF_COLUMNS))
-    for i in wrong:
-        n = int(n_fields[i])
-        name = SWF_COLUMNS[n] if n < len(SWF_COLUMNS) else f"field {len(SWF_COLUMNS) + 1}"
-        errors.append(
-            (
-                "wrong_field_count",
-                SwfFormatError(path, int(numbers[i]), name, f"expected {len(SWF_COLUMNS)} fields, found {n}"),
-            )
-        )
-    if len(wrong):
-        keep = n_fields == len(SWF_COLUMNS)
-        texts = [t for t, k in zip(texts, keep) if k]
-        numbers = numbers[keep]
-    if not texts:
+    path, errors = lines.path, list(lines.errors)
+    numbers = np.frombuffer(lines.numbers, dtype=np.int64) if len(lines.numbers) else np.zeros(0, dtype=np.int64)
+    if not len(numbers):
         return _empty_frame(), errors
 
+    lines.buffer.seek(0)
     raw = pd.read_csv(
-        io.StringIO("\n".join(texts)),
+        lines.buffer,
         sep=" ",
         header=None,
         names=list(SWF_COLUMNS),
@@ -359,11 +377,11 @@ def _parse_job_lines(
         quoting=csv.QUOTE_NONE,  # split exactly like str.split: a stray quote must not join fields
         engine="c",
     )
-    if len(raw) != len(texts):  # cannot happen with the texts built above; never index with a wrong length
-        raise SwfFormatError(path, None, None, f"internal error: {len(texts)} job lines, {len(raw)} rows read")
+    if len(raw) != len(numbers):  # cannot happen with the lines packed above; never index with a wrong length
+        raise SwfFormatError(path, None, None, f"internal error: {len(numbers)} job lines, {len(raw)} rows read")
 
     def token(i: int, k: int) -> str:
-        return texts[i].split(" ")[k]
+        return lines.text(i).split(" ")[k]
 
     bad = np.zeros(len(raw), dtype=bool)
     columns: dict[str, np.ndarray] = {}
@@ -422,9 +440,10 @@ def _parse_job_lines(
             )
         bad |= fractional
         columns[name] = ints
-    keep = ~bad
-    frame = pd.DataFrame({name: values[keep] for name, values in columns.items()})
-    frame["line"] = numbers[keep].astype(np.int64)
+    del raw
+    keep = None if not bad.any() else ~bad
+    frame = pd.DataFrame({name: values if keep is None else values[keep] for name, values in columns.items()})
+    frame["line"] = numbers.copy() if keep is None else numbers[keep]
     return frame, errors
 
 
@@ -484,6 +503,15 @@ def _field_rank(name: str | None) -> int:
     return SWF_COLUMNS.index(name) if name in SWF_COLUMNS else len(SWF_COLUMNS)
 
 
+def _split_lines(text: str, end: str) -> Iterator[str]:
+    """``text.split(end)``, one line at a time (a list of every line of a large log would weigh more than its text)."""
+    start = 0
+    while (stop := text.find(end, start)) >= 0:
+        yield text[start:stop]
+        start = stop + 1
+    yield text[start:]
+
+
 def read_swf(path: str | Path, *, on_error: Literal["raise", "skip"] = "raise") -> SwfLog:
     """Read an SWF log (plain or gzip) into an :class:`SwfLog`.
 
@@ -508,13 +536,12 @@ def read_swf(path: str | Path, *, on_error: Literal["raise", "skip"] = "raise") 
     text = _read_text(path)
 
     comments: list[str] = []
-    job_texts: list[str] = []
-    job_numbers: list[int] = []
+    job_lines = _JobLines(path)
     line_errors: list[tuple[str, SwfFormatError]] = []
     # Line ends: line feeds (CRLF's carriage return goes with the surrounding whitespace), or carriage
     # returns in a file without any line feed.
     any_control = _CONTROL_BUT_LINE_ENDS.search(text) is not None  # else only carriage returns need a look
-    for number, raw_line in enumerate(text.split("\n" if "\n" in text else "\r"), start=1):
+    for number, raw_line in enumerate(_split_lines(text, "\n" if "\n" in text else "\r"), start=1):
         stripped = raw_line.strip()
         if not stripped:
             continue
@@ -527,11 +554,12 @@ def read_swf(path: str | Path, *, on_error: Literal["raise", "skip"] = "raise") 
             line_errors.append(("control_character", SwfFormatError(
                 path, number, None, f"control character {control.group()!r} inside the line")))
         else:
-            job_texts.append(stripped)
-            job_numbers.append(number)
+            job_lines.add(stripped, number)
+    del text
     header, entries = _parse_header(comments)
 
-    jobs, errors = _parse_job_lines(path, job_texts, np.asarray(job_numbers, dtype=np.int64))
+    jobs, errors = _parse_job_lines(job_lines)
+    del job_lines
     errors = line_errors + errors
     if errors and on_error == "raise":
         first = min((e for _, e in errors), key=lambda e: (e.line, _field_rank(e.field)))
