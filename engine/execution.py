@@ -20,6 +20,7 @@ from batreplay.engine.server import COMPLETED, Message, Server
 #: A parallel task whose duration is within this fraction (of 1 + walltime, in seconds) of its walltime races
 #: its timeout with SimGrid's arithmetic; beyond it, the outcome is decided at start (see :func:`start_job`).
 RACE_BAND = 1e-6
+_FLAGS = (b"\x00", b"\x01")  # a host's busy flag, idle and computing
 
 
 class Machine:
@@ -28,30 +29,39 @@ class Machine:
     def __init__(self, speeds: Sequence[float]) -> None:
         self.speeds = [float(speed) for speed in speeds]
         self.busy = bytearray(len(self.speeds))  # 1 where a host computes a job
+        # the one speed of a homogeneous platform (flop/s): no per-host list to build for each job
+        self.uniform_speed = self.speeds[0] if self.speeds and len(set(self.speeds)) == 1 else None
 
     def mark(self, alloc: ProcSet, value: int) -> None:
         """Set the busy flag of the hosts of ``alloc`` to ``value`` (1: computing, 0: idle)."""
         busy = self.busy
+        flag = _FLAGS[value]
         for first, last in alloc.intervals():
-            busy[first:last + 1] = bytes([value]) * (last - first + 1)
+            busy[first:last + 1] = flag * (last - first + 1)
 
-    def clash(self, alloc: ProcSet) -> ProcSet:
-        """The hosts of ``alloc`` already computing a job (empty when none)."""
+    def clash(self, alloc: ProcSet) -> ProcSet | None:
+        """The hosts of ``alloc`` already computing a job, or None when there is none."""
         busy = self.busy
-        return ProcSet(*(i for a, b in alloc.intervals() if any(busy[a:b + 1]) for i in range(a, b + 1) if busy[i]))
+        if all(busy.find(1, first, last + 1) < 0 for first, last in alloc.intervals()):
+            return None
+        return ProcSet(*(i for first, last in alloc.intervals() for i in range(first, last + 1) if busy[i]))
 
     def duration(self, profile: dict, alloc: ProcSet) -> float:
         """Seconds a job of ``profile`` lasts on ``alloc`` (see :func:`batreplay.engine.profiles.execution_time`)."""
-        if profile["type"] == "delay":
-            return float(profile["delay"])
-        return execution_time(profile, [self.speeds[i] for i in alloc])
+        return self.timing(profile, alloc)[0]
 
-    def work_rate(self, profile: dict, alloc: ProcSet) -> float:
-        """0 for a sleep (``delay``), else the progress rate of the job's parallel task (SimGrid's ptask_L07:
-        1 unit of work done at the pace of the slowest host, ``speed / flop``)."""
+    def timing(self, profile: dict, alloc: ProcSet) -> tuple[float, float]:
+        """``(duration, rate)`` of a job of ``profile`` on ``alloc``: the seconds it lasts (see
+        :func:`batreplay.engine.profiles.execution_time`) and 0 for a sleep (``delay``), else the progress rate of
+        its parallel task (SimGrid's ptask_L07: 1 unit of work done at the pace of the slowest host,
+        ``speed / flop``; ``inf`` when no host computes)."""
         kind = profile["type"]
         if kind == "delay":
-            return 0.0
+            return float(profile["delay"]), 0.0
+        speed = self.uniform_speed
+        if speed is not None and kind != "parallel":  # one speed: the same numbers without the lists
+            flop = float(profile["cpu"]) if kind == "parallel_homogeneous" else float(profile["cpu"]) / len(alloc)
+            return flop / speed, (speed / flop if flop > 0 else float("inf"))
         speeds = [self.speeds[i] for i in alloc]
         if kind == "parallel_homogeneous":
             flops = [float(profile["cpu"])] * len(speeds)
@@ -60,7 +70,7 @@ class Machine:
         else:
             flops = [float(c) for c in profile["cpu"]]
         rates = [speed / flop for speed, flop in zip(speeds, flops) if flop > 0]
-        return min(rates) if rates else float("inf")
+        return execution_time(profile, speeds), (min(rates) if rates else float("inf"))
 
 
 def start_job(kernel: Kernel, server: Server, machine: Machine, job: Job, profile: dict, alloc: ProcSet) -> None:
@@ -75,12 +85,11 @@ def start_job(kernel: Kernel, server: Server, machine: Machine, job: Job, profil
     action suffices; near it both run, with SimGrid's arithmetic, and a task that loses keeps running until its
     executor exits (KTH-SP2 job 5464, 2.5 ns after its walltime).
     """
-    duration = machine.duration(profile, alloc)
+    duration, rate = machine.timing(profile, alloc)
     job.state = "RUNNING"
     job.start = kernel.clock
     job.allocation = alloc
     machine.mark(alloc, 1)
-    rate = machine.work_rate(profile, alloc)
     walltime = job.walltime
     token = kernel.next_seq()
     job.completion_token = token

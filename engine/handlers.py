@@ -5,7 +5,7 @@ simulation is over. It handles the actors' messages (submissions, completions, w
 process's events (EXECUTE_JOB, REJECT_JOB, KILL_JOB, CALL_ME_LATER, REGISTER_PROFILE / REGISTER_JOB,
 SET_JOB_METADATA, NOTIFY), checking each as Batsim 4.2.1 does; anything else raises
 :class:`~batreplay.engine.options.EngineError` naming real Batsim as the way to run it. It imports the engine's
-kernel, server, execution, records, options and profiles, and procset.
+kernel, events, server, execution, records, options and profiles, and procset.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from typing import Any
 
 from procset import ProcSet
 
+from batreplay.engine import events
 from batreplay.engine import server as msg
 from batreplay.engine.execution import Machine, start_job
 from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
 from batreplay.engine.profiles import validate_profile
-from batreplay.engine.records import SUCCESS, Job, allocation_string, job_from_json, job_record
+from batreplay.engine.records import SUCCESS, Job, allocation_string, job_from_json
 from batreplay.engine.server import Message, Server
 
 #: The decision process's events the embedded engine plays.
@@ -34,7 +35,8 @@ class Handlers:
 
     Attributes:
         jobs: every job by Batsim id (``workload!name``); profiles: by workload, then profile name.
-        records: out_jobs.csv rows of the jobs ended so far, in the order Batsim writes them.
+        ended: the jobs ended so far (completed, killed or rejected), with their metadata then, in the order
+            Batsim writes them in out_jobs.csv (see :func:`~batreplay.engine.records.job_records`).
     """
 
     def __init__(self, kernel: Kernel, machine: Machine, options: EngineOptions, nb_submitters: int) -> None:
@@ -44,7 +46,7 @@ class Handlers:
         self.server: Server | None = None
         self.jobs: dict[str, Job] = {}
         self.profiles: dict[str, dict[str, dict]] = {}
-        self.records: list = []
+        self.ended: list[tuple[Job, str]] = []
         self._job_order = itertools.count()
         self.nb_submitted = self.nb_completed = self.nb_running = self.nb_waiters = self.nb_killers = 0
         self.registration_finished = False
@@ -73,38 +75,39 @@ class Handlers:
         kind = message.kind
         if kind == msg.DECISION:
             self._decision(message.payload)
+        elif kind == msg.COMPLETED:
+            self.nb_running -= 1
+            self._completed(message.payload, 0 if message.payload.state == SUCCESS else -1)
+        elif kind == msg.READY:
+            self.server.ready = True
         elif kind == msg.SUBMIT:
             for job in message.payload:
                 job.state = "SUBMITTED"
                 self.nb_submitted += 1
-                self.server.append("JOB_SUBMITTED", {"job_id": job.full_id, "job": job.description})
-        elif kind == msg.COMPLETED:
-            self.nb_running -= 1
-            self._completed(message.payload, 0 if message.payload.state == SUCCESS else -1)
+                self.server.append(events.JOB_SUBMITTED, job)
         elif kind == msg.WAITING_DONE:
             self.nb_waiters -= 1
-            self.server.append("REQUESTED_CALL", {})
-        elif kind == msg.READY:
-            self.server.ready = True
+            self.server.append(events.REQUESTED_CALL, None)
         elif kind == msg.BYE:
             self.submitters_done += 1
             if self.submitters_done == self.submitters_expected:
-                self.server.append("NOTIFY", {"type": "no_more_static_job_to_submit"})
+                self.server.append(events.NOTIFY, {"type": "no_more_static_job_to_submit"})
         elif kind == msg.KILLING_DONE:
             self._killing_done(*message.payload)
         # HELLO: nothing to do
 
     def _completed(self, job: Job, return_code: int) -> None:
+        job.allocated_resources = allocation_string(job.allocation)
+        job.allocation = None
         self.nb_completed += 1
-        self.server.append("JOB_COMPLETED", {"job_id": job.full_id, "job_state": job.state,
-                                             "return_code": return_code, "alloc": allocation_string(job.allocation)})
-        self.records.append(job_record(job))
+        self.server.append(events.JOB_COMPLETED, events.Completion(job, job.state, return_code))
+        self.ended.append((job, job.metadata))
 
     def _killing_done(self, requested: list[Job], killed: list[Job], progress: dict) -> None:
         for job in killed:
             self.nb_running -= 1
             self._completed(job, -1)
-        self.server.append("JOB_KILLED", {"job_ids": [j.full_id for j in requested], "job_progress": progress})
+        self.server.append(events.JOB_KILLED, {"job_ids": [j.full_id for j in requested], "job_progress": progress})
         self.nb_killers -= 1
 
     # -------------------------------------------------------------- the decision process's events
@@ -120,7 +123,7 @@ class Handlers:
                                   "rejected")
             job.state = "REJECTED"
             self.nb_completed += 1
-            self.records.append(job_record(job))
+            self.ended.append((job, job.metadata))
         elif kind == "CALL_ME_LATER":
             self._call_me_later(float(data["timestamp"]))
         elif kind == "KILL_JOB":
@@ -157,26 +160,30 @@ class Handlers:
         job = self._job(data.get("job_id"), "EXECUTE_JOB")
         if job.state != "SUBMITTED":
             raise EngineError(f"EXECUTE_JOB: job '{job.full_id}' is {job.state}, not SUBMITTED")
-        try:
-            alloc = ProcSet.from_str(str(data["alloc"]))
-        except (KeyError, ValueError) as err:
-            raise EngineError(f"EXECUTE_JOB '{job.full_id}': bad allocation {data.get('alloc')!r} ({err})") from None
+        alloc = data.get("alloc")
+        if not isinstance(alloc, ProcSet):  # Batsim's text form (the direct driver hands over the ProcSet itself)
+            try:
+                alloc = ProcSet.from_str(str(data["alloc"]))
+            except (KeyError, ValueError) as err:
+                raise EngineError(
+                    f"EXECUTE_JOB '{job.full_id}': bad allocation {data.get('alloc')!r} ({err})") from None
         if "mapping" in data or "additional_io_job" in data or "storage_mapping" in data:
             raise EngineError(
                 f"EXECUTE_JOB '{job.full_id}': custom mappings and I/O jobs need a real Batsim "
                 "(batreplay run --engine batsim)"
             )
         nb_hosts = len(self.machine.speeds)
-        if len(alloc) == 0 or alloc.max >= nb_hosts or alloc.min < 0:
+        size = len(alloc)
+        if size == 0 or alloc.max >= nb_hosts or alloc.min < 0:
             raise EngineError(f"EXECUTE_JOB '{job.full_id}': allocation {alloc} outside resources 0-{nb_hosts - 1}")
         profile = self.profile_of(job)
-        if profile["type"] != "parallel_homogeneous_total" and len(alloc) != job.res:
+        if size != job.res and profile["type"] != "parallel_homogeneous_total":
             raise EngineError(
-                f"EXECUTE_JOB '{job.full_id}': the job requests {job.res} resources but {len(alloc)} were "
+                f"EXECUTE_JOB '{job.full_id}': the job requests {job.res} resources but {size} were "
                 f"allocated ({alloc})"
             )
         clash = self.machine.clash(alloc)
-        if clash:
+        if clash is not None:
             raise EngineError(
                 f"EXECUTE_JOB '{job.full_id}': resources {clash} are already computing another job "
                 "(compute sharing is disabled)"
@@ -254,7 +261,8 @@ class Handlers:
         description["id"] = job_id
         job = self.new_job(wname, description, origin="REGISTER_JOB")
         job.description = dict(data["job"])
+        job.registered = True
         job.state = "SUBMITTED"
         self.nb_submitted += 1
         if self.options.acknowledge_dynamic_jobs:
-            self.server.append("JOB_SUBMITTED", {"job_id": job.full_id, "job": job.description})
+            self.server.append(events.JOB_SUBMITTED, job)

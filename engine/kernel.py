@@ -15,7 +15,8 @@ Python floats (IEEE doubles, as in SimGrid). It imports only numpy: the server a
   ``1e-14`` work units for transfers and computations (``precision/work-amount`` times the timing one).
 - *Lazily.* Only activities expected to end within :data:`LOOKAHEAD` of the earliest one are updated at each
   step; the others replay the steps they missed (same order, same rounding; numpy's sequential
-  ``subtract.accumulate`` beyond :data:`SCALAR_REPLAY` steps) when they come near the front: the same numbers
+  ``subtract.accumulate`` beyond :data:`SCALAR_REPLAY` steps, on a view of the step history, an ``array("d")``)
+  when they come near the front: the same numbers
   as a full update at every step, at a cost that does not grow with the number of running jobs.
 - *Within a step,* ended activities and scheduled actions run by priority (:data:`PRIO_DELIVERY` before
   :data:`PRIO_SEND`), then in the order they were started.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +44,9 @@ _WORK_PRECISION = 1e-5 * 1e-9
 LOOKAHEAD = 1e-3
 #: Up to this many missed steps are replayed in Python, more with numpy.
 SCALAR_REPLAY = 24
+_DOUBLE = array("d").itemsize
+# The step history is trimmed when it reaches this many steps (or twice what was left after the last trim).
+_TRIM_AT = 4096
 
 
 def printed_time(value: float) -> float:
@@ -82,19 +87,29 @@ class Kernel:
 
     Attributes:
         clock: SimGrid's clock (unrounded seconds).
-        reported: the clock as Batsim prints it (:func:`printed_time`).
         ready: heap of ``(prio, seq, action, argument)`` due at the current step.
     """
 
     def __init__(self) -> None:
         self.clock = 0.0
-        self.reported = 0.0
         self.ready: list = []
         self._activities: list = []  # heap of (expected end on the clock, seq, activity); lazy deletion
-        self._deltas = np.empty(4096)  # the clock steps taken, from step number self._delta_base on
+        self._deltas = array("d")  # the clock steps taken, from step number self._delta_base on
         self._delta_base = 0
         self._nb_steps = 0
+        self._trim_at = _TRIM_AT
         self._seq = itertools.count()
+        self._printed = (0.0, 0.0)  # (clock, printed_time(clock)) last asked for
+
+    @property
+    def reported(self) -> float:
+        """The clock as Batsim prints it (:func:`printed_time`), computed when asked (many steps are never
+        reported)."""
+        clock = self.clock
+        printed = self._printed
+        if printed[0] != clock:
+            printed = self._printed = (clock, printed_time(clock))
+        return printed[1]
 
     def next_seq(self) -> int:
         """A fresh number, increasing: the order in which actions and activities were started."""
@@ -109,8 +124,9 @@ class Kernel:
         """Start a timed SimGrid action; ``action(argument)`` runs at the step where it ends."""
         seq = next(self._seq)
         activity = Activity(remaining, rate, prio, seq, action, argument, self._nb_steps)
-        # heap key: the clock value at which it is expected to end
-        heapq.heappush(self._activities, (self.clock + activity.time_left(), seq, activity))
+        # heap key: the clock value at which it is expected to end (Activity.time_left, inlined)
+        left = (remaining / rate if remaining > 0 else 0.0) if rate else remaining
+        heapq.heappush(self._activities, (self.clock + left, seq, activity))
         return activity
 
     def sleep(self, duration: float, action: Callable[..., None], argument: Any = None) -> Activity | None:
@@ -140,37 +156,40 @@ class Kernel:
         if count <= SCALAR_REPLAY:
             if rate:
                 for index in range(first, last):
-                    remaining -= rate * float(deltas[index])
+                    remaining -= rate * deltas[index]
             else:
                 for index in range(first, last):
-                    remaining -= float(deltas[index])
+                    remaining -= deltas[index]
         else:  # the same sequence of rounded subtractions, in numpy (accumulate is sequential)
+            taken = np.frombuffer(deltas, dtype=np.float64, count=count, offset=first * _DOUBLE)  # a view, no copy
             steps = np.empty(count + 1)
             steps[0] = remaining
             if rate:
-                np.multiply(deltas[first:last], rate, out=steps[1:])
+                np.multiply(taken, rate, out=steps[1:])
             else:
-                steps[1:] = deltas[first:last]
+                steps[1:] = taken
+            del taken  # (the step history cannot grow while numpy looks at it)
             remaining = float(np.subtract.accumulate(steps)[-1])
         activity.remaining = remaining
         activity.synced = self._nb_steps
 
     def _record_step(self, delta: float) -> None:
         """Append one clock step to the history that lagging activities replay."""
-        index = self._nb_steps - self._delta_base
-        if index == len(self._deltas):
-            oldest = min((entry[2].synced for entry in self._activities if entry[2].alive), default=self._nb_steps)
-            drop = oldest - self._delta_base
-            if drop > 0:
-                self._deltas[:index - drop] = self._deltas[drop:index]
-                self._delta_base = oldest
-                index -= drop
-            if index > len(self._deltas) // 2:
-                grown = np.empty(2 * len(self._deltas))
-                grown[:index] = self._deltas[:index]
-                self._deltas = grown
-        self._deltas[index] = delta
+        deltas = self._deltas
+        deltas.append(delta)
         self._nb_steps += 1
+        if len(deltas) >= self._trim_at:
+            self._trim_steps()
+
+    def _trim_steps(self) -> None:
+        """Forget the steps every activity has been brought past."""
+        deltas = self._deltas
+        oldest = min((entry[2].synced for entry in self._activities if entry[2].alive), default=self._nb_steps)
+        drop = oldest - self._delta_base
+        if drop > 0:
+            del deltas[:drop]
+            self._delta_base = oldest
+        self._trim_at = max(_TRIM_AT, 2 * len(deltas))
 
     def advance(self) -> bool:
         """One SimGrid step (ptask_L07 host model, full update): the clock jumps to the earliest end of an
@@ -190,17 +209,21 @@ class Kernel:
         key, _seq, first = heapq.heappop(heap)
         if first.synced != self._nb_steps:
             self._bring_up_to_date(first)
-        horizon = key + LOOKAHEAD
-        if not heap or heap[0][0] > horizon:  # the usual case: one activity ends alone, all of it is spent
-            delta = first.time_left()
+        if not heap or heap[0][0] > key + LOOKAHEAD:  # the usual case: one activity ends alone, all of it is spent
+            rate, remaining = first.rate, first.remaining
+            delta = (remaining / rate if remaining > 0 else 0.0) if rate else remaining  # time_left, inlined
             self.clock += delta
-            self._record_step(delta)
+            deltas = self._deltas  # _record_step, inlined
+            deltas.append(delta)
+            self._nb_steps += 1
+            if len(deltas) >= self._trim_at:
+                self._trim_steps()
             first.remaining = 0.0
             first.alive = False
             first.synced = self._nb_steps
-            self.reported = printed_time(self.clock)
             heapq.heappush(self.ready, (first.prio, first.seq, first.action, first.argument))
             return True
+        horizon = key + LOOKAHEAD
         front = [first]
         while heap and heap[0][0] <= horizon:
             activity = heapq.heappop(heap)[2]
@@ -226,7 +249,6 @@ class Kernel:
                 ended.append(activity)
             else:
                 heapq.heappush(heap, (self.clock + activity.time_left(), activity.seq, activity))
-        self.reported = printed_time(self.clock)
         for activity in ended:
             heapq.heappush(self.ready, (activity.prio, activity.seq, activity.action, activity.argument))
         return True

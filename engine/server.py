@@ -6,7 +6,7 @@ protocol events in a buffer; it sends the buffer to the decision process only wh
 :class:`~batreplay.engine.kernel.Kernel` activity), and only one runs at a time: a sender's message starts moving
 when the server takes it. :class:`Server` plays this, with the static job submitters and the request-reply actor
 that injects the decision process's reply; what each message means is the handlers' business (a callback). It
-imports the engine's kernel, records and options, and numpy.
+imports the engine's kernel, events, records and options, and numpy.
 
 - *Within a step* the server first handles the message whose transfer ended, and checks its mailbox, before the
   sends of the actors woken in the same step reach the mailbox (SimGrid runs all woken actors, then handles their
@@ -23,15 +23,16 @@ imports the engine's kernel, records and options, and numpy.
 
 from __future__ import annotations
 
-import copy
 import heapq
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
+from batreplay.engine.events import SIMULATION_BEGINS, SIMULATION_ENDS, Event
 from batreplay.engine.kernel import PRIO_DELIVERY, PRIO_SEND, Kernel
 from batreplay.engine.options import EngineOptions
 from batreplay.engine.records import Job
@@ -40,7 +41,7 @@ from batreplay.engine.records import Job
 HELLO, SUBMIT, BYE, COMPLETED, WAITING_DONE, READY, DECISION, KILLING_DONE = range(8)
 
 
-@dataclass
+@dataclass(slots=True)
 class Message:
     """One inter-actor message: its kind, what it carries, and what its sender does once it is received."""
 
@@ -59,8 +60,9 @@ class Server:
         finished: True once nothing more can happen (then SIMULATION_ENDS is sent).
 
     Attributes:
-        buffer: the protocol events collected for the next request.
-        pending: the request ready for the decision process (``{"now", "events"}``), or None.
+        buffer: the protocol events (:class:`~batreplay.engine.events.Event`) collected for the next request.
+        pending: the request ready for the decision process, ``(now, events)`` (events:
+            :class:`~batreplay.engine.events.Event`), or None.
     """
 
     def __init__(self, kernel: Kernel, message_rate: float, handle: Callable[[Message], None],
@@ -72,19 +74,20 @@ class Server:
         self.ready = False  # SCHED_READY received: the decision process waits for the next request
         self.busy = False  # a message is in transfer
         self.mailbox: deque[Message] = deque()
-        self.buffer: list[dict] = []
+        self.buffer: list[Event] = []
         self.end_sent = False
         self.end_acknowledged = False
-        self.pending: dict | None = None
+        self.pending: tuple[float, list[Event]] | None = None
 
     # -------------------------------------------------------------- events and requests
-    def append(self, kind: str, data: dict) -> None:
-        """Add a protocol event, stamped with the printed clock, to the next request."""
-        self.buffer.append({"timestamp": self.kernel.reported, "type": kind, "data": data})
+    def append(self, kind: str, payload: Any) -> None:
+        """Add a protocol event of type ``kind`` about ``payload`` (see :mod:`batreplay.engine.events`), stamped
+        with the printed clock, to the next request."""
+        self.buffer.append(Event(self.kernel.reported, kind, payload))
 
     def flush(self) -> None:
-        """Make the buffer the next request (the decision process is then awaited)."""
-        self.pending = {"now": self.kernel.reported, "events": self.buffer}
+        """Make the buffer the next request, ``(now, events)`` (the decision process is then awaited)."""
+        self.pending = (self.kernel.reported, self.buffer)
         self.buffer = []
         self.ready = False
 
@@ -96,7 +99,7 @@ class Server:
         if self.buffer:
             self.flush()
         elif not self.end_sent and self.finished():
-            self.append("SIMULATION_ENDS", {})
+            self.append(SIMULATION_ENDS, None)
             self.flush()
             self.end_sent = True
 
@@ -122,9 +125,13 @@ class Server:
 
     def arrive(self, message: Message) -> None:
         """``message`` reaches the mailbox; its transfer starts if none is running."""
-        self.mailbox.append(message)
-        if not self.busy:
-            self._start_transfer()
+        if self.busy or self.mailbox:
+            self.mailbox.append(message)
+            if not self.busy:
+                self._start_transfer()
+            return
+        self.busy = True  # an idle server and an empty mailbox (the usual case): its transfer starts at once
+        self.kernel.start_activity(1.0, self.message_rate, PRIO_DELIVERY, self._deliver, message)
 
     def _start_transfer(self) -> None:
         message = self.mailbox.popleft()
@@ -136,7 +143,8 @@ class Server:
         self.handle(message)
         if message.on_received is not None:
             message.on_received()
-        self.maybe_flush()
+        if self.ready:  # maybe_flush's first test, inlined: usually the decision process is not waiting
+            self.maybe_flush()
         if self.mailbox and not self.busy:
             self._start_transfer()
 
@@ -149,14 +157,15 @@ class Server:
             return
         self.send(message)
 
-    def inject_decisions(self, events: Sequence[Mapping], reply_now: float) -> None:
-        """The request-reply actor: one blocking send per decision (at its timestamp), then SCHED_READY."""
-        if not events:
+    def inject_decisions(self, events: Sequence[Mapping], reply_now: float, first: int = 0) -> None:
+        """The request-reply actor: one blocking send per decision (at its timestamp), then SCHED_READY; sends
+        ``events[first:]``."""
+        if first == len(events):
             self.at_time(reply_now, Message(READY))
             return
-        event, rest = events[0], events[1:]
+        event = events[first]
         stamp = float(event.get("timestamp", self.kernel.reported))
-        self.at_time(stamp, Message(DECISION, event, lambda: self.inject_decisions(rest, reply_now)))
+        self.at_time(stamp, Message(DECISION, event, partial(self.inject_decisions, events, reply_now, first + 1)))
 
     def start_submitter(self, wname: str, jobs: list[Job]) -> None:
         """Static job submitter of workload ``wname`` (``jobs`` sorted by submission time): HELLO, then one
@@ -210,7 +219,7 @@ class Server:
 
 
 def simulation_begins_event(options: EngineOptions, host_names: Sequence[str], workload_files: Mapping[str, str],
-                            profiles: Mapping[str, Mapping]) -> dict:
+                            profiles: Mapping[str, Mapping]) -> Event:
     """Batsim's first event, SIMULATION_BEGINS (time 0): configuration, compute resources (ids in
     ``host_names`` order), workload files and profiles by workload."""
     config = {
@@ -229,19 +238,15 @@ def simulation_begins_event(options: EngineOptions, host_names: Sequence[str], w
         {"id": i, "name": name, "state": "idle", "properties": {"role": ""}, "zone_properties": {}}
         for i, name in enumerate(host_names)
     ]
-    return {
-        "timestamp": 0.0,
-        "type": "SIMULATION_BEGINS",
-        "data": {
-            "nb_resources": len(host_names),
-            "nb_compute_resources": len(host_names),
-            "nb_storage_resources": 0,
-            "allow_compute_sharing": False,
-            "allow_storage_sharing": True,
-            "config": config,
-            "compute_resources": resources,
-            "storage_resources": [],
-            "workloads": dict(workload_files),
-            "profiles": copy.deepcopy(profiles),
-        },
-    }
+    return Event(0.0, SIMULATION_BEGINS, {
+        "nb_resources": len(host_names),
+        "nb_compute_resources": len(host_names),
+        "nb_storage_resources": 0,
+        "allow_compute_sharing": False,
+        "allow_storage_sharing": True,
+        "config": config,
+        "compute_resources": resources,
+        "storage_resources": [],
+        "workloads": dict(workload_files),
+        "profiles": profiles,  # the engine's own: the wire form copies them (see events.wire_data)
+    })

@@ -2,33 +2,39 @@
 
 Both engines take the same inputs (a SimGrid platform file, a Batsim workload document, a pybatsim decision
 process) and leave the same files, Batsim's ``out_jobs.csv`` and ``out_schedule.csv``, in the output directory;
-:class:`EngineSpec` says which engine runs (:data:`ENGINES`, defined once: the command line derives its choices
-from it). This module imports the engine's simulator, in-process driver and launcher, batreplay.platforms,
+:class:`EngineSpec` says which engine runs (:data:`~batreplay.engine.choices.ENGINES`, defined once in
+:mod:`batreplay.engine.choices`: the command line derives its choices from it). On the embedded engine, batreplay's
+own decision processes run through the direct driver (:mod:`.direct`), any other through pybatsim
+(:mod:`.inprocess`). This module imports the engine's simulator, drivers and launcher, batreplay.platforms,
 batreplay.formats and batreplay.schedulers.failures; never analysis, run, campaign or the command line.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from batreplay.deadline import check_seconds
-from batreplay.engine.batsim_launcher import DEFAULT_TIMEOUT, run_with_batsim
+from batreplay.engine.batsim_launcher import run_with_batsim
+from batreplay.engine.choices import DEFAULT_ENGINE, DEFAULT_TIMEOUT, ENGINES
+from batreplay.engine.direct import run_direct, runs_direct
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
-from batreplay.formats.out_jobs import write_out_jobs
-from batreplay.formats.out_schedule import schedule_summary, write_out_schedule
+from batreplay.formats.out_jobs import write_out_jobs_columns
+from batreplay.formats.out_schedule import SUMMARY_COLUMNS, schedule_summary, write_out_schedule
 from batreplay.platforms.model import Platform
 from batreplay.platforms.reader import read_platform
 from batreplay.schedulers.failures import DecisionProcessError, decision_process_guard
 
-#: The engines :func:`simulate` runs: Batsim's protocol played in-process, or a real Batsim 4.2 over ZeroMQ.
-ENGINES = ("embedded", "batsim")
 #: The name the embedded engine reports for the workload in SIMULATION_BEGINS (a run directory's copy of it).
 WORKLOAD_FILE = "workload.json"
 #: The workload file a real Batsim reads, written in the output directory and removed once it succeeded.
@@ -59,7 +65,7 @@ class EngineSpec:
         EngineSpecError: an unknown ``name`` or a ``batsim_timeout`` that is not a finite number > 0.
     """
 
-    name: str = "embedded"
+    name: str = DEFAULT_ENGINE
     batsim: str | None = None
     batsim_timeout: float = DEFAULT_TIMEOUT
 
@@ -84,6 +90,9 @@ class Simulation:
         scheduler_seconds: wall-clock seconds spent in the decision process.
         wall_seconds: wall-clock seconds of the whole simulation.
         out_jobs, out_schedule: Batsim's output files in the output directory.
+        jobs: the embedded engine's jobs table, built in memory as it wrote ``out_jobs``: what
+            :func:`batreplay.formats.out_jobs.read_out_jobs` reads from that file (see
+            :func:`~batreplay.formats.out_jobs.write_out_jobs`); None with a real Batsim (read its file).
     """
 
     engine: str
@@ -92,13 +101,15 @@ class Simulation:
     wall_seconds: float
     out_jobs: Path
     out_schedule: Path
+    jobs: pd.DataFrame | None = None
 
 
 def simulate(platform: str | os.PathLike[str], workload: dict, decision_process: Any,
              out_dir: str | os.PathLike[str], *, engine: EngineSpec = EngineSpec(), dynamic_jobs: bool = False,
              on_request: Callable[[dict], None] | None = None, deadline=None,
              batsim_log: str | os.PathLike[str] | None = None, check_version: bool = True,
-             compute: Platform | None = None) -> Simulation:
+             compute: Platform | None = None, on_progress: Callable[[float, int], None] | None = None,
+             through_pybatsim: bool = False) -> Simulation:
     """Simulate ``workload`` on ``platform`` with ``decision_process`` deciding; write ``out_jobs.csv`` and
     ``out_schedule.csv`` into ``out_dir`` (created if needed).
 
@@ -111,6 +122,7 @@ def simulate(platform: str | os.PathLike[str], workload: dict, decision_process:
         dynamic_jobs: run with Batsim's ``--enable-dynamic-jobs`` and ``--acknowledge-dynamic-jobs`` (what a
             decision process that registers jobs needs, such as the feedback broker).
         on_request: called with each Batsim message (a dict ``{"now", "events"}``) before the decision process.
+            Building those dicts costs time on the embedded engine: use ``on_progress`` to follow a run.
         deadline: a wall-clock limit (:class:`batreplay.deadline.Deadline`), checked between messages.
         batsim_log: with a real Batsim, where its standard error stays when the run fails (error messages name
             it); after a success it is ``out_dir/batsim.stderr.log``. None: ``out_dir/batsim.stderr.log``.
@@ -119,6 +131,11 @@ def simulate(platform: str | os.PathLike[str], workload: dict, decision_process:
         compute: the embedded engine's hosts when the caller has already read ``platform`` with
             :func:`batreplay.platforms.reader.read_platform` (as the runner does), so that it is not read twice;
             None: read here.
+        on_progress: called after each Batsim message as ``on_progress(now, jobs_ended)``: the simulated time
+            (s) and the number of JOB_COMPLETED events in that message.
+        through_pybatsim: on the embedded engine, run even one of batreplay's own decision processes inside
+            pybatsim's ``Batsim`` object instead of the direct driver (:mod:`batreplay.engine.direct`); the
+            outputs are the same (for checks and comparisons).
 
     Returns:
         A :class:`Simulation`.
@@ -136,34 +153,72 @@ def simulate(platform: str | os.PathLike[str], workload: dict, decision_process:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    direct = engine.name == "embedded" and not through_pybatsim and runs_direct(decision_process)
+    if on_progress is not None and not direct:
+        on_request = _with_progress(on_request, on_progress)
+    jobs = None  # a real Batsim's out_jobs.csv is read by whoever needs it
     if engine.name == "embedded":
         compute = read_platform(platform) if compute is None else compute
-        messages, scheduler_seconds = _embedded(compute, workload, decision_process, out_dir, started,
-                                                dynamic_jobs, on_request, deadline)
+        messages, scheduler_seconds, jobs = _embedded(compute, workload, decision_process, out_dir, started,
+                                                      dynamic_jobs, on_request, deadline, on_progress, direct)
     else:
         messages, scheduler_seconds = _real_batsim(Path(platform), workload, decision_process, out_dir, engine,
                                                    dynamic_jobs, on_request, deadline, batsim_log, check_version)
     return Simulation(engine.name, messages, scheduler_seconds, time.perf_counter() - started,
-                      out_dir / "out_jobs.csv", out_dir / "out_schedule.csv")
+                      out_dir / "out_jobs.csv", out_dir / "out_schedule.csv", jobs)
+
+
+@contextmanager
+def _objects_kept_out_of_collections() -> Iterator[None]:
+    """Exempt the objects that exist now (the workload, the engine's jobs) from Python's cyclic garbage collections
+    for the duration of the block: the simulation allocates millions of small objects, and each full collection
+    would walk them all again. Nothing is leaked: they are collected normally afterwards."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _with_progress(on_request: Callable[[dict], None] | None,
+                   on_progress: Callable[[float, int], None]) -> Callable[[dict], None]:
+    """A callback for Batsim's messages as dicts that also reports progress to ``on_progress``."""
+    def hook(request: dict) -> None:
+        if on_request is not None:
+            on_request(request)
+        on_progress(request["now"], sum(1 for event in request["events"] if event["type"] == "JOB_COMPLETED"))
+    return hook
 
 
 def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir: Path, started: float,
-              dynamic_jobs: bool, on_request, deadline) -> tuple[int, float]:
-    """The embedded engine on the compute hosts of ``compute``; returns the number of messages and the decision
-    process's seconds."""
+              dynamic_jobs: bool, on_request, deadline, on_progress,
+              direct: bool) -> tuple[int, float, pd.DataFrame]:
+    """The embedded engine on the compute hosts of ``compute``, with the direct driver (``direct``) or through
+    pybatsim; returns the number of messages, the decision process's seconds and the jobs table written."""
     hosts = [(host.name, host.speed) for host in compute.hosts]
     options = EngineOptions(dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=dynamic_jobs)
     engine = BatsimEngine(hosts, {"w0": workload}, {"w0": WORKLOAD_FILE}, options)
     try:
-        connection = run_scheduler(engine, decision_process, on_request=on_request, deadline=deadline)
+        with _objects_kept_out_of_collections():
+            if direct:
+                connection = run_direct(engine, decision_process, on_progress, deadline, on_request)
+            else:
+                connection = run_scheduler(engine, decision_process, on_request=on_request, deadline=deadline)
     except DecisionProcessError:  # the scheduler failed or exited: its one-line message names file and line
         raise
     except Exception as err:  # the engine or the scheduler failed: say why, write nothing
         raise SimulationError(f"simulation failed at t = {engine.now:.6f} s: {type(err).__name__}: {err}") from err
-    jobs = write_out_jobs(engine.records, out_dir / "out_jobs.csv")
-    write_out_schedule(schedule_summary(jobs, compute.nb_compute, connection.scheduler_seconds,
-                                        time.perf_counter() - started), out_dir / "out_schedule.csv")
-    return connection.messages, connection.scheduler_seconds
+    messages, scheduler_seconds = connection.messages, connection.scheduler_seconds
+    columns = engine.record_columns()
+    engine.forget_jobs()  # no longer needed: freed before the outputs are written
+    del engine, connection
+    jobs = write_out_jobs_columns(columns, out_dir / "out_jobs.csv")  # the table read_out_jobs would read, checked
+    times = pd.DataFrame({name: columns[name] for name in SUMMARY_COLUMNS})  # the engine's times, as Batsim sums
+    del columns
+    write_out_schedule(schedule_summary(times, compute.nb_compute, scheduler_seconds, time.perf_counter() - started,
+                                        check=False), out_dir / "out_schedule.csv")
+    return messages, scheduler_seconds, jobs
 
 
 def _real_batsim(platform: Path, workload: dict, decision_process: Any, out_dir: Path, engine: EngineSpec,

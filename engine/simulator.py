@@ -41,12 +41,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from batreplay.engine.events import SIMULATION_ENDS, Event, wire_message
 from batreplay.engine.execution import Machine
 from batreplay.engine.handlers import DECISION_TYPES, Handlers
 from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
 from batreplay.engine.profiles import validate_profile
-from batreplay.engine.records import Job
+from batreplay.engine.records import Job, job_columns, job_records
+from batreplay.formats.out_jobs import JobRecord
 from batreplay.engine.server import Server, simulation_begins_event
 
 __all__ = ["BatsimEngine", "EngineError", "EngineOptions", "Job", "printed_time", "DEFAULT_MESSAGE_BANDWIDTH"]
@@ -96,7 +98,6 @@ class BatsimEngine:
         self.handlers.server = self.server
         self.jobs = self.handlers.jobs
         self.profiles = self.handlers.profiles
-        self.records = self.handlers.records
         self._awaiting_reply = False
 
         files = dict(workload_files or {})
@@ -105,7 +106,7 @@ class BatsimEngine:
             profiles = document.get("profiles", {})
             for pname, profile in profiles.items():
                 validate_profile(pname, profile)
-            self.profiles[wname] = {name: dict(p) for name, p in profiles.items()}
+            self.profiles[wname] = dict(profiles)  # the profiles themselves are read, never changed
             static_jobs[wname] = [self.handlers.new_job(wname, j, origin="workload") for j in document["jobs"]]
             files.setdefault(wname, f"{wname}.json")
 
@@ -115,6 +116,23 @@ class BatsimEngine:
             jobs.sort(key=lambda j: (j.subtime, j.order))
             self.server.start_submitter(wname, jobs)
         self.server.flush()
+
+    @property
+    def records(self) -> list[JobRecord]:
+        """The out_jobs.csv rows (:class:`batreplay.formats.out_jobs.JobRecord`) of the jobs ended so far, in the
+        order Batsim writes them (built when asked)."""
+        return job_records(self.handlers.ended)
+
+    def record_columns(self) -> dict[str, Sequence]:
+        """:attr:`records` as columns, field -> one value per job (see
+        :func:`batreplay.engine.records.job_columns`): no object per job."""
+        return job_columns(self.handlers.ended)
+
+    def forget_jobs(self) -> None:
+        """Let go of every job, once their records were taken: the memory they hold is freed at once, before the
+        caller writes the outputs (the engine can no longer answer after this)."""
+        self.handlers.jobs.clear()
+        self.handlers.ended.clear()
 
     @property
     def now(self) -> float:
@@ -127,11 +145,22 @@ class BatsimEngine:
         return self.kernel.clock
 
     def next_request(self) -> dict | None:
-        """Run the simulation until Batsim would send a message; return it (``None`` once finished).
+        """Run the simulation until Batsim would send a message; return it as Batsim's JSON objects,
+        ``{"now": s, "events": [...]}`` (``None`` once finished).
 
         Raises:
             EngineError: called twice without :meth:`apply_reply`, or the simulation is stuck (nothing left
                 to happen while jobs are still pending: a decision process that never starts a job).
+        """
+        request = self.next_events()
+        return None if request is None else wire_message(*request)
+
+    def next_events(self) -> tuple[float, list[Event]] | None:
+        """:meth:`next_request` with the events kept typed: ``(now, events)`` (see :mod:`.events`), or None once
+        finished.
+
+        Raises:
+            EngineError: as :meth:`next_request`.
         """
         if self._awaiting_reply:
             raise EngineError("next_request() called before the previous request was answered")
@@ -161,8 +190,8 @@ class BatsimEngine:
             raise EngineError("apply_reply() without an outstanding request")
         self._awaiting_reply = False
         server = self.server
-        request, server.pending = server.pending, None
-        if request["events"] and request["events"][-1]["type"] == "SIMULATION_ENDS":
+        (_now, sent), server.pending = server.pending, None
+        if sent and sent[-1].type == SIMULATION_ENDS:
             server.end_acknowledged = True
             server.ready = True
             return

@@ -56,6 +56,10 @@ __all__ = ["RunError", "RunResult", "RunSpec", "check_run_directory", "failed_ba
            "load_workload", "resolve_platform", "run"]
 
 
+#: Seconds of wall-clock time between two calls of a run's progress callback (a bar cannot show more).
+PROGRESS_INTERVAL = 0.1
+
+
 class RunError(RuntimeError):
     """A run that cannot start or did not finish; the message says why."""
 
@@ -135,8 +139,9 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
         spec: what to simulate; ``spec.engine`` chooses the embedded engine or a real Batsim. Its workload may be
             a catalogue name of the Parallel Workloads Archive, resolved to the fetched file
             (:func:`batreplay.workloads.resolve.resolve_workload`).
-        on_progress: called as ``on_progress(simulated_time, jobs_done, jobs_total)`` after each Batsim
-            message, for progress bars.
+        on_progress: called as ``on_progress(simulated_time, jobs_done, jobs_total)`` for progress bars, after a
+            Batsim message, at most once per :data:`PROGRESS_INTERVAL` seconds of wall-clock time (and when the
+            last job completes).
         on_notes: called with lines of notes as soon as they are known, before the simulation starts: the
             leftovers of killed runs that were cleaned, then what reading and converting the inputs counted
             (anomalies, dropped jobs) and the replay's summary. The same lines are in the result's ``input_notes``.
@@ -229,6 +234,15 @@ def _wall_clock_timeout(error: BaseException) -> WallClockTimeout | None:
     return None
 
 
+def _write_workload_files(staging: Path, document: dict, job_table: pd.DataFrame | None) -> None:
+    """Write the run directory's ``workload.json`` (the Batsim workload simulated) and, for an SWF log,
+    ``jobs.csv`` (its per-job table, ``submission_time`` renamed ``recorded_submission_time``: out_jobs.csv has the
+    simulated one) into ``staging``."""
+    (staging / "workload.json").write_text(json.dumps(document))
+    if job_table is not None:
+        job_table.rename(columns={"submission_time": RECORDED_SUBMISSION}).to_csv(staging / "jobs.csv", index=False)
+
+
 def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: Deadline | None,
                     on_progress: Callable[[float, int, int], None] | None,
                     on_notes: Callable[[list[str]], None] | None,
@@ -256,29 +270,34 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
     total = len(document["jobs"])
     done = 0
 
-    def progress(request: dict) -> None:
-        nonlocal done
-        done += sum(1 for e in request["events"] if e["type"] == "JOB_COMPLETED")
+    shown = 0.0  # when on_progress was last called (time.monotonic)
+
+    def progress(now: float, ended: int) -> None:
+        nonlocal done, shown
+        done += ended
         if on_progress is not None:
-            on_progress(request["now"], done, total)
+            moment = time.monotonic()
+            if moment - shown >= PROGRESS_INTERVAL or done == total:
+                shown = moment
+                on_progress(now, done, total)
 
     staging = make_staging_directory(target)
     staged.append(staging)
     try:
+        _write_workload_files(staging, document, job_table)  # now: the table is not kept through the simulation
+        del job_table
         try:
             simulation = simulate(platform_path, simulated, decision_process, staging, engine=spec.engine,
-                                  dynamic_jobs=dynamic, on_request=progress, deadline=deadline,
+                                  dynamic_jobs=dynamic, on_progress=progress, deadline=deadline,
                                   batsim_log=failed_batsim_log(target),
                                   check_version=False,  # checked above, before the inputs were read
                                   compute=platform)
         except SimulationError as err:
             raise RunError(str(err)) from err
         messages = simulation.messages
-        jobs = read_out_jobs(staging / "out_jobs.csv")
-        (staging / "workload.json").write_text(json.dumps(document))
-        if job_table is not None:  # its submission_time is the recorded one (out_jobs.csv has the simulated one)
-            job_table.rename(columns={"submission_time": RECORDED_SUBMISSION}).to_csv(staging / "jobs.csv",
-                                                                                     index=False)
+        # The embedded engine hands over the table it wrote; a real Batsim's file is read.
+        jobs = simulation.jobs if simulation.jobs is not None else read_out_jobs(staging / "out_jobs.csv")
+        del simulation
         metrics = summarize(jobs, nb_resources=platform.nb_compute)
         write_json_atomically(staging / "metrics.json", metrics)
         manifest = {
