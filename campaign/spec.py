@@ -471,18 +471,21 @@ def scheduler_problem(scheduler: str, root: Path) -> str | None:
     (ending in ``.py`` or holding a directory separator), relative to the campaign root (instances run from
     there), that must exist.
     """
-    from batreplay.schedulers.names import SCHEDULER_NAMES  # not the schedulers: a report needs no pybatsim
+    from batreplay.schedulers.names import SCHEDULER_NAMES, check_scheduler_name, names_a_file  # (no pybatsim)
 
     if scheduler in SCHEDULER_NAMES:
         return None
-    if scheduler.endswith(".py") or "/" in scheduler or "\\" in scheduler:
+    if names_a_file(scheduler):
         candidate = Path(scheduler)
         candidate = candidate if candidate.is_absolute() else root / candidate
         if not candidate.is_file():
             return f"scheduler file {scheduler!r} not found ({candidate})"
         return None
-    return (f"unknown scheduler {scheduler!r}: known names are {', '.join(sorted(SCHEDULER_NAMES))}, or give the path "
-            "of a pybatsim scheduler file (.py)")
+    try:
+        check_scheduler_name(scheduler)
+    except ValueError as err:
+        return str(err)
+    return None  # pragma: no cover - check_scheduler_name refuses what is neither a name nor a file
 
 
 def _variant_problem(variant: PlatformVariant, log: LogSpec, groups: list[tuple[int, float]]) -> str | None:

@@ -23,14 +23,14 @@ from typing import Any
 
 from batsim.batsim import Job as PybatsimJob
 
-from batreplay.engine.events import (JOB_COMPLETED, JOB_KILLED, JOB_SUBMITTED, NOTIFY, REQUESTED_CALL,
-                                     SIMULATION_BEGINS, SIMULATION_ENDS, wire_message)
+from batreplay.engine.events import (JOB_COMPLETED, JOB_SUBMITTED, NOTIFY, REQUESTED_CALL, SIMULATION_BEGINS,
+                                     SIMULATION_ENDS, wire_message)
 from batreplay.engine.simulator import BatsimEngine
 from batreplay.replay.broker import FeedbackBroker
 from batreplay.schedulers.adapter import PolicyScheduler
+from batreplay.schedulers.failures import decision_process_guard
 
 _STATES = PybatsimJob.State
-_KILLED = _STATES.COMPLETED_KILLED.name
 
 #: The NOTIFY types pybatsim hands to the scheduler, and the hook it calls for each.
 _NOTIFY_HOOKS = {"no_more_static_job_to_submit": "onNoMoreJobsInWorkloads",
@@ -52,16 +52,20 @@ class DirectJob:
 
     Attributes:
         id: Batsim's id, ``workload!name``; submit_time, requested_time: seconds (requested_time -1 without a
-            walltime, as pybatsim gives it); requested_resources: nodes; profile: the profile's name;
-        job_state: a ``batsim.batsim.Job.State``; allocation: the ProcSet it runs on (set by the scheduler);
-        finish_time: seconds, once completed; return_code, progress, metadata: as pybatsim sets them.
+            walltime, as pybatsim gives it; numbers as the engine parsed them, floats); requested_resources:
+            nodes; profile: the profile's name; job_state: a ``batsim.batsim.Job.State``, set as pybatsim sets it
+            (on submission, completion, registration: pybatsim's execute and reject calls leave it as it is);
+        allocation: the ProcSet it runs on (set by the scheduler; the engine keeps that very object until the job
+            ends: do not change it in place); finish_time: seconds, once completed; return_code, metadata: as
+            pybatsim sets them; json_dict: the job's JSON object as Batsim sends it (built when read).
     """
 
     __slots__ = ("id", "submit_time", "requested_time", "requested_resources", "profile", "job_state",
-                 "allocation", "finish_time", "return_code", "progress", "metadata")
+                 "allocation", "finish_time", "return_code", "metadata", "_source")
 
     def __init__(self, job_id: str, submit_time: float, requested_time: float, requested_resources: int,
-                 profile: str, state: Any) -> None:
+                 profile: str, state: Any, source: Any = None) -> None:
+        self._source = source  # the engine's Job, or the JSON object of a registration
         self.id = job_id
         self.submit_time = submit_time
         self.requested_time = requested_time
@@ -71,8 +75,14 @@ class DirectJob:
         self.allocation = None
         self.finish_time = None
         self.return_code = None
-        self.progress = None
         self.metadata = None
+
+    @property
+    def json_dict(self) -> dict:
+        """The job's JSON object (``id``, ``subtime``, ``walltime``, ``res``, ``profile`` and any other field of the
+        workload), as pybatsim keeps it."""
+        source = self._source
+        return source.wire_description() if hasattr(source, "wire_description") else dict(source or {})
 
     @property
     def workload(self) -> str:
@@ -99,7 +109,8 @@ class DirectBatsim:
         messages: Batsim messages answered so far; scheduler_seconds: wall-clock seconds spent in the decision
             process; compute_resources (by id), nb_compute_resources, profiles, dynamic_job_registration_enabled,
             ack_of_dynamic_jobs: what pybatsim offers under these names; jobs: the jobs submitted and not yet
-            ended, by id (pybatsim keeps every job: ended ones are let go here, to save memory).
+            ended, by id (pybatsim keeps every job: ended ones are let go here, to save memory). There is no
+            ``kill_jobs``: no decision process of batreplay kills a job.
     """
 
     def __init__(self, engine: BatsimEngine, scheduler: Any,
@@ -136,7 +147,6 @@ class DirectBatsim:
         for job in jobs:
             if job.allocation is None:
                 raise ValueError(f"execute_jobs: job {job.id} has no allocation")
-            job.job_state = _STATES.RUNNING
             self._decide("EXECUTE_JOB", {"job_id": job.id, "alloc": job.allocation})
 
     def reject_jobs(self, jobs: Iterable[DirectJob]) -> None:
@@ -149,7 +159,7 @@ class DirectBatsim:
             raise ValueError("reject_jobs_by_id: the list of jobs to reject is empty")
         for job_id in job_ids:
             self._decide("REJECT_JOB", {"job_id": job_id})
-            self.jobs.pop(job_id).job_state = _STATES.REJECTED
+            del self.jobs[job_id]
 
     def wake_me_up_at(self, at: float) -> None:
         """CALL_ME_LATER at ``at`` (s)."""
@@ -178,7 +188,7 @@ class DirectBatsim:
                              "registered (register_profiles first)")
         description = {"profile": profile_name, "id": job_id, "res": res, "walltime": walltime, "subtime": subtime}
         self._decide("REGISTER_JOB", {"job_id": job_id, "job": description})
-        job = DirectJob(job_id, subtime, walltime, res, profile_name, _STATES.IN_SUBMISSON)
+        job = DirectJob(job_id, subtime, walltime, res, profile_name, _STATES.IN_SUBMISSON, description)
         self.jobs[job_id] = job
         return job
 
@@ -224,14 +234,12 @@ class DirectBatsim:
         for timestamp, kind, payload in events:
             if kind == JOB_SUBMITTED:
                 job = DirectJob(payload.full_id, payload.subtime, payload.walltime, payload.res, payload.profile_name,
-                                _STATES.SUBMITTED)
+                                _STATES.SUBMITTED, payload)
                 jobs[job.id] = job
                 scheduler.onJobSubmission(job)
             elif kind == JOB_COMPLETED:
                 completed += 1
-                job = jobs[payload.job.full_id]
-                if payload.state != _KILLED:  # (a killed job is looked up again by its JOB_KILLED)
-                    del jobs[job.id]  # nothing refers to an ended job any more: let it go
+                job = jobs.pop(payload.job.full_id)  # nothing refers to an ended job any more: let it go
                 job.finish_time = timestamp
                 job.job_state = _STATES[payload.state]
                 job.return_code = payload.return_code
@@ -243,22 +251,13 @@ class DirectBatsim:
                 if hook is None:
                     raise ValueError(f"unknown NOTIFY type {payload['type']!r}")
                 getattr(scheduler, hook)()
-            elif kind == JOB_KILLED:
-                killed = []
-                for job_id in payload["job_ids"]:
-                    if payload["job_progress"]:
-                        job = jobs.pop(job_id)
-                        job.progress = payload["job_progress"][job_id]
-                        killed.append(job)
-                if killed:
-                    scheduler.onJobsKilled(killed)
             elif kind == SIMULATION_BEGINS:
                 self._begin(payload)
             elif kind == SIMULATION_ENDS:
                 self.running_simulation = False
                 scheduler.onSimulationEnds()
-            else:  # the engine sends nothing else
-                raise ValueError(f"unexpected event {kind}")
+            else:  # JOB_KILLED answers a KILL_JOB, which no decision process of batreplay sends
+                raise ValueError(f"unexpected event {kind} for a decision process of batreplay")
         scheduler.onNoMoreEvents()
         return completed
 
@@ -289,8 +288,6 @@ def run_direct(engine: BatsimEngine, scheduler: Any, on_progress: Callable[[floa
         EngineError: as :func:`batreplay.engine.inprocess.run_scheduler`; WallClockTimeout: ``deadline`` expired.
         DecisionProcessError: the scheduler raised or exited (see :mod:`batreplay.schedulers.failures`).
     """
-    from batreplay.schedulers.failures import decision_process_guard
-
     if not runs_direct(scheduler):
         raise ValueError(f"{type(scheduler).__name__} is not one of batreplay's decision processes: run it through "
                          "pybatsim (batreplay.engine.inprocess.run_scheduler)")

@@ -1,11 +1,12 @@
 """The engine's job record and the out_jobs.csv row Batsim 4.2.1 writes for it.
 
-:class:`Job` is what the engine tracks of one job from its description to its end (a slotted object that
-refers to its description, never copies it); :func:`job_from_json` checks a workload's (or a REGISTER_JOB's) job
-description and makes one; :func:`job_columns` turns the finished jobs into the rows of ``out_jobs.csv``, column by
-column, once the simulation is over (:func:`job_records`: as :class:`batreplay.formats.out_jobs.JobRecord` rows),
-their times computed as Batsim computes them (:func:`batsim_job_times`, C ``long double``, for all jobs at once). It imports the engine's options and kernel (for
-:func:`~batreplay.engine.kernel.printed_time`), procset, numpy and batreplay.formats.
+:class:`Job` is what the engine tracks of one job from its description to its end (a slotted object that refers to
+its description, never copies it); :func:`job_from_json` checks a workload's (or a REGISTER_JOB's) job description
+and makes one; :func:`job_columns` turns the finished jobs into the rows of ``out_jobs.csv``, column by column, once
+the simulation is over (:func:`job_records`: as :class:`batreplay.formats.out_jobs_writer.JobRecord` rows), their
+times computed as Batsim computes them (:func:`batsim_job_times`, C ``long double``, for all jobs at once). It
+imports the engine's options and kernel (for :func:`~batreplay.engine.kernel.printed_time`), procset, numpy and
+batreplay.formats.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from procset import ProcSet
 
 from batreplay.engine.kernel import printed_time
 from batreplay.engine.options import EngineError
-from batreplay.formats.out_jobs import RECORD_FIELDS, JobRecord
+from batreplay.formats.out_jobs_writer import RECORD_FIELDS, JobRecord
 
 SUCCESS, WALLTIME_REACHED = "COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"
 
@@ -110,7 +111,7 @@ _TIME_COLUMNS = ("starting_time", "execution_time", "finish_time", "waiting_time
 
 def job_columns(ended: Sequence[tuple[Job, str]]) -> dict[str, Sequence]:
     """The out_jobs.csv rows of ended jobs (completed, killed or rejected), in the order given, as columns: each
-    field of :class:`~batreplay.formats.out_jobs.JobRecord` -> one value per job. The numbers are float64 arrays
+    field of :class:`~batreplay.formats.out_jobs_writer.JobRecord` -> one value per job. The numbers are float64 arrays
     (times in seconds, NaN for a rejected job; ``requested_time`` -1 without a walltime), the others lists
     (``requested_number_of_resources`` in nodes). No object per job is built.
 
@@ -142,7 +143,7 @@ def job_columns(ended: Sequence[tuple[Job, str]]) -> dict[str, Sequence]:
 
 
 def job_records(ended: Sequence[tuple[Job, str]]) -> list[JobRecord]:
-    """:func:`job_columns` as :class:`~batreplay.formats.out_jobs.JobRecord` rows (Python numbers; the times of a
+    """:func:`job_columns` as :class:`~batreplay.formats.out_jobs_writer.JobRecord` rows (Python numbers; the times of a
     rejected job None)."""
     columns = {name: values.tolist() if isinstance(values, np.ndarray) else values
                for name, values in job_columns(ended).items()}

@@ -6,7 +6,7 @@ process) and leave the same files, Batsim's ``out_jobs.csv`` and ``out_schedule.
 :mod:`batreplay.engine.choices`: the command line derives its choices from it). On the embedded engine, batreplay's
 own decision processes run through the direct driver (:mod:`.direct`), any other through pybatsim
 (:mod:`.inprocess`). This module imports the engine's simulator, drivers and launcher, batreplay.platforms,
-batreplay.formats and batreplay.schedulers.failures; never analysis, run, campaign or the command line.
+batreplay.formats, batreplay.schedulers.failures and pandas; never analysis, run, campaign or the command line.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from batreplay.engine.choices import DEFAULT_ENGINE, DEFAULT_TIMEOUT, ENGINES
 from batreplay.engine.direct import run_direct, runs_direct
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
-from batreplay.formats.out_jobs import write_out_jobs_columns
+from batreplay.formats.out_jobs_writer import write_out_jobs_columns
 from batreplay.formats.out_schedule import SUMMARY_COLUMNS, schedule_summary, write_out_schedule
 from batreplay.platforms.model import Platform
 from batreplay.platforms.reader import read_platform
@@ -92,7 +92,7 @@ class Simulation:
         out_jobs, out_schedule: Batsim's output files in the output directory.
         jobs: the embedded engine's jobs table, built in memory as it wrote ``out_jobs``: what
             :func:`batreplay.formats.out_jobs.read_out_jobs` reads from that file (see
-            :func:`~batreplay.formats.out_jobs.write_out_jobs`); None with a real Batsim (read its file).
+            :func:`~batreplay.formats.out_jobs_writer.write_out_jobs_columns`); None with a real Batsim (read its file).
     """
 
     engine: str
@@ -212,6 +212,7 @@ def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir:
     messages, scheduler_seconds = connection.messages, connection.scheduler_seconds
     columns = engine.record_columns()
     engine.forget_jobs()  # no longer needed: freed before the outputs are written
+    connection.engine = None  # (the decision process, which the caller keeps, refers to its driver)
     del engine, connection
     jobs = write_out_jobs_columns(columns, out_dir / "out_jobs.csv")  # the table read_out_jobs would read, checked
     times = pd.DataFrame({name: columns[name] for name in SUMMARY_COLUMNS})  # the engine's times, as Batsim sums

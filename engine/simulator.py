@@ -4,7 +4,8 @@
 SimGrid, by assembling the engine's parts: the clock and SimGrid's step arithmetic (:mod:`.kernel`), Batsim's
 server, its mailbox and actors (:mod:`.server`), the protocol handlers (:mod:`.handlers`, :mod:`.execution`) and
 the job records (:mod:`.records`). It imports those engine modules, and batreplay.formats through them. It is
-driven by two calls, mirroring one ZeroMQ request/reply round:
+driven by two calls, mirroring one ZeroMQ request/reply round (:meth:`BatsimEngine.next_events` is
+:meth:`~BatsimEngine.next_request` with the events kept typed, for the direct driver of :mod:`.direct`):
 
 >>> engine = BatsimEngine(hosts, {"w0": workload})      # doctest: +SKIP
 >>> request = engine.next_request()                       # a Batsim message: {"now": ..., "events": [...]}
@@ -48,7 +49,7 @@ from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
 from batreplay.engine.profiles import validate_profile
 from batreplay.engine.records import Job, job_columns, job_records
-from batreplay.formats.out_jobs import JobRecord
+from batreplay.formats.out_jobs_writer import JobRecord
 from batreplay.engine.server import Server, simulation_begins_event
 
 __all__ = ["BatsimEngine", "EngineError", "EngineOptions", "Job", "printed_time", "DEFAULT_MESSAGE_BANDWIDTH"]
@@ -72,7 +73,8 @@ class BatsimEngine:
             sets how long those messages take (8 ns), hence which same-instant events share a message.
 
     Attributes:
-        records: the out_jobs.csv rows (:class:`batreplay.formats.out_jobs.JobRecord`) of the jobs ended so far.
+        records: the out_jobs.csv rows (:class:`batreplay.formats.out_jobs_writer.JobRecord`) of the jobs ended so far
+            (a property that builds them all at each access; :meth:`record_columns` for a run's output).
         jobs: every job (:class:`~batreplay.engine.records.Job`) by Batsim id, ``workload!name``.
         nb_hosts: number of compute hosts.
 
@@ -119,7 +121,7 @@ class BatsimEngine:
 
     @property
     def records(self) -> list[JobRecord]:
-        """The out_jobs.csv rows (:class:`batreplay.formats.out_jobs.JobRecord`) of the jobs ended so far, in the
+        """The out_jobs.csv rows (:class:`batreplay.formats.out_jobs_writer.JobRecord`) of the jobs ended so far, in the
         order Batsim writes them (built when asked)."""
         return job_records(self.handlers.ended)
 

@@ -116,7 +116,8 @@ def batsim_schedule_summary(jobs: pd.DataFrame) -> dict[str, float | int]:
 
 def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: float,
                      simulation_time: float, *, check: bool = True) -> dict:
-    """Batsim's ``out_schedule.csv`` row for a jobs table of :func:`~batreplay.formats.out_jobs.jobs_frame`.
+    """Batsim's ``out_schedule.csv`` row for a jobs table of :func:`~batreplay.formats.out_jobs_writer.jobs_frame`
+    (or of the engine's record columns).
 
     The job aggregates follow Batsim's conventions (see
     :func:`batsim_schedule_summary`: makespan = last finish time, slowdown =
@@ -127,7 +128,7 @@ def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: floa
 
     Args:
         check: validate ``jobs`` first (:func:`~batreplay.formats.out_jobs.validate_out_jobs`); False when the
-            rows have been checked already (as :func:`~batreplay.formats.out_jobs.write_out_jobs` does), so that
+            rows have been checked already (as :func:`~batreplay.formats.out_jobs_writer.write_out_jobs` does), so that
             ``jobs`` needs only the columns of :data:`SUMMARY_COLUMNS` (NaN times for rejected jobs).
 
     Raises:

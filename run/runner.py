@@ -140,8 +140,8 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
             a catalogue name of the Parallel Workloads Archive, resolved to the fetched file
             (:func:`batreplay.workloads.resolve.resolve_workload`).
         on_progress: called as ``on_progress(simulated_time, jobs_done, jobs_total)`` for progress bars, after a
-            Batsim message, at most once per :data:`PROGRESS_INTERVAL` seconds of wall-clock time (and when the
-            last job completes).
+            Batsim message, at most once per :data:`PROGRESS_INTERVAL` seconds of wall-clock time, and once when
+            the simulation has ended.
         on_notes: called with lines of notes as soon as they are known, before the simulation starts: the
             leftovers of killed runs that were cleaned, then what reading and converting the inputs counted
             (anomalies, dropped jobs) and the replay's summary. The same lines are in the result's ``input_notes``.
@@ -271,10 +271,12 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
     done = 0
 
     shown = 0.0  # when on_progress was last called (time.monotonic)
+    latest = 0.0  # the simulated time of the last message
 
     def progress(now: float, ended: int) -> None:
-        nonlocal done, shown
+        nonlocal done, shown, latest
         done += ended
+        latest = now
         if on_progress is not None:
             moment = time.monotonic()
             if moment - shown >= PROGRESS_INTERVAL or done == total:
@@ -294,6 +296,8 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
                                   compute=platform)
         except SimulationError as err:
             raise RunError(str(err)) from err
+        if on_progress is not None:  # the last word, whatever the throttling (rejected jobs never complete)
+            on_progress(latest, done, total)
         messages = simulation.messages
         # The embedded engine hands over the table it wrote; a real Batsim's file is read.
         jobs = simulation.jobs if simulation.jobs is not None else read_out_jobs(staging / "out_jobs.csv")

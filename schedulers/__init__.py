@@ -5,7 +5,7 @@ thin pybatsim ``BatsimScheduler`` adapter (:mod:`.adapter`), so the same code ru
 Batsim decision process. The family (:mod:`.backfilling`) is parameterised by a queue order (:mod:`.queue_order`)
 and a reservation depth: strict order (:mod:`.fcfs`), EASY (:mod:`.easy`), k reservations
 (:mod:`.reservation_depth`) and conservative (:mod:`.conservative`, on :mod:`.availability_profile`). Get one by
-name with :func:`batreplay.schedulers.registry.load_scheduler`; :mod:`.registry` is the one list of names. This
+name with :func:`batreplay.schedulers.registry.load_scheduler`; :mod:`.names` is the one list of names. This
 package sits just above the foundation: it may import only ``batreplay.atomic``, ``batreplay.deadline``,
 ``batreplay.formats`` and pybatsim (with procset), never ``batreplay.engine``, ``run``, ``analysis``, ``campaign``
 or the command line.
@@ -36,14 +36,4 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
 
 
-__all__ = [
-    "Conservative",
-    "ConservativePolicy",
-    "Easy",
-    "EasyPolicy",
-    "Fcfs",
-    "FcfsPolicy",
-    "QueuedJob",
-    "Rejection",
-    "SchedulingPolicy",
-]
+__all__ = sorted(_LAZY)

@@ -39,7 +39,6 @@ from batreplay.schedulers.easy import Easy
 from batreplay.schedulers.failures import load_failure
 from batreplay.schedulers.fcfs import Fcfs
 from batreplay.schedulers.names import FAMILY_MEMBERS, OTHER_SCHEDULERS, check_scheduler_name
-from batreplay.schedulers.names import scheduler_help  # noqa: F401 - where it was, for existing callers
 
 _LOADED = itertools.count()
 

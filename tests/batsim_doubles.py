@@ -296,7 +296,7 @@ def fake_batsim_main(argv: list[str], mode: str = "protocol", version: str = "4.
         batsim.close()
     if mode == "no_output":
         return 0
-    from batreplay.formats.out_jobs import write_out_jobs
+    from batreplay.formats.out_jobs_writer import write_out_jobs
     from batreplay.formats.out_schedule import schedule_summary, write_out_schedule
 
     prefix = args.export

@@ -18,7 +18,7 @@ import pytest
 
 from batreplay.engine.batsim_launcher import BatsimCrashed, run_with_batsim
 from batreplay.engine.inprocess import run_scheduler
-from batreplay.formats.out_jobs import write_out_jobs
+from batreplay.formats.out_jobs_writer import write_out_jobs
 from batreplay.schedulers.registry import load_scheduler
 from batsim_doubles import PROBES_DIR, batsim_options, engine_for
 from conftest import GOLDEN, golden_cases, slow_when_large

@@ -33,7 +33,7 @@ from batreplay.engine.batsim_launcher import (
     run_with_batsim,
 )
 from batreplay.engine.inprocess import run_scheduler
-from batreplay.formats.out_jobs import jobs_frame
+from batreplay.formats.out_jobs_writer import jobs_frame
 from batreplay.schedulers.registry import load_scheduler
 from batsim_doubles import (FAKE_HANGING, PROBES_DIR, TOLERANCE, batsim_options, engine_for, wait_until_gone,
                             write_fake_batsim)

@@ -88,6 +88,23 @@ def test_direct_driver_is_pybatsim_for_the_feedback_broker(tmp_path):
     assert direct_jobs == pybatsim_jobs and len(direct_jobs.splitlines()) > 1400
 
 
+def test_direct_driver_gives_schedulers_the_jobs_json(tmp_path):
+    """easy-schedulus reads an estimate from each job's JSON object (its option ``estimate_field``): the direct
+    driver hands over the same object as pybatsim, so both ways run the same schedule, and it differs from the one
+    that uses walltimes as estimates."""
+    workload = json.loads((GOLDEN / "kth2000" / "workload.json").read_text())
+    for job in workload["jobs"]:  # an estimate of half the walltime
+        job["estimate"] = job["walltime"] / 2
+    outputs = []
+    for options in ({"estimate_field": "estimate"}, {}):
+        (direct_messages, direct_jobs), (pybatsim_messages, pybatsim_jobs) = _both_ways(
+            GOLDEN / "kth2000" / "platform.xml", workload, lambda: load_scheduler("easy-schedulus", options),
+            tmp_path / str(len(outputs)))
+        assert direct_messages == pybatsim_messages and direct_jobs == pybatsim_jobs
+        outputs.append(direct_jobs)
+    assert outputs[0] != outputs[1]
+
+
 def test_only_batreplays_own_decision_processes_run_directly(tmp_path):
     class Outside(Easy):  # a subclass defined outside batreplay may use any of pybatsim's API
         pass

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from procset import ProcSet
 
 from batreplay.engine.inprocess import run_scheduler
-from batreplay.formats.out_jobs import jobs_frame
+from batreplay.formats.out_jobs_writer import jobs_frame
 from batreplay.engine.profiles import execution_time
 from batreplay.engine.simulator import BatsimEngine
 

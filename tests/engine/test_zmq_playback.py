@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from batreplay.engine.inprocess import run_scheduler
-from batreplay.formats.out_jobs import jobs_frame
+from batreplay.formats.out_jobs_writer import jobs_frame
 from batreplay.schedulers.registry import load_scheduler
 from batsim_doubles import (
     PROBES_DIR,

@@ -22,16 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batreplay.engine.simulate import simulate
-from batreplay.formats.out_jobs import (
-    BATSIM_COLUMNS,
-    RECORD_FIELDS,
-    JobRecord,
-    OutJobsError,
-    jobs_frame,
-    read_out_jobs,
-    write_out_jobs,
-    write_out_jobs_columns,
-)
+from batreplay.formats.out_jobs import BATSIM_COLUMNS, OutJobsError, read_out_jobs
+from batreplay.formats.out_jobs_writer import RECORD_FIELDS, JobRecord, jobs_frame, write_out_jobs, write_out_jobs_columns
 from batreplay.formats.out_schedule import SUMMARY_COLUMNS, schedule_summary
 from batreplay.schedulers.registry import load_scheduler
 from batsim_doubles import PROBES_DIR

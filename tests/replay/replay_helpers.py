@@ -9,7 +9,7 @@ import pandas as pd
 
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
-from batreplay.formats.out_jobs import jobs_frame
+from batreplay.formats.out_jobs_writer import jobs_frame
 from batreplay.platforms.generate import cluster_platform, write_platform_text
 from batreplay.platforms.reader import read_platform
 from batreplay.replay.broker import FeedbackBroker

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from batsim.tools.launcher import instanciate_scheduler
 
-from batreplay.formats.out_jobs import jobs_frame
+from batreplay.formats.out_jobs_writer import jobs_frame
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
-from batreplay.formats.out_jobs import jobs_frame
+from batreplay.formats.out_jobs_writer import jobs_frame
 from batreplay.platforms.generate import write_platform
 from batreplay.platforms.reader import read_platform
 from batreplay.replay.broker import BrokerConfigurationError

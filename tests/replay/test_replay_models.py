@@ -11,7 +11,7 @@ import pytest
 
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
-from batreplay.formats.out_jobs import write_out_jobs
+from batreplay.formats.out_jobs_writer import write_out_jobs
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.replay.broker import FeedbackBroker

@@ -24,7 +24,7 @@ from procset import ProcSet
 
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.simulator import BatsimEngine
-from batreplay.formats.out_jobs import jobs_frame
+from batreplay.formats.out_jobs_writer import jobs_frame
 from batreplay.schedulers.registry import SCHEDULERS, load_scheduler
 
 ALL = math.inf
