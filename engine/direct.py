@@ -239,7 +239,7 @@ class DirectBatsim:
                 scheduler.onJobSubmission(job)
             elif kind == JOB_COMPLETED:
                 completed += 1
-                job = jobs.pop(payload.job.full_id)  # nothing refers to an ended job any more: let it go
+                job = jobs.pop(payload.full_id)  # nothing refers to an ended job any more: let it go
                 job.finish_time = timestamp
                 job.job_state = _STATES[payload.state]
                 job.return_code = payload.return_code

@@ -22,7 +22,7 @@ from batreplay.engine.execution import Machine, start_job
 from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
 from batreplay.engine.profiles import validate_profile
-from batreplay.engine.records import SUCCESS, Job, allocation_string, job_from_json
+from batreplay.engine.records import Job, allocation_string, job_from_json
 from batreplay.engine.server import Message, Server
 
 #: The decision process's events the embedded engine plays.
@@ -77,7 +77,7 @@ class Handlers:
             self._decision(message.payload)
         elif kind == msg.COMPLETED:
             self.nb_running -= 1
-            self._completed(message.payload, 0 if message.payload.state == SUCCESS else -1)
+            self._completed(message.payload)
         elif kind == msg.READY:
             self.server.ready = True
         elif kind == msg.SUBMIT:
@@ -96,17 +96,17 @@ class Handlers:
             self._killing_done(*message.payload)
         # HELLO: nothing to do
 
-    def _completed(self, job: Job, return_code: int) -> None:
+    def _completed(self, job: Job) -> None:
         job.allocated_resources = allocation_string(job.allocation)
         job.allocation = None
         self.nb_completed += 1
-        self.server.append(events.JOB_COMPLETED, events.Completion(job, job.state, return_code))
+        self.server.append(events.JOB_COMPLETED, job)
         self.ended.append((job, job.metadata))
 
     def _killing_done(self, requested: list[Job], killed: list[Job], progress: dict) -> None:
         for job in killed:
             self.nb_running -= 1
-            self._completed(job, -1)
+            self._completed(job)
         self.server.append(events.JOB_KILLED, {"job_ids": [j.full_id for j in requested], "job_progress": progress})
         self.nb_killers -= 1
 

@@ -16,8 +16,8 @@ Python floats (IEEE doubles, as in SimGrid). It imports only numpy: the server a
 - *Lazily.* Only activities expected to end within :data:`LOOKAHEAD` of the earliest one are updated at each
   step; the others replay the steps they missed (same order, same rounding; numpy's sequential
   ``subtract.accumulate`` beyond :data:`SCALAR_REPLAY` steps, on a view of the step history, an ``array("d")``)
-  when they come near the front: the same numbers
-  as a full update at every step, at a cost that does not grow with the number of running jobs.
+  when they come near the front: the same numbers as a full update at every step, at a cost that does not grow
+  with the number of running jobs.
 - *Within a step,* ended activities and scheduled actions run by priority (:data:`PRIO_DELIVERY` before
   :data:`PRIO_SEND`), then in the order they were started.
 """
@@ -124,9 +124,8 @@ class Kernel:
         """Start a timed SimGrid action; ``action(argument)`` runs at the step where it ends."""
         seq = next(self._seq)
         activity = Activity(remaining, rate, prio, seq, action, argument, self._nb_steps)
-        # heap key: the clock value at which it is expected to end (Activity.time_left, inlined)
-        left = (remaining / rate if remaining > 0 else 0.0) if rate else remaining
-        heapq.heappush(self._activities, (self.clock + left, seq, activity))
+        # heap key: the clock value at which it is expected to end
+        heapq.heappush(self._activities, (self.clock + activity.time_left(), seq, activity))
         return activity
 
     def sleep(self, duration: float, action: Callable[..., None], argument: Any = None) -> Activity | None:
@@ -209,21 +208,16 @@ class Kernel:
         key, _seq, first = heapq.heappop(heap)
         if first.synced != self._nb_steps:
             self._bring_up_to_date(first)
-        if not heap or heap[0][0] > key + LOOKAHEAD:  # the usual case: one activity ends alone, all of it is spent
-            rate, remaining = first.rate, first.remaining
-            delta = (remaining / rate if remaining > 0 else 0.0) if rate else remaining  # time_left, inlined
+        horizon = key + LOOKAHEAD
+        if not heap or heap[0][0] > horizon:  # the usual case: one activity ends alone, all of it is spent
+            delta = first.time_left()
             self.clock += delta
-            deltas = self._deltas  # _record_step, inlined
-            deltas.append(delta)
-            self._nb_steps += 1
-            if len(deltas) >= self._trim_at:
-                self._trim_steps()
+            self._record_step(delta)
             first.remaining = 0.0
             first.alive = False
             first.synced = self._nb_steps
             heapq.heappush(self.ready, (first.prio, first.seq, first.action, first.argument))
             return True
-        horizon = key + LOOKAHEAD
         front = [first]
         while heap and heap[0][0] <= horizon:
             activity = heapq.heappop(heap)[2]

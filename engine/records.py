@@ -54,6 +54,11 @@ class Job:
     activity: Any = None
     registered: bool = False
 
+    @property
+    def return_code(self) -> int:
+        """Batsim's return code of an ended job: 0 for a success, -1 otherwise (walltime reached, killed)."""
+        return 0 if self.state == SUCCESS else -1
+
     def wire_description(self) -> dict:
         """The job's JSON object as Batsim sends it in JOB_SUBMITTED: a static job's description with ``id`` =
         ``full_id``, a registered job's description as the decision process gave it."""

@@ -125,13 +125,9 @@ class Server:
 
     def arrive(self, message: Message) -> None:
         """``message`` reaches the mailbox; its transfer starts if none is running."""
-        if self.busy or self.mailbox:
-            self.mailbox.append(message)
-            if not self.busy:
-                self._start_transfer()
-            return
-        self.busy = True  # an idle server and an empty mailbox (the usual case): its transfer starts at once
-        self.kernel.start_activity(1.0, self.message_rate, PRIO_DELIVERY, self._deliver, message)
+        self.mailbox.append(message)
+        if not self.busy:
+            self._start_transfer()
 
     def _start_transfer(self) -> None:
         message = self.mailbox.popleft()
@@ -143,8 +139,7 @@ class Server:
         self.handle(message)
         if message.on_received is not None:
             message.on_received()
-        if self.ready:  # maybe_flush's first test, inlined: usually the decision process is not waiting
-            self.maybe_flush()
+        self.maybe_flush()
         if self.mailbox and not self.busy:
             self._start_transfer()
 

@@ -279,7 +279,7 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
         latest = now
         if on_progress is not None:
             moment = time.monotonic()
-            if moment - shown >= PROGRESS_INTERVAL or done == total:
+            if moment - shown >= PROGRESS_INTERVAL:
                 shown = moment
                 on_progress(now, done, total)
 
