@@ -28,12 +28,15 @@ class Host:
     Attributes:
         id: Batsim's resource id (0-based, the position in lexicographic host-name order).
         name: SimGrid host name, e.g. ``"node_007"``.
-        speed: computing speed in flop/s (the initial power state's speed).
+        speed: computing speed in flop/s (the initial power state's speed) of one core.
+        cores: number of cores (SimGrid's ``core`` attribute, default 1). Without compute sharing a job takes a
+            whole host and computes on one core; with it, up to ``cores`` jobs compute at full speed on the host.
     """
 
     id: int
     name: str
     speed: float
+    cores: int = 1
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class Platform:
                 raise ValueError(f"platform{where}: host {host.name!r} has id {host.id}, expected {position}")
             if not (np.isfinite(host.speed) and host.speed > 0):
                 raise ValueError(f"platform{where}: host {host.name!r} has speed {host.speed!r}, need > 0 flop/s")
+            if host.cores < 1:
+                raise ValueError(f"platform{where}: host {host.name!r} has {host.cores} cores, need at least 1")
         keys = [batsim_name_order(h.name) for h in self.hosts]
         if any(a >= b for a, b in zip(keys, keys[1:])):
             raise ValueError(f"platform{where}: host names are not unique and in lexicographic order")
@@ -85,6 +90,11 @@ class Platform:
     def speeds(self) -> np.ndarray:
         """Speeds in flop/s by resource id, shape ``(nb_compute,)``, float64 (a fresh array each call)."""
         return np.array([h.speed for h in self.hosts], dtype=np.float64)
+
+    @property
+    def cores(self) -> list[int]:
+        """Cores of each host, by resource id."""
+        return [h.cores for h in self.hosts]
 
     def id_of(self, name: str) -> int:
         """Resource id of the compute host called ``name``.

@@ -127,8 +127,8 @@ class _Reader:
         self.path = path
         self.lines = lines
         self.max_hosts = max_hosts
-        # name -> (speed, properties, element) in document order
-        self.hosts: dict[str, tuple[float, dict[str, str], ET.Element]] = {}
+        # name -> (speed, properties, element, cores) in document order
+        self.hosts: dict[str, tuple[float, dict[str, str], ET.Element, int]] = {}
 
     # -- errors -----------------------------------------------------------------------------------------
     def error(self, element: ET.Element, message: str) -> PlatformError:
@@ -150,6 +150,17 @@ class _Reader:
             return parse_pstate_speeds(text)
         except ValueError as exc:
             raise self.error(element, f"attribute {field!r}: {exc}") from None
+
+    def cores(self, element: ET.Element) -> int:
+        """The element's ``core`` attribute (cores per host, SimGrid's default 1), a positive integer."""
+        text = element.get("core", "1")
+        try:
+            cores = int(text)
+        except ValueError:
+            raise self.error(element, f"attribute 'core': {text!r} is not an integer") from None
+        if cores < 1:
+            raise self.error(element, f"attribute 'core': {cores} cores, need at least 1")
+        return cores
 
     def radical(self, element: ET.Element) -> list[int]:
         """The numbers of the element's radical, refused before they are listed if the platform would then
@@ -179,7 +190,7 @@ class _Reader:
                 raise self.error(child, f"unsupported element inside <{element.tag}>")
         return props
 
-    def add_host(self, element: ET.Element, name: str, speed: float, props: dict[str, str]) -> None:
+    def add_host(self, element: ET.Element, name: str, speed: float, props: dict[str, str], cores: int = 1) -> None:
         if len(self.hosts) >= self.max_hosts:
             self.check_size(element, 1, f"host {name!r}")
         if name in self.hosts:
@@ -187,7 +198,7 @@ class _Reader:
             raise self.error(
                 element, f"host {name!r} already defined at line {self.lines.get(first)} (<{first.tag}>)"
             )
-        self.hosts[name] = (speed, props, element)
+        self.hosts[name] = (speed, props, element, cores)
 
     # -- elements ---------------------------------------------------------------------------------------
     def walk(self, parent: ET.Element) -> None:
@@ -220,8 +231,9 @@ class _Reader:
         suffix = self.attr(element, "suffix")
         speed = self.speeds(element)[0]
         props = self.properties(element, frozenset())
+        cores = self.cores(element)
         for number in self.radical(element):
-            self.add_host(element, f"{prefix}{number}{suffix}", speed, dict(props))
+            self.add_host(element, f"{prefix}{number}{suffix}", speed, dict(props), cores)
 
     def cabinet(self, element: ET.Element) -> None:
         prefix = self.attr(element, "prefix")
@@ -248,7 +260,7 @@ class _Reader:
         if not 0 <= pstate < len(speeds):
             raise self.error(element, f"attribute 'pstate': {pstate} is not among the {len(speeds)} pstates")
         props = self.properties(element, frozenset({"disk"}))
-        self.add_host(element, name, speeds[pstate], props)
+        self.add_host(element, name, speeds[pstate], props, self.cores(element))
 
     def peer(self, element: ET.Element) -> None:
         name = self.attr(element, "id")
@@ -289,8 +301,9 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
             radical is checked before it is expanded.
 
     Returns:
-        A :class:`Platform`: compute hosts with ids 0..n-1 in lexicographic host-name order and their speeds in
-        flop/s; the master host's name; the storage hosts' names.
+        A :class:`Platform`: compute hosts with ids 0..n-1 in lexicographic host-name order, their speeds in
+        flop/s (of one core) and core counts (attribute ``core`` of ``<cluster>`` and ``<host>``, default 1); the
+        master host's name; the storage hosts' names.
 
     Raises:
         FileNotFoundError: no such file.
@@ -310,10 +323,10 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
         raise reader.error(root, f"platform version {version!r} is not supported (SimGrid XML 4.1 expected)")
     reader.walk(root)
 
-    compute: list[tuple[str, float]] = []
+    compute: list[tuple[str, float, int]] = []
     masters: list[str] = []
     storage: list[str] = []
-    for name, (speed, props, element) in reader.hosts.items():
+    for name, (speed, props, element, cores) in reader.hosts.items():
         role = props.get("role", "")
         if role not in _KNOWN_ROLES:
             raise reader.error(element, f"host {name!r}: unknown role {role!r} (Batsim knows {_KNOWN_ROLES})")
@@ -324,7 +337,7 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
         else:
             if speed <= 0:
                 raise reader.error(element, f"compute host {name!r} has speed {speed!r} flop/s, Batsim needs > 0")
-            compute.append((name, speed))
+            compute.append((name, speed, cores))
     if len(masters) != 1:
         found = ", ".join(masters) if masters else "none"
         raise PlatformError(
@@ -334,7 +347,7 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
     if not compute:
         raise PlatformError(path, None, None, "no compute host")
     compute.sort(key=lambda pair: batsim_name_order(pair[0]))
-    hosts = tuple(Host(id=i, name=name, speed=speed) for i, (name, speed) in enumerate(compute))
+    hosts = tuple(Host(id=i, name=name, speed=speed, cores=cores) for i, (name, speed, cores) in enumerate(compute))
     return Platform(
         hosts=hosts,
         master_host=masters[0],

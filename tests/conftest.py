@@ -10,6 +10,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
 WORKLOADS = SHARED / "workloads"
 GOLDEN = SHARED / "batsim-golden"
+#: The same kind of recordings, with Batsim's --enable-compute-sharing (several jobs on one host).
+GOLDEN_SHARING = SHARED / "batsim-golden-sharing"
 SEEDS = SHARED / "seeds"
 
 # `python -m pytest` puts the current directory first on sys.path. From the checkout, the top-level source folders
@@ -34,9 +36,24 @@ FIG1_ROWS = [
 ]
 
 
-def golden_cases() -> list[str]:
-    """Names of the golden Batsim recordings (one folder each)."""
-    return sorted(p.name for p in GOLDEN.iterdir() if (p / "transcript.jsonl").exists())
+def golden_cases(sharing: bool = False) -> list[str]:
+    """Names of the golden Batsim recordings (one folder each): those of ``batsim-golden``, followed, with
+    ``sharing``, by those of ``batsim-golden-sharing`` (compute sharing on). Names are unique over both folders;
+    :func:`golden_folder` finds a case's folder."""
+    folders = [GOLDEN, GOLDEN_SHARING] if sharing else [GOLDEN]
+    return [name for folder in folders if folder.is_dir()
+            for name in sorted(p.name for p in folder.iterdir() if (p / "transcript.jsonl").exists())]
+
+
+def golden_shares_hosts(case: str) -> bool:
+    """True when golden case ``case`` was recorded with Batsim's ``--enable-compute-sharing``."""
+    return "--enable-compute-sharing" in (golden_folder(case) / "batsim_args.txt").read_text().split()
+
+
+def golden_folder(case: str) -> Path:
+    """The folder of golden case ``case``, in ``batsim-golden`` or ``batsim-golden-sharing``."""
+    folder = GOLDEN / case
+    return folder if folder.is_dir() else GOLDEN_SHARING / case
 
 
 #: Golden recordings large enough (2,000 jobs) that a test running them over a process boundary is slow.

@@ -35,11 +35,11 @@ from batreplay.platforms.shipped import (
     shipped_platform_text,
 )
 from batreplay.platforms.speed_units import format_speed, parse_pstate_speeds, parse_speed
-from conftest import GOLDEN, golden_cases
+from conftest import golden_cases, golden_folder
 
 
 def _simulation_begins(case: str) -> dict:
-    with open(GOLDEN / case / "transcript.jsonl", encoding="utf-8") as stream:
+    with open(golden_folder(case) / "transcript.jsonl", encoding="utf-8") as stream:
         first = json.loads(stream.readline())
     event = first["msg"]["events"][0]
     assert event["type"] == "SIMULATION_BEGINS"
@@ -128,16 +128,33 @@ def test_expand_radical():
 # Golden platforms: same ids and names as Batsim 4.2.1 gave
 
 
-@pytest.mark.parametrize("case", golden_cases())
+@pytest.mark.parametrize("case", golden_cases(sharing=True))
 def test_golden_platform_numbered_as_batsim(golden_dir, case):
     begins = _simulation_begins(case)
-    platform = read_platform(golden_dir / case / "platform.xml")
+    platform = read_platform(golden_folder(case) / "platform.xml")
     expected = [(r["id"], r["name"]) for r in begins["compute_resources"]]
     assert [(h.id, h.name) for h in platform.hosts] == expected
     assert platform.nb_compute == begins["nb_compute_resources"]
     assert platform.storage_hosts == ()
     assert platform.master_host == "master_host0"  # cluster prefix "master_host", radical "0-0"
     assert platform.master_host not in platform.names
+
+
+def test_golden_multicore_hosts_have_their_cores(golden_dir):
+    """The ``core`` attribute of a cluster gives each of its hosts that many cores; 1 when absent."""
+    assert read_platform(golden_folder("multicore") / "platform.xml").cores == [4, 4]
+    assert set(read_platform(golden_folder("sharing") / "platform.xml").cores) == {1}
+
+
+def test_core_attribute_must_be_a_positive_integer(tmp_path):
+    for bad, why in (("0", "need at least 1"), ("two", "not an integer")):
+        path = _write(tmp_path, f"""<?xml version='1.0'?>
+<platform version="4.1"><zone id="z" routing="Full">
+  <host id="master_host" speed="1Gf"/>
+  <host id="node_0" speed="1Gf" core="{bad}"/>
+</zone></platform>""")
+        with pytest.raises(PlatformError, match=f"platform.xml:4: .*core.*{why}"):
+            read_platform(path)
 
 
 def test_golden_order_is_lexicographic(golden_dir):
