@@ -3,7 +3,10 @@
 :class:`Machine` holds the compute hosts (speeds in flop/s, Batsim's resource ids) and which of them compute a
 job; :func:`start_job` starts a job's executor on the kernel: the job's activity (a sleep for ``delay``, a
 computation for a parallel task), its walltime, and the JOB_COMPLETED message its executor sends to the server
-when it ends. It imports the engine's kernel, server, records and profiles, and procset.
+when it ends. With compute sharing (Batsim's ``--enable-compute-sharing``), parallel tasks on the same hosts
+share them (:mod:`.sharing`): each start or end of a task changes the rates of the tasks it shares hosts with.
+Co-scheduling (:mod:`.coscheduling`) uses the same path with another rule for the rates. It imports the engine's
+kernel, server, records, profiles, sharing, coscheduling and speedup modules, and procset.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from batreplay.engine.kernel import PRIO_SEND, Kernel
 from batreplay.engine.profiles import execution_time
 from batreplay.engine.records import SUCCESS, WALLTIME_REACHED, Job
 from batreplay.engine.server import COMPLETED, Message, Server
+from batreplay.engine.coscheduling import CoScheduledHosts
+from batreplay.engine.sharing import SharedHosts, SharedTask
+from batreplay.engine.speedup import SpeedupModel
 
 #: A parallel task whose duration is within this fraction (of 1 + walltime, in seconds) of its walltime races
 #: its timeout with SimGrid's arithmetic; beyond it, the outcome is decided at start (see :func:`start_job`).
@@ -24,13 +30,45 @@ _FLAGS = (b"\x00", b"\x01")  # a host's busy flag, idle and computing
 
 
 class Machine:
-    """The compute hosts: ``speeds`` (flop/s) by resource id, and a busy flag per host (compute sharing is off)."""
+    """The compute hosts: ``speeds`` (flop/s of one core) by resource id, and a busy flag per host.
 
-    def __init__(self, speeds: Sequence[float]) -> None:
+    Args:
+        speeds: flop/s of each host (of one of its cores), by resource id.
+        cores: cores of each host (SimGrid's ``core`` attribute), by resource id; only compute sharing uses them
+            (a job alone on a host computes on one core). Default: 1 each.
+        sharing: compute sharing on (Batsim's ``--enable-compute-sharing``): several jobs may run on a host, and
+            ``shared`` holds the parallel tasks on each host; off, a host computes one job at a time.
+        speedup_model: co-scheduling (an extension of the embedded engine): several jobs may run on a host, each at
+            its rate alone times its speedup beside its neighbours (:mod:`.coscheduling`), instead of sharing the
+            host's flop rate.
+    """
+
+    def __init__(self, speeds: Sequence[float], cores: Sequence[int] | None = None, sharing: bool = False,
+                 speedup_model: SpeedupModel | None = None) -> None:
         self.speeds = [float(speed) for speed in speeds]
-        self.busy = bytearray(len(self.speeds))  # 1 where a host computes a job
+        self.busy = bytearray(len(self.speeds))  # 1 where a host computes a job (compute sharing off)
         # the one speed of a homogeneous platform (flop/s): no per-host list to build for each job
         self.uniform_speed = self.speeds[0] if self.speeds and len(set(self.speeds)) == 1 else None
+        self.shared: SharedHosts | CoScheduledHosts | None = None
+        if speedup_model is not None:
+            self.shared = CoScheduledHosts(self.speeds, speedup_model)
+        elif sharing:
+            self.shared = SharedHosts(self.speeds, cores or [1] * len(self.speeds))
+
+    def amounts(self, profile: dict, alloc: ProcSet) -> dict[int, float]:
+        """Flop the parallel task of ``profile`` computes on each host of ``alloc`` (hosts with none left out)."""
+        kind = profile["type"]
+        hosts = list(alloc)
+        if kind == "parallel_homogeneous":
+            flops = [float(profile["cpu"])] * len(hosts)
+        elif kind == "parallel_homogeneous_total":
+            flops = [float(profile["cpu"]) / len(hosts)] * len(hosts)
+        else:
+            flops = [float(c) for c in profile["cpu"]]
+            if len(flops) != len(hosts):
+                raise ValueError(f"parallel profile has {len(flops)} cpu values but the job was allocated "
+                                 f"{len(hosts)} hosts")
+        return {host: flop for host, flop in zip(hosts, flops) if flop > 0}
 
     def mark(self, alloc: ProcSet, value: int) -> None:
         """Set the busy flag of the hosts of ``alloc`` to ``value`` (1: computing, 0: idle)."""
@@ -85,6 +123,9 @@ def start_job(kernel: Kernel, server: Server, machine: Machine, job: Job, profil
     action suffices; near it both run, with SimGrid's arithmetic, and a task that loses keeps running until its
     executor exits (KTH-SP2 job 5464, 2.5 ns after its walltime).
     """
+    if machine.shared is not None and profile["type"] != "delay":
+        _start_shared_job(kernel, server, machine, job, profile, alloc)
+        return
     duration, rate = machine.timing(profile, alloc)
     job.state = "RUNNING"
     job.start = kernel.clock
@@ -124,3 +165,66 @@ def start_job(kernel: Kernel, server: Server, machine: Machine, job: Job, profil
         job.activity = kernel.sleep(duration, finish, SUCCESS)
     else:
         job.activity = kernel.sleep(walltime, finish, WALLTIME_REACHED)
+
+
+def _apply_rates(kernel: Kernel, tasks: list[SharedTask]) -> None:
+    """Give each running task of ``tasks`` its new rate (tasks already ended in this step are left alone)."""
+    for task in tasks:
+        activity = task.owner
+        if activity is not None and activity.alive and activity.rate != task.rate:
+            task.owner = kernel.set_rate(activity, task.rate)
+
+
+def stop_shared_task(kernel: Kernel, machine: Machine, task: SharedTask | None) -> None:
+    """Stop ``task`` (None, or already stopped: nothing to do) and give its share to its neighbours."""
+    if task is None or task.owner is None:
+        return
+    kernel.cancel(task.owner)
+    task.owner = None
+    _apply_rates(kernel, machine.shared.remove(task))
+
+
+def _start_shared_job(kernel: Kernel, server: Server, machine: Machine, job: Job, profile: dict,
+                      alloc: ProcSet) -> None:
+    """:func:`start_job` for a parallel task under compute sharing: its rate is its share of its hosts, which
+    changes whenever a task starts or stops on them, so the outcome of its race with the walltime is never known
+    in advance: both the task and the walltime sleep run, and the first to end decides (the task when both end in
+    the same step)."""
+    job.state = "RUNNING"
+    job.start = kernel.clock
+    job.allocation = alloc
+    walltime = job.walltime
+    token = kernel.next_seq()
+    job.completion_token = token
+    coscheduled = isinstance(machine.shared, CoScheduledHosts)  # its speedup model rates jobs by their description
+    task = SharedTask(machine.amounts(profile, alloc), job=job.wire_description() if coscheduled else None)
+
+    def finish(final: str) -> None:
+        if job.completion_token != token:  # killed meanwhile, or the other side of the race won
+            return
+        job.completion_token = None
+        # as in start_job: a task that lost its race with the walltime goes on (and keeps its share) until the
+        # executor's JOB_COMPLETED is received
+        leftover = task if final == WALLTIME_REACHED and task.owner is not None else None
+        kernel.cancel(job.timeout)
+        if leftover is None:
+            stop_shared_task(kernel, machine, task)
+        job.activity = job.timeout = None
+        job.task = None
+        job.state = final
+        job.end = kernel.clock
+        server.arrive(Message(COMPLETED, job, None if leftover is None
+                              else lambda: stop_shared_task(kernel, machine, leftover)))
+
+    def task_ended(_argument: object) -> None:
+        task.owner = None
+        _apply_rates(kernel, machine.shared.remove(task))
+        finish(SUCCESS)
+
+    changed = machine.shared.add(task)
+    task.owner = kernel.start_activity(1.0, task.rate, PRIO_SEND, task_ended, SUCCESS)
+    _apply_rates(kernel, changed)
+    job.task = task
+    job.activity = None
+    if walltime >= 0:
+        job.timeout = kernel.sleep(walltime, finish, WALLTIME_REACHED)

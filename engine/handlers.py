@@ -18,7 +18,7 @@ from procset import ProcSet
 
 from batreplay.engine import events
 from batreplay.engine import server as msg
-from batreplay.engine.execution import Machine, start_job
+from batreplay.engine.execution import Machine, start_job, stop_shared_task
 from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
 from batreplay.engine.profiles import validate_profile
@@ -57,6 +57,21 @@ class Handlers:
         """A job of workload ``wname`` from its JSON description (see
         :func:`~batreplay.engine.records.job_from_json`)."""
         return job_from_json(self.jobs, self.profiles, wname, description, origin, next(self._job_order))
+
+    def check_speedup_model(self, job: Job) -> None:
+        """Under co-scheduling, make sure the speedup model can rate ``job``.
+
+        Raises:
+            EngineError: it cannot (e.g. the job has no class of the speedup table).
+        """
+        model = self.options.speedup_model
+        if model is not None:
+            from batreplay.engine.speedup import SpeedupModelError
+
+            try:
+                model.check_job(job.wire_description())
+            except SpeedupModelError as err:
+                raise EngineError(str(err)) from None
 
     def finished(self) -> bool:
         """True once every submitter said BYE, registration is over and no job, waiter or killer remains."""
@@ -182,7 +197,7 @@ class Handlers:
                 f"EXECUTE_JOB '{job.full_id}': the job requests {job.res} resources but {size} were "
                 f"allocated ({alloc})"
             )
-        clash = self.machine.clash(alloc)
+        clash = self.machine.clash(alloc) if self.machine.shared is None else None
         if clash is not None:
             raise EngineError(
                 f"EXECUTE_JOB '{job.full_id}': resources {clash} are already computing another job "
@@ -222,9 +237,13 @@ class Handlers:
         killed = []
         for job in to_kill:
             if job.state == "RUNNING":
-                elapsed = kernel.clock - job.start
-                total = self.machine.duration(self.profile_of(job), job.allocation)
-                progress[job.full_id] = {"profile_name": job.profile_name, "progress": printed_time(elapsed / total)}
+                if job.task is not None:  # a parallel task on shared hosts: the fraction of its work done
+                    done = 1.0 - kernel.work_left(job.task.owner)
+                    stop_shared_task(kernel, self.machine, job.task)
+                    job.task = None
+                else:
+                    done = (kernel.clock - job.start) / self.machine.duration(self.profile_of(job), job.allocation)
+                progress[job.full_id] = {"profile_name": job.profile_name, "progress": printed_time(done)}
                 job.completion_token = None
                 kernel.cancel(job.activity)
                 kernel.cancel(job.timeout)
@@ -262,6 +281,7 @@ class Handlers:
         job = self.new_job(wname, description, origin="REGISTER_JOB")
         job.description = dict(data["job"])
         job.registered = True
+        self.check_speedup_model(job)
         job.state = "SUBMITTED"
         self.nb_submitted += 1
         if self.options.acknowledge_dynamic_jobs:

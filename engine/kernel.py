@@ -75,6 +75,11 @@ class Activity:
         self.alive = True
         self.synced = synced
 
+    def __lt__(self, other: Activity) -> bool:
+        # Heap entries tie on (end, seq) only between an activity moved by Kernel.set_rate and its dead former
+        # self: either order will do.
+        return False
+
     def time_left(self) -> float:
         """Seconds until it ends if nothing changes (as SimGrid computes it)."""
         if self.rate:
@@ -134,6 +139,25 @@ class Kernel:
             self.schedule(PRIO_SEND, action, argument)
             return None
         return self.start_activity(duration, 0.0, PRIO_SEND, action, argument)
+
+    def set_rate(self, activity: Activity, rate: float) -> Activity:
+        """Let ``activity`` (a computation) progress at ``rate`` from now on (compute sharing: its share of its
+        hosts changed). The work done so far is counted at the old rate, step by step as SimGrid counts it; the
+        activity goes on as a new :class:`Activity` (same action, same place in the order of starts), which is
+        returned: the old one must no longer be used."""
+        if activity.synced != self._nb_steps:
+            self._bring_up_to_date(activity)
+        activity.alive = False  # its heap entry is dropped when it comes up
+        moved = Activity(activity.remaining, rate, activity.prio, activity.seq, activity.action, activity.argument,
+                         self._nb_steps)
+        heapq.heappush(self._activities, (self.clock + moved.time_left(), moved.seq, moved))
+        return moved
+
+    def work_left(self, activity: Activity) -> float:
+        """The work ``activity`` has left now (for a computation, the fraction of the task not done yet)."""
+        if activity.synced != self._nb_steps:
+            self._bring_up_to_date(activity)
+        return activity.remaining
 
     @staticmethod
     def cancel(activity: Activity | None) -> None:

@@ -52,6 +52,7 @@ class Job:
     metadata: str = ""
     completion_token: int | None = None
     activity: Any = None
+    task: Any = None  # its parallel task on shared hosts, while it runs (compute sharing only)
     registered: bool = False
 
     @property

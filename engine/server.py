@@ -237,7 +237,7 @@ def simulation_begins_event(options: EngineOptions, host_names: Sequence[str], w
         "nb_resources": len(host_names),
         "nb_compute_resources": len(host_names),
         "nb_storage_resources": 0,
-        "allow_compute_sharing": False,
+        "allow_compute_sharing": options.shares_hosts,
         "allow_storage_sharing": True,
         "config": config,
         "compute_resources": resources,

@@ -32,7 +32,8 @@ including the microseconds that SimGrid's internal messages add up over long cha
 as Batsim does.
 
 Scope: ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_total`` and ``parallel`` profiles
-without communication; walltime kills; EXECUTE_JOB, REJECT_JOB, CALL_ME_LATER, KILL_JOB,
+without communication; walltime kills; compute sharing (:mod:`.sharing`, ``EngineOptions.compute_sharing``);
+EXECUTE_JOB, REJECT_JOB, CALL_ME_LATER, KILL_JOB,
 REGISTER_PROFILE / REGISTER_JOB (with or without acknowledgement), SET_JOB_METADATA and NOTIFY
 ``registration_finished`` / ``continue_registration``. Anything else raises :class:`EngineError` naming
 real Batsim as the way to run it.
@@ -71,6 +72,8 @@ class BatsimEngine:
         message_bandwidth: bytes/s of the links carrying Batsim's 1-byte internal messages (default 125e6,
             the links of the golden platforms and of every platform ``batreplay platform`` writes); it only
             sets how long those messages take (8 ns), hence which same-instant events share a message.
+        cores: cores of each host, in resource-id order (SimGrid's ``core`` attribute; default 1 each); only
+            compute sharing (``options.compute_sharing``) uses them.
 
     Attributes:
         records: the out_jobs.csv rows (:class:`batreplay.formats.out_jobs_writer.JobRecord`) of the jobs ended so far
@@ -90,12 +93,15 @@ class BatsimEngine:
         workload_files: Mapping[str, str] | None = None,
         options: EngineOptions | None = None,
         message_bandwidth: float = DEFAULT_MESSAGE_BANDWIDTH,
+        cores: Sequence[int] | None = None,
     ) -> None:
         self.options = options or EngineOptions()
         self.host_names = [name for name, _ in hosts]
         self.nb_hosts = len(hosts)
         self.kernel = Kernel()
-        self.handlers = Handlers(self.kernel, Machine([speed for _, speed in hosts]), self.options, len(workloads))
+        machine = Machine([speed for _, speed in hosts], cores, sharing=self.options.compute_sharing,
+                          speedup_model=self.options.speedup_model)
+        self.handlers = Handlers(self.kernel, machine, self.options, len(workloads))
         self.server = Server(self.kernel, message_bandwidth, self.handlers.handle, self.handlers.finished)
         self.handlers.server = self.server
         self.jobs = self.handlers.jobs
@@ -110,12 +116,20 @@ class BatsimEngine:
                 validate_profile(pname, profile)
             self.profiles[wname] = dict(profiles)  # the profiles themselves are read, never changed
             static_jobs[wname] = [self.handlers.new_job(wname, j, origin="workload") for j in document["jobs"]]
+            # Batsim drops the profiles no job of the file uses, once the file is checked: SIMULATION_BEGINS
+            # lists only the others, and no later job can use them (src/workload.cpp, golden sharing-group)
+            used = {job.profile_name for job in static_jobs[wname]}
+            for job in static_jobs[wname]:
+                self.handlers.check_speedup_model(job)  # before anything runs
+            self.profiles[wname] = {name: profile for name, profile in profiles.items() if name in used}
             files.setdefault(wname, f"{wname}.json")
 
         # Batsim sends SIMULATION_BEGINS before anything else happens.
         self.server.buffer.append(simulation_begins_event(self.options, self.host_names, files, self.profiles))
         for wname, jobs in static_jobs.items():
-            jobs.sort(key=lambda j: (j.subtime, j.order))
+            # Batsim submits by submission time, then by job id as a C++ string (bytes), not in file order
+            # (src/jobs.cpp, job_comparator_subtime_number; golden sharing-group)
+            jobs.sort(key=lambda j: (j.subtime, j.full_id.encode()))
             self.server.start_submitter(wname, jobs)
         self.server.flush()
 

@@ -75,16 +75,19 @@ def batsim_options(case_dir: Path) -> EngineOptions:
     args = (case_dir / "batsim_args.txt").read_text().split()
     return EngineOptions(dynamic_jobs="--enable-dynamic-jobs" in args,
                          acknowledge_dynamic_jobs="--acknowledge-dynamic-jobs" in args,
-                         profile_reuse="--enable-profile-reuse" in args)
+                         profile_reuse="--enable-profile-reuse" in args,
+                         compute_sharing="--enable-compute-sharing" in args)
 
 
 def engine_for(platform: Path, workload: Path, options: EngineOptions | None = None) -> BatsimEngine:
     """An embedded engine on a platform file and one workload file (named ``w0``, as Batsim names it)."""
     from batreplay.platforms.reader import read_platform
 
-    hosts = [(h.name, h.speed) for h in read_platform(platform).hosts]
+    compute = read_platform(platform)
+    hosts = [(h.name, h.speed) for h in compute.hosts]
     document = json.loads(Path(workload).read_text())
-    return BatsimEngine(hosts, {"w0": document}, {"w0": Path(workload).name}, options or EngineOptions())
+    return BatsimEngine(hosts, {"w0": document}, {"w0": Path(workload).name}, options or EngineOptions(),
+                        cores=compute.cores)
 
 
 def json_difference(got, expected, path: str = "msg") -> str | None:

@@ -1,4 +1,5 @@
-"""Conformance of the embedded engine with real Batsim 4.2.1 recordings (``../shared/batsim-golden/``).
+"""Conformance of the embedded engine with real Batsim 4.2.1 recordings (``../shared/batsim-golden/``, and
+``../shared/batsim-golden-sharing/`` for compute sharing).
 
 Two checks per case:
 1. Transcript replay: the engine, fed the recorded scheduler replies, must send exactly the recorded Batsim
@@ -18,17 +19,18 @@ from batreplay.formats.out_schedule import SUMMARY_COLUMNS, schedule_summary
 from batreplay.engine.simulator import BatsimEngine, EngineError
 from batsim_doubles import batsim_options, json_difference, transcript_pairs
 from batsim_doubles import engine_for as shared_engine_for
-from conftest import GOLDEN, golden_cases
+from conftest import GOLDEN, golden_cases, golden_folder
+
 
 def engine_for(case: str) -> BatsimEngine:
-    folder = GOLDEN / case
+    folder = golden_folder(case)
     return shared_engine_for(folder / "platform.xml", folder / "workload.json", batsim_options(folder))
 
 
-@pytest.mark.parametrize("case", golden_cases())
+@pytest.mark.parametrize("case", golden_cases(sharing=True))
 def test_engine_replays_batsim_transcript(case):
     engine = engine_for(case)
-    for seq, (request, reply) in enumerate(transcript_pairs(GOLDEN / case)):
+    for seq, (request, reply) in enumerate(transcript_pairs(golden_folder(case))):
         got = engine.next_request()
         assert got is not None, f"{case}: the engine ended before message {seq}"
         difference = json_difference(got, request)

@@ -36,7 +36,7 @@ from batsim_doubles import (
     transcript_pairs,
     wait_exit,
 )
-from conftest import GOLDEN, REPO_ROOT, golden_cases, slow_when_large
+from conftest import GOLDEN, REPO_ROOT, golden_cases, golden_folder, slow_when_large
 
 #: The decision process of each golden case, by the first word of its scheduler.txt, as pybatsim's launcher
 #: takes it: a scheduler of pybatsim's own package, or a scheduler file.
@@ -49,23 +49,26 @@ OUR_SCHEDULERS = ["fcfs", "easy", "conservative"]
 
 
 def recorded_scheduler(case: str) -> str:
-    words = (GOLDEN / case / "scheduler.txt").read_text().split()
+    folder = golden_folder(case)
+    words = (folder / "scheduler.txt").read_text().split()
+    if words and (folder / f"{words[0]}.py").is_file():  # a probe kept beside its recording (compute sharing)
+        return str(folder / f"{words[0]}.py")
     assert words and words[0] in RECORDED_SCHEDULERS, (
         f"golden case {case}: no decision process known for scheduler {words[:1]}: add it to RECORDED_SCHEDULERS")
     return RECORDED_SCHEDULERS[words[0]]
 
 
 def static_cases() -> list[str]:
-    return [c for c in golden_cases() if not batsim_options(GOLDEN / c).dynamic_jobs]
+    return [c for c in golden_cases(sharing=True) if not batsim_options(golden_folder(c)).dynamic_jobs]
 
 
 def dynamic_cases() -> list[str]:
-    return [c for c in golden_cases() if batsim_options(GOLDEN / c).dynamic_jobs]
+    return [c for c in golden_cases(sharing=True) if batsim_options(golden_folder(c)).dynamic_jobs]
 
 
-@pytest.mark.parametrize("case", golden_cases())
+@pytest.mark.parametrize("case", golden_cases(sharing=True))
 def test_recorded_decision_process_replies_as_recorded(case, tmp_path):
-    pairs = transcript_pairs(GOLDEN / case)
+    pairs = transcript_pairs(golden_folder(case))
     with pybatsim_process(recorded_scheduler(case), tmp_path, cwd=tmp_path) as (batsim, process):
         for seq, (request, recorded) in enumerate(pairs):
             reply = batsim.exchange(request)
@@ -92,7 +95,7 @@ def test_playback_detects_a_different_decision(tmp_path):
 @pytest.mark.parametrize("scheduler", OUR_SCHEDULERS)
 @pytest.mark.parametrize("case", slow_when_large(static_cases()))
 def test_our_scheduler_over_zmq_equals_in_process_run(case, scheduler, tmp_path):
-    folder = GOLDEN / case
+    folder = golden_folder(case)
     over_zmq = engine_for(folder / "platform.xml", folder / "workload.json", batsim_options(folder))
     scheduler_file = str(REPO_ROOT / "schedulers" / f"{scheduler}.py")
     with pybatsim_process(scheduler_file, tmp_path, cwd=tmp_path) as (batsim, process):
@@ -108,7 +111,7 @@ def test_our_scheduler_over_zmq_equals_in_process_run(case, scheduler, tmp_path)
 
 @pytest.mark.parametrize("case", dynamic_cases())
 def test_dynamic_jobs_over_zmq_give_batsim_out_jobs(case, tmp_path):
-    folder = GOLDEN / case
+    folder = golden_folder(case)
     engine = engine_for(folder / "platform.xml", folder / "workload.json", batsim_options(folder))
     with pybatsim_process(recorded_scheduler(case), tmp_path, cwd=tmp_path) as (batsim, process):
         drive_engine(engine, batsim)

@@ -1,0 +1,172 @@
+"""Compute sharing: how fast each parallel task runs when several jobs compute on the same hosts.
+
+With Batsim's ``--enable-compute-sharing``, several jobs may run on one host at once. Batsim 4.2.1 runs SimGrid
+3.32's ``ptask_L07`` host model, whose rates come from SimGrid's *bottleneck* solver (``lmm::FairBottleneck``), not
+from its max-min one. This module plays that solver on the parallel tasks of the shared hosts:
+
+- a parallel task ``j`` progresses at rate ``x_j`` (tasks per second: its whole work counts as 1 unit, see
+  :mod:`.kernel`) and computes ``a_jh`` flop on each of its hosts ``h``, drawing ``a_jh * x_j`` flop/s from it;
+- host ``h`` offers ``cores_h * speed_h`` flop/s; on hosts with several cores a task gets at most one core
+  (``x_j <= speed_h / a_jh``: observed on the golden ``multicore``);
+- the solver works in rounds: each host not yet used up splits what it has left *equally in flop/s* between its
+  tasks still being filled; each such task grows by the smallest of its hosts' shares divided by its amount there;
+  every host then loses what its tasks took in this round, and a host left with nothing (below SimGrid's
+  ``maxmin/precision``, 1e-5 flop/s) freezes all its tasks. Quirk kept as SimGrid has it: a frozen task's last
+  increment is subtracted again, at every later round, from its hosts still being filled;
+- ``delay`` jobs are sleeps: they neither take nor lose any share (they never come here).
+
+In the simple cases this is a fair share in flop/s (two jobs on a host get half of it each, whatever their
+amounts; a 2-host job on a host shared three ways gets a third, its neighbour on its other host two thirds), as
+``../shared/batsim-golden-sharing/README.md`` describes; the quirk matters on wide overlapping jobs (golden
+``sharing-kth``, job 222 ends 23.5 s later than under a max-min share). All four golden recordings are reproduced
+message for message (``tests/engine/test_engine_golden.py``).
+
+Rates change only when a task starts or stops; only the tasks connected to the changed hosts (through hosts they
+share, transitively) can change, and the solver's rounds never mix such groups, so :meth:`SharedHosts.add` and
+:meth:`SharedHosts.remove` solve those alone and return them. This module imports nothing from batreplay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# SimGrid's ``maxmin/precision``: a host's capacity left below this (flop/s) counts as used up.
+_SOLVER_PRECISION = 1e-5
+
+
+@dataclass(eq=False, slots=True)
+class SharedTask:
+    """A parallel task on shared hosts.
+
+    Attributes:
+        amounts: flop to compute on each host, by resource id (hosts with nothing to compute are left out).
+        rate: progress in tasks per second (work units/s, the task's whole work being 1), set by
+            :class:`SharedHosts` (or :class:`~batreplay.engine.coscheduling.CoScheduledHosts`); ``inf`` when the
+            task computes nothing.
+        owner: whatever the caller attaches (the engine: the kernel activity that computes the task).
+        job: the job's Batsim JSON object (for co-scheduling's speedup model), or None.
+        speedup: co-scheduling only: the task's speedup now (eq. 1 of :mod:`batreplay.engine.speedup`).
+    """
+
+    amounts: dict[int, float]
+    rate: float = 0.0
+    owner: object = field(default=None)
+    job: Any = None
+    speedup: float = 1.0
+
+
+class SharedHosts:
+    """The hosts' capacities and the tasks computing on each; their rates (see the module docstring).
+
+    Args:
+        speeds: flop/s of one core of each host, by resource id.
+        cores: cores of each host, by resource id (SimGrid's ``core`` attribute; 1 when absent).
+
+    Raises:
+        ValueError: ``speeds`` and ``cores`` differ in length, or a host has fewer than 1 core.
+    """
+
+    def __init__(self, speeds: Sequence[float], cores: Sequence[int]) -> None:
+        if len(speeds) != len(cores):
+            raise ValueError(f"{len(speeds)} host speeds but {len(cores)} core counts")
+        if any(int(c) < 1 for c in cores):
+            raise ValueError("every host needs at least 1 core")
+        self.speeds = [float(s) for s in speeds]
+        self.capacities = [float(s) * int(c) for s, c in zip(speeds, cores)]
+        self.tasks_on: list[list[SharedTask]] = [[] for _ in self.speeds]
+
+    def load(self, host: int) -> int:
+        """Number of parallel tasks computing on ``host`` now."""
+        return len(self.tasks_on[host])
+
+    def add(self, task: SharedTask) -> list[SharedTask]:
+        """Put ``task`` on its hosts; the tasks whose rate may have changed (``task`` included), rates updated."""
+        for host in task.amounts:
+            self.tasks_on[host].append(task)
+        if not task.amounts:
+            task.rate = float("inf")
+            return [task]
+        return self._reshare(task.amounts)
+
+    def remove(self, task: SharedTask) -> list[SharedTask]:
+        """Take ``task`` off its hosts; the other tasks whose rate may have changed, rates updated."""
+        for host in task.amounts:
+            self.tasks_on[host].remove(task)
+        return self._reshare(task.amounts)
+
+    def _component(self, hosts: Iterable[int]) -> tuple[list[int], list[SharedTask]]:
+        """The hosts and tasks reachable from ``hosts`` through tasks spanning several hosts, in a stable order
+        (hosts by id, tasks in the order first met)."""
+        seen_hosts = set(hosts)
+        frontier = sorted(seen_hosts)
+        tasks: list[SharedTask] = []
+        seen_tasks: set[int] = set()
+        while frontier:
+            host = frontier.pop()
+            for task in self.tasks_on[host]:
+                if id(task) in seen_tasks:
+                    continue
+                seen_tasks.add(id(task))
+                tasks.append(task)
+                for other in task.amounts:
+                    if other not in seen_hosts:
+                        seen_hosts.add(other)
+                        frontier.append(other)
+        return sorted(seen_hosts), tasks
+
+    def _reshare(self, changed: Iterable[int]) -> list[SharedTask]:
+        hosts, tasks = self._component(changed)
+        self._fill(hosts, tasks)
+        return tasks
+
+    def _fill(self, hosts: list[int], tasks: list[SharedTask]) -> None:
+        """SimGrid's bottleneck solver on ``hosts`` and ``tasks``; sets each task's ``rate`` (see the module
+        docstring: rounds of equal shares, saturated hosts leaving, increments of frozen tasks still subtracted)."""
+        remaining = {h: self.capacities[h] for h in hosts}
+        rate: dict[int, float] = {}
+        increment: dict[int, float] = {}
+        bound: dict[int, float] = {}
+        for task in tasks:
+            key = id(task)
+            rate[key] = increment[key] = 0.0
+            # one core per task (hosts with several cores only; elsewhere the host's capacity is the same limit)
+            if any(self.capacities[h] != self.speeds[h] for h in task.amounts):
+                bound[key] = min(self.speeds[h] / a for h, a in task.amounts.items())
+        filling = {id(task): task for task in tasks}
+        active = list(hosts)  # the hosts whose capacity is not used up yet
+        share: dict[int, float] = {}
+        while filling:
+            still = []
+            for host in active:
+                count = sum(1 for task in self.tasks_on[host] if id(task) in filling)
+                if count:
+                    share[host] = remaining[host] / count
+                    still.append(host)
+            active = still
+            for key, task in list(filling.items()):
+                step = min(share[h] / a for h, a in task.amounts.items())
+                if key in bound:
+                    step = min(step, bound[key] - rate[key])
+                increment[key] = step
+                rate[key] += step
+                if key in bound and rate[key] == bound[key]:
+                    del filling[key]
+            still = []
+            for host in active:
+                left = remaining[host]
+                for task in self.tasks_on[host]:
+                    # every task on the host, frozen ones included: SimGrid subtracts their last increment again
+                    left -= task.amounts[host] * increment[id(task)]
+                    if left < _SOLVER_PRECISION:
+                        left = 0.0
+                remaining[host] = left
+                if left <= 0.0:
+                    for task in self.tasks_on[host]:
+                        filling.pop(id(task), None)
+                else:
+                    still.append(host)
+            active = still
+        for task in tasks:
+            task.rate = rate[id(task)]

@@ -1,0 +1,188 @@
+"""Speedup models for co-scheduling: how fast a job runs beside a neighbour, relative to running alone.
+
+The co-scheduling simulator of the project's sources (``../shared/seeds/002_876b126a4edf8075.txt``, section "How is
+co-scheduling supported") runs jobs co-allocated on the CPUs of shared hosts. At each step, a job's speedup is the
+worst one over the jobs it shares a host with::
+
+    speedup_{n+1} = min over neighbours k of getSpeedup(job, k)            (1)
+    remTime_{n+1} = remTime_n * speedup_n / speedup_{n+1}                   (2)
+
+starting from speedup 1, the job's compact execution time (alone on its hosts). A *speedup model* is
+``getSpeedup``: :class:`SpeedupModel` is its interface, and three models are shipped, by name in
+:data:`SPEEDUP_MODELS`:
+
+- ``none`` (:class:`NoSpeedup`): 1 for every pair: co-allocated jobs run as if alone;
+- ``table`` (:class:`TableSpeedup`): pairwise speedups per job class, read from a CSV file (e.g. compute-bound and
+  memory-bound classes); a job's class is one of its workload properties (default ``class``);
+- ``random`` (:class:`RandomSpeedup`): a seeded draw per ordered pair of jobs, uniform in ``[low, high]``.
+
+Models see jobs as their Batsim JSON objects (``id`` is ``workload!name``; ``res``, ``profile``, ``subtime``,
+``walltime`` and any other property of the workload). :func:`make_speedup_model` builds one from its name and a JSON
+object of options, as ``batreplay run --speedup-model NAME --speedup-options JSON`` does. This module imports numpy
+and pandas only.
+"""
+
+from __future__ import annotations
+
+import inspect
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+class SpeedupModelError(ValueError):
+    """A speedup model that cannot be built (unknown name or option, unreadable table) or a job it cannot rate;
+    the message names the file, line and field, or the job."""
+
+
+@runtime_checkable
+class SpeedupModel(Protocol):
+    """``getSpeedup`` of the co-scheduling model: ``speedup(job, neighbour)`` is how much faster ``job`` runs beside
+    ``neighbour`` than alone on its hosts (a factor > 0; below 1: slower). Jobs are Batsim JSON objects."""
+
+    def speedup(self, job: Mapping[str, Any], neighbour: Mapping[str, Any]) -> float:
+        """The factor (> 0) for ``job`` beside ``neighbour``."""
+        ...
+
+    def check_job(self, job: Mapping[str, Any]) -> None:
+        """Raise :class:`SpeedupModelError` if the model cannot rate ``job`` (called before the simulation for the
+        workload's jobs, at registration for the others)."""
+        ...
+
+
+class NoSpeedup:
+    """Speedup 1 for every pair: co-allocated jobs run at their compact speed."""
+
+    def speedup(self, job: Mapping[str, Any], neighbour: Mapping[str, Any]) -> float:
+        """Always 1.0."""
+        return 1.0
+
+    def check_job(self, job: Mapping[str, Any]) -> None:
+        """Every job can be rated."""
+
+
+class TableSpeedup:
+    """Pairwise speedups per job class, from a CSV file with columns ``job_class``, ``neighbour_class`` and
+    ``speedup`` (one row per ordered pair of classes, every pair of the classes named present).
+
+    Args:
+        table: the CSV file.
+        class_field: the job property holding its class (a workload job's field, e.g. ``"class": "memory"``).
+        default_class: the class of a job without that property; None: such a job is an error.
+
+    Raises:
+        SpeedupModelError: a missing file or column, a speedup that is not a number > 0 (file, line and column
+            named), a pair given twice or missing, an unknown ``default_class``.
+    """
+
+    def __init__(self, table: str | Path, class_field: str = "class", default_class: str | None = None) -> None:
+        import pandas as pd
+
+        path = Path(table)
+        if not path.is_file():
+            raise SpeedupModelError(f"speedup table {path}: no such file")
+        try:
+            rows = pd.read_csv(path, dtype=str, keep_default_na=False)  # as written, for the messages
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+            raise SpeedupModelError(f"speedup table {path}: not a readable CSV file ({err})") from None
+        missing = [c for c in ("job_class", "neighbour_class", "speedup") if c not in rows.columns]
+        if missing:
+            raise SpeedupModelError(f"speedup table {path}: missing column(s) {', '.join(missing)} (expected "
+                                    "job_class, neighbour_class, speedup)")
+        values = pd.to_numeric(rows["speedup"], errors="coerce")
+        self.speedups: dict[tuple[str, str], float] = {}
+        for index, (mine, theirs, value) in enumerate(zip(rows["job_class"], rows["neighbour_class"], values)):
+            line = index + 2  # the header is line 1
+            if not value > 0 or value == float("inf"):
+                raise SpeedupModelError(f"{path}:{line}: column 'speedup': {rows['speedup'].iloc[index]!r} is not "
+                                        "a number > 0")
+            if (mine, theirs) in self.speedups:
+                raise SpeedupModelError(f"{path}:{line}: the pair ({mine}, {theirs}) is given twice")
+            self.speedups[(str(mine), str(theirs))] = float(value)
+        self.classes = sorted({c for pair in self.speedups for c in pair})
+        absent = [(a, b) for a in self.classes for b in self.classes if (a, b) not in self.speedups]
+        if absent:
+            raise SpeedupModelError(f"speedup table {path}: no speedup for the pair(s) "
+                                    + ", ".join(f"({a}, {b})" for a, b in absent[:5]))
+        if default_class is not None and default_class not in self.classes:
+            raise SpeedupModelError(f"speedup table {path}: default class {default_class!r} is not among its classes "
+                                    f"({', '.join(self.classes)})")
+        self.path = path
+        self.class_field = class_field
+        self.default_class = default_class
+
+    def job_class(self, job: Mapping[str, Any]) -> str:
+        """The class of ``job``. Raises SpeedupModelError: none, or one the table does not know."""
+        value = job.get(self.class_field, self.default_class)
+        if value is None:
+            raise SpeedupModelError(f"job {job.get('id')!r} has no property {self.class_field!r} and the speedup "
+                                    f"table {self.path} has no default class (speedup option default_class)")
+        if str(value) not in self.classes:
+            raise SpeedupModelError(f"job {job.get('id')!r}: class {value!r} ({self.class_field}) is not in the "
+                                    f"speedup table {self.path} ({', '.join(self.classes)})")
+        return str(value)
+
+    def check_job(self, job: Mapping[str, Any]) -> None:
+        """Raise SpeedupModelError when ``job`` has no class the table knows."""
+        self.job_class(job)
+
+    def speedup(self, job: Mapping[str, Any], neighbour: Mapping[str, Any]) -> float:
+        """The table's speedup for (class of ``job``, class of ``neighbour``)."""
+        return self.speedups[(self.job_class(job), self.job_class(neighbour))]
+
+
+class RandomSpeedup:
+    """A seeded random speedup per ordered pair of jobs, uniform in ``[low, high]``: the same pair gets the same
+    value whatever the order of the calls (it is drawn from the seed and the two job ids).
+
+    Raises:
+        SpeedupModelError: ``low`` not > 0 or ``high`` below ``low``.
+    """
+
+    def __init__(self, seed: int = 0, low: float = 0.5, high: float = 1.5) -> None:
+        if not (float(low) > 0 and float(high) >= float(low)):
+            raise SpeedupModelError(f"random speedups need 0 < low <= high, got low={low}, high={high}")
+        self.seed, self.low, self.high = int(seed), float(low), float(high)
+        self._drawn: dict[tuple[str, str], float] = {}
+
+    def speedup(self, job: Mapping[str, Any], neighbour: Mapping[str, Any]) -> float:
+        """The pair's draw (kept: a pair meets many times)."""
+        import numpy as np
+
+        key = (str(job.get("id")), str(neighbour.get("id")))
+        value = self._drawn.get(key)
+        if value is None:
+            words = [self.seed, zlib.crc32(key[0].encode()), zlib.crc32(key[1].encode())]
+            value = self._drawn[key] = float(np.random.default_rng(words).uniform(self.low, self.high))
+        return value
+
+    def check_job(self, job: Mapping[str, Any]) -> None:
+        """Every job can be rated."""
+
+
+#: The shipped speedup models, by name.
+SPEEDUP_MODELS: dict[str, type] = {"none": NoSpeedup, "table": TableSpeedup, "random": RandomSpeedup}
+
+
+def make_speedup_model(name: str, options: Mapping[str, Any] | None = None) -> SpeedupModel:
+    """The speedup model called ``name`` (:data:`SPEEDUP_MODELS`) with ``options`` (its constructor's keyword
+    arguments: ``table``, ``class_field``, ``default_class`` for ``table``; ``seed``, ``low``, ``high`` for
+    ``random``).
+
+    Raises:
+        SpeedupModelError: an unknown name or option, or what the model refuses.
+    """
+    kind = SPEEDUP_MODELS.get(name)
+    if kind is None:
+        raise SpeedupModelError(f"unknown speedup model {name!r} (known: {', '.join(SPEEDUP_MODELS)})")
+    options = dict(options or {})
+    accepted = [p for p in inspect.signature(kind).parameters if p != "self"]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise SpeedupModelError(f"speedup model {name!r}: unknown option(s) {', '.join(unknown)} (known: "
+                                f"{', '.join(accepted) or 'none'})")
+    try:
+        return kind(**options)
+    except TypeError as err:
+        raise SpeedupModelError(f"speedup model {name!r}: {err}") from None
