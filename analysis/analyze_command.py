@@ -128,7 +128,8 @@ def run_metrics(run: RunData, *, tau: float = DEFAULT_TAU, window: TimeWindow | 
         "replay": run.spec.get("replay"), "nb_resources": run.nb_resources,
         "nb_resources_source": run.nb_resources_source,
     }
-    row.update(summarize(run.jobs, nb_resources=run.nb_resources, tau=tau, window=window))
+    row.update(summarize(run.jobs, nb_resources=run.nb_resources, tau=tau, window=window,
+                         shared_hosts=run.shared_hosts))
     if run.has_recorded_submissions:
         if lateness is None:
             lateness = job_lateness(run.jobs, run.job_table)
@@ -151,7 +152,8 @@ def paper_window_metrics(run: RunData, *, tau: float = DEFAULT_TAU) -> tuple[pd.
         if window.end > last_finish:
             too_long.append((length, window.end))
             continue
-        values = summarize(run.jobs, nb_resources=run.nb_resources, tau=tau, window=window)
+        values = summarize(run.jobs, nb_resources=run.nb_resources, tau=tau, window=window,
+                           shared_hosts=run.shared_hosts)
         rows.append({"run": run.name, "window_months": length, "window_start": window.start,
                      "window_end": window.end, "throughput_per_day": values["throughput_per_day"],
                      "mean_busy_nodes": values["mean_busy_nodes"], "utilisation": values["utilisation"]})

@@ -48,7 +48,7 @@ from batreplay.formats.out_jobs import (
     WALLTIME_REACHED,
     attach_job_table,
 )
-from batreplay.formats.out_schedule import job_times, running_intervals
+from batreplay.formats.out_schedule import busy_host_intervals, job_times, running_intervals
 from batreplay.formats.out_schedule import busy_node_seconds as node_seconds
 
 SECONDS_PER_DAY = 86_400.0
@@ -124,12 +124,13 @@ def job_metrics(jobs: pd.DataFrame, *, tau: float = DEFAULT_TAU) -> pd.DataFrame
     return times.assign(bounded_slowdown=bounded)
 
 
-def busy_node_seconds(jobs: pd.DataFrame, window: TimeWindow | None = None) -> float:
+def busy_node_seconds(jobs: pd.DataFrame, window: TimeWindow | None = None, *, shared_hosts: bool = False) -> float:
     """Node-seconds used by jobs (``requested_number_of_resources`` x time running), clipped to ``window``;
-    without a window, Batsim's ``time_computing`` (see :func:`batreplay.formats.out_schedule.busy_node_seconds`)."""
+    without a window, Batsim's ``time_computing`` (see :func:`batreplay.formats.out_schedule.busy_node_seconds`).
+    With ``shared_hosts`` (compute sharing), a host computing several jobs at once counts once."""
     if window is None:
-        return node_seconds(jobs)
-    return node_seconds(jobs, window.start, window.end)
+        return node_seconds(jobs, shared_hosts=shared_hosts)
+    return node_seconds(jobs, window.start, window.end, shared_hosts=shared_hosts)
 
 
 def _percentile(values: np.ndarray, q: float) -> float:
@@ -159,6 +160,8 @@ class ScheduleFacts:
         span_start, span_end: the span of the time-based metrics (s): the window, or first submission to
             last finish.
         running_time: time each job that ran spent running inside the span (s), shape like ``starts``.
+        busy_node_seconds: node-seconds the hosts spent computing inside the span; under compute sharing
+            (``shared_hosts``) a host computing several jobs at once counts once, as Batsim counts it.
     """
 
     nb_resources: int
@@ -176,6 +179,7 @@ class ScheduleFacts:
     span_start: float
     span_end: float
     running_time: np.ndarray
+    busy_node_seconds: float
 
     @property
     def span(self) -> float:
@@ -189,7 +193,7 @@ class ScheduleFacts:
 
 
 def schedule_facts(jobs: pd.DataFrame, *, nb_resources: int, tau: float = DEFAULT_TAU,
-                   window: TimeWindow | None = None) -> ScheduleFacts:
+                   window: TimeWindow | None = None, shared_hosts: bool = False) -> ScheduleFacts:
     """The :class:`ScheduleFacts` of a jobs table (arguments as :func:`summarize`).
 
     Raises:
@@ -220,11 +224,13 @@ def schedule_facts(jobs: pd.DataFrame, *, nb_resources: int, tau: float = DEFAUL
         bounded_slowdown=per_job["bounded_slowdown"].to_numpy()[ran], all_submissions=sub_all, starts=start,
         ends=finish, widths=width, span_start=span_start, span_end=span_end,
         running_time=np.maximum(clip_finish - clip_start, 0.0),
+        busy_node_seconds=(node_seconds(jobs, span_start, span_end, shared_hosts=True) if shared_hosts
+                           else float(np.sum(width * np.maximum(clip_finish - clip_start, 0.0)))),
     )
 
 
 def summarize(jobs: pd.DataFrame, *, nb_resources: int, tau: float = DEFAULT_TAU,
-              window: TimeWindow | None = None) -> dict[str, float | int]:
+              window: TimeWindow | None = None, shared_hosts: bool = False) -> dict[str, float | int]:
     """Usual scheduling metrics of one run: every metric of :data:`SCHEDULE_METRICS`, in its order.
 
     Which jobs and which span: job statistics (counts, waiting time, turnaround, slowdowns, makespan)
@@ -237,6 +243,9 @@ def summarize(jobs: pd.DataFrame, *, nb_resources: int, tau: float = DEFAULT_TAU
         nb_resources: number of compute resources of the platform (nodes), > 0.
         tau: interactive threshold of the bounded slowdown, seconds.
         window: optional :class:`TimeWindow` to leave out warm-up and drain (Madon et al. 2024, Fig. 9).
+        shared_hosts: the run had compute sharing on (several jobs per host): busy node-seconds, utilisation
+            and mean busy nodes count a host once while any job runs on it, as Batsim's ``time_computing`` and
+            ``out_machine_states.csv`` do (``jobs`` then needs ``allocated_resources``).
 
     Returns:
         A dict with
@@ -267,7 +276,7 @@ def summarize(jobs: pd.DataFrame, *, nb_resources: int, tau: float = DEFAULT_TAU
     Raises:
         ValueError: ``nb_resources`` < 1 or ``tau`` <= 0.
     """
-    facts = schedule_facts(jobs, nb_resources=nb_resources, tau=tau, window=window)
+    facts = schedule_facts(jobs, nb_resources=nb_resources, tau=tau, window=window, shared_hosts=shared_hosts)
     return {metric.name: metric.compute(facts) for metric in SCHEDULE_METRICS}
 
 
@@ -284,7 +293,7 @@ def _mean_running_per_event(submissions: np.ndarray, start: np.ndarray, finish: 
 
 
 def _busy(facts: ScheduleFacts) -> float:
-    return float(np.sum(facts.widths * facts.running_time))
+    return facts.busy_node_seconds
 
 
 def _per_span(value: float, facts: ScheduleFacts, unit: float = 1.0) -> float:
@@ -359,17 +368,21 @@ SCHEDULE_METRICS: tuple[Metric, ...] = (
 )
 
 
-def running_jobs_over_time(jobs: pd.DataFrame) -> pd.DataFrame:
+def running_jobs_over_time(jobs: pd.DataFrame, *, shared_hosts: bool = False) -> pd.DataFrame:
     """Step function of the number of running jobs and busy nodes.
+
+    Args:
+        shared_hosts: the run had compute sharing on: a node running several jobs at once is one busy node.
 
     Returns:
         Frame with columns ``time`` (s, increasing, one row per distinct start or finish instant),
         ``running_jobs`` and ``busy_nodes``: the values holding from ``time`` until the next row.
     """
     start, finish, width = running_intervals(jobs)
-    times = np.concatenate([start, finish])
-    jobs_delta = np.concatenate([np.ones_like(start), -np.ones_like(finish)])
-    nodes_delta = np.concatenate([width, -width])
+    busy_start, busy_finish, busy_width = busy_host_intervals(jobs) if shared_hosts else (start, finish, width)
+    times = np.concatenate([start, finish, busy_start, busy_finish])
+    jobs_delta = np.concatenate([np.ones_like(start), -np.ones_like(finish), np.zeros(2 * len(busy_start))])
+    nodes_delta = np.concatenate([np.zeros(2 * len(start)), busy_width, -busy_width])
     frame = pd.DataFrame({"time": times, "running_jobs": jobs_delta, "busy_nodes": nodes_delta})
     steps = frame.groupby("time", sort=True).sum().cumsum().reset_index()
     steps["running_jobs"] = steps["running_jobs"].round().astype("int64")

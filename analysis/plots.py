@@ -373,7 +373,7 @@ def plot_utilisation_and_queue(runs: Sequence[RunData]) -> Figure:
     for run in runs:
         if run.nb_resources is None:
             raise ValueError(f"run {run.name}: number of resources unknown, cannot plot utilisation")
-        running = running_jobs_over_time(run.jobs)
+        running = running_jobs_over_time(run.jobs, shared_hosts=run.shared_hosts)
         queue = queue_length_over_time(run.jobs)
         curves.append(((running["time"].to_numpy(), running["busy_nodes"].to_numpy(dtype="float64") / run.nb_resources),
                        (queue["time"].to_numpy(), queue["queued_jobs"].to_numpy(dtype="float64"))))

@@ -12,6 +12,11 @@ The number of compute resources (nodes) is needed for utilisation. It is taken, 
 explicit value (``--nb-resources``); the platform of ``run.json`` (its ``platform_file``, else its spec's
 ``platform``, a file or a shipped platform name), read with :func:`batreplay.platforms.reader.read_platform`;
 ``nb_computing_machines`` of Batsim's ``out_schedule.csv``; a ``platform.xml`` in the folder.
+
+Whether several jobs shared hosts (compute sharing or co-scheduling, which changes how busy nodes are counted):
+``compute_sharing`` or a ``speedup_model`` in the spec of ``run.json``; for a Batsim output folder, its ``out_schedule.csv`` tells: Batsim's
+``time_computing`` counts a host once while any job runs on it, so a sum of jobs x hosts x run time above it means
+the jobs shared hosts (said in the run's notes).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from batreplay.formats.out_jobs import FULL_ID, OutJobsError, attach_job_table, read_out_jobs
+from batreplay.formats.out_schedule import busy_node_seconds
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 
@@ -66,6 +72,8 @@ class RunData:
         spec: the ``spec`` object of ``run.json`` (workload, platform, scheduler, ...), or ``{}``.
         manifest: the whole ``run.json``, or ``{}`` for a Batsim output folder.
         notes: human-readable facts noticed while loading (nothing is dropped silently).
+        shared_hosts: jobs shared hosts (compute sharing): busy nodes count a host once while any job runs on it
+            (pass it to :func:`batreplay.analysis.metrics.summarize`).
     """
 
     name: str
@@ -77,6 +85,7 @@ class RunData:
     spec: dict[str, Any] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    shared_hosts: bool = False
 
     @property
     def has_users(self) -> bool:
@@ -231,6 +240,29 @@ def _nb_from_schedule(path: Path) -> int | None:
     return int(value)
 
 
+def _shares_hosts(folder: Path, manifest: dict[str, Any], jobs: pd.DataFrame, notes: list[str]) -> bool:
+    """Whether the run had compute sharing on (see the module docstring); a detection is noted in ``notes``."""
+    if manifest:
+        spec = manifest.get("spec", {})
+        return bool(spec.get("compute_sharing", False)) or spec.get("speedup_model") is not None
+    schedule = folder / OUT_SCHEDULE_NAME
+    if not schedule.is_file():
+        return False
+    try:
+        batsim = pd.to_numeric(pd.read_csv(schedule).get("time_computing"), errors="coerce")
+    except (pd.errors.EmptyDataError, pd.errors.ParserError) as err:
+        raise RunDirError(f"{schedule}: not a readable CSV file: {err}") from err
+    if batsim is None or len(batsim) == 0 or not np.isfinite(batsim.iloc[0]):
+        return False
+    counted = busy_node_seconds(jobs)
+    if counted - float(batsim.iloc[0]) > 1e-6 * max(float(batsim.iloc[0]), 1.0):
+        notes.append(f"jobs shared hosts (compute sharing): jobs x hosts x run time add up to {counted:.0f} "
+                     f"node-seconds but {schedule.name} counts {float(batsim.iloc[0]):.0f}; busy nodes are counted "
+                     "as Batsim counts them, a host once while any job runs on it")
+        return True
+    return False
+
+
 def _resolve_nb_resources(folder: Path, manifest: dict[str, Any],
                           explicit: int | None) -> tuple[int | None, str | None, list[str]]:
     notes: list[str] = []
@@ -303,9 +335,10 @@ def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | N
             row = int(widths.argmax())
             raise RunDirError(f"{jobs_file}: job {jobs[FULL_ID].iloc[row]} requests {widest} resources but the "
                               f"platform has {value} ({source})")
+    shared = _shares_hosts(folder, manifest, jobs, notes)
     return RunData(name=name or folder.resolve().name, path=folder, jobs=jobs, job_table=job_table,
                    nb_resources=value, nb_resources_source=source, spec=dict(manifest.get("spec", {})),
-                   manifest=manifest, notes=notes)
+                   manifest=manifest, notes=notes, shared_hosts=shared)
 
 
 def unique_run_names(paths: Sequence[str | Path]) -> list[str]:

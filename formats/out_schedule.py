@@ -57,16 +57,54 @@ def running_intervals(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.nd
     return start, finish, width
 
 
-def busy_node_seconds(jobs: pd.DataFrame, start: float | None = None, end: float | None = None) -> float:
+def busy_host_intervals(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(start, finish, width)`` as :func:`running_intervals`, but host by host and with the times each host
+    computes merged: under compute sharing several jobs run on one host, and Batsim counts the host as computing
+    once while any of them runs (its ``time_computing`` and ``out_machine_states.csv``; golden
+    ``batsim-golden-sharing/sharing``: 158 host-seconds where jobs x hosts add up to 293). One row per maximal
+    busy period of one host (``width`` = 1); without sharing, the same total as :func:`running_intervals`.
+
+    Raises:
+        ValueError: a job that ran has an ``allocated_resources`` value that is not an interval set.
+    """
+    from procset import ProcSet
+
+    ran = jobs["starting_time"].notna().to_numpy()
+    began = jobs["starting_time"].to_numpy(dtype="float64")[ran]
+    ended = jobs["finish_time"].to_numpy(dtype="float64")[ran]
+    allocations = jobs["allocated_resources"].astype(str).to_numpy()[ran]
+    hosts_of = {text: np.fromiter(ProcSet.from_str(text), dtype=np.int64) for text in set(allocations)}
+    hosts = [hosts_of[text] for text in allocations]
+    sizes = np.array([len(h) for h in hosts], dtype=np.int64)
+    host = np.concatenate(hosts) if hosts else np.empty(0, dtype=np.int64)
+    start, finish = np.repeat(began, sizes), np.repeat(ended, sizes)
+    order = np.lexsort((start, host))
+    host, start, finish = host[order], start[order], finish[order]
+    # per host, in start order: a period opens where a job starts after every earlier job of the host ended
+    new_host = np.ones(len(host), dtype=bool)
+    new_host[1:] = host[1:] != host[:-1]
+    latest = pd.Series(finish).groupby(host).cummax().to_numpy()  # latest end so far on the host
+    opens = new_host.copy()
+    opens[1:] |= start[1:] > latest[:-1]
+    period = np.cumsum(opens) - 1
+    period_start = start[opens]
+    period_end = np.zeros(int(opens.sum()))
+    np.maximum.at(period_end, period, finish)
+    return period_start, period_end, np.ones(len(period_start))
+
+
+def busy_node_seconds(jobs: pd.DataFrame, start: float | None = None, end: float | None = None, *,
+                      shared_hosts: bool = False) -> float:
     """Node-seconds used by the jobs that ran (width x time running, :func:`running_intervals`), clipped to
-    ``[start, end]`` when given; without bounds this is Batsim's ``time_computing``."""
-    began, ended, width = running_intervals(jobs)
+    ``[start, end]`` when given; without bounds this is Batsim's ``time_computing``. With ``shared_hosts``
+    (compute sharing), a host computing several jobs at once counts once (:func:`busy_host_intervals`)."""
+    began, ended, width = busy_host_intervals(jobs) if shared_hosts else running_intervals(jobs)
     if start is not None or end is not None:
         began, ended = np.clip(began, start, end), np.clip(ended, start, end)
     return float(np.sum(width * np.maximum(ended - began, 0.0)))
 
 
-def batsim_schedule_summary(jobs: pd.DataFrame) -> dict[str, float | int]:
+def batsim_schedule_summary(jobs: pd.DataFrame, *, shared_hosts: bool = False) -> dict[str, float | int]:
     """The job-related aggregates of Batsim's ``out_schedule.csv``, with Batsim's conventions.
 
     Conventions, determined by comparing with every golden run of ``../shared/batsim-golden/``:
@@ -74,7 +112,8 @@ def batsim_schedule_summary(jobs: pd.DataFrame) -> dict[str, float | int]:
     ``*_slowdown`` = turnaround / execution time; means = (sum over the jobs that ran) / ``nb_jobs``
     where ``nb_jobs`` counts rejected jobs too; maxima over the jobs that ran; ``nb_jobs_finished`` =
     jobs not rejected; ``nb_jobs_killed`` = walltime reached + killed; ``success_rate`` =
-    ``nb_jobs_success / nb_jobs``; ``time_computing`` = busy node-seconds.
+    ``nb_jobs_success / nb_jobs``; ``time_computing`` = busy node-seconds, a host computing several jobs at once
+    (``shared_hosts``: compute sharing; golden ``../shared/batsim-golden-sharing/``) counted once.
 
     Returns:
         dict with ``makespan``, ``max_slowdown``, ``max_turnaround_time``, ``max_waiting_time``,
@@ -110,12 +149,12 @@ def batsim_schedule_summary(jobs: pd.DataFrame) -> dict[str, float | int]:
         "nb_jobs_rejected": int((states == REJECTED).sum()),
         "nb_jobs_success": nb_success,
         "success_rate": nb_success / nb_jobs if nb_jobs else 0.0,
-        "time_computing": busy_node_seconds(jobs),
+        "time_computing": busy_node_seconds(jobs, shared_hosts=shared_hosts),
     }
 
 
 def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: float,
-                     simulation_time: float, *, check: bool = True) -> dict:
+                     simulation_time: float, *, check: bool = True, shared_hosts: bool = False) -> dict:
     """Batsim's ``out_schedule.csv`` row for a jobs table of :func:`~batreplay.formats.out_jobs_writer.jobs_frame`
     (or of the engine's record columns).
 
@@ -130,12 +169,14 @@ def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: floa
         check: validate ``jobs`` first (:func:`~batreplay.formats.out_jobs.validate_out_jobs`); False when the
             rows have been checked already (as :func:`~batreplay.formats.out_jobs_writer.write_out_jobs` does), so that
             ``jobs`` needs only the columns of :data:`SUMMARY_COLUMNS` (NaN times for rejected jobs).
+        shared_hosts: compute sharing was on: ``time_computing`` counts a host once while any job runs on it
+            (``jobs`` then needs ``allocated_resources`` too).
 
     Raises:
         OutJobsError: with ``check``, an invalid table.
     """
     jobs = validate_out_jobs(jobs, source="embedded engine jobs") if check else jobs
-    summary = batsim_schedule_summary(jobs)
+    summary = batsim_schedule_summary(jobs, shared_hosts=shared_hosts)
     summary.update(
         batsim_version=f"{BATSIM_VERSION} (batreplay embedded engine)",
         consumed_joules=0.0,

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import GOLDEN, golden_cases
+from conftest import GOLDEN, golden_cases, golden_folder, golden_shares_hosts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,15 +33,15 @@ from batreplay.formats.out_jobs import (
     validate_out_jobs,
 )
 
-CASES = golden_cases() if GOLDEN.is_dir() else []
+CASES = golden_cases(sharing=True) if GOLDEN.is_dir() else []
 
 
 def golden_jobs(case: str) -> pd.DataFrame:
-    return read_out_jobs(GOLDEN / case / "out_jobs.csv")
+    return read_out_jobs(golden_folder(case) / "out_jobs.csv")
 
 
 def golden_schedule(case: str) -> pd.Series:
-    return pd.read_csv(GOLDEN / case / "out_schedule.csv").iloc[0]
+    return pd.read_csv(golden_folder(case) / "out_schedule.csv").iloc[0]
 
 
 def make_jobs(rows: list[dict]) -> pd.DataFrame:
@@ -66,7 +66,7 @@ def make_jobs(rows: list[dict]) -> pd.DataFrame:
 @pytest.mark.parametrize("case", CASES)
 def test_batsim_conventions_reproduce_out_schedule(case):
     jobs, expected = golden_jobs(case), golden_schedule(case)
-    got = batsim_schedule_summary(jobs)
+    got = batsim_schedule_summary(jobs, shared_hosts=golden_shares_hosts(case))
     for key in ("makespan", "max_slowdown", "max_turnaround_time", "max_waiting_time", "mean_slowdown",
                 "mean_turnaround_time", "mean_waiting_time", "success_rate"):
         assert got[key] == pytest.approx(float(expected[key]), abs=1e-6), key
@@ -78,7 +78,7 @@ def test_batsim_conventions_reproduce_out_schedule(case):
 @pytest.mark.parametrize("case", CASES)
 def test_summarize_agrees_with_batsim_on_every_golden_run(case):
     jobs, expected = golden_jobs(case), golden_schedule(case)
-    got = summarize(jobs, nb_resources=int(expected["nb_computing_machines"]))
+    got = summarize(jobs, nb_resources=int(expected["nb_computing_machines"]), shared_hosts=golden_shares_hosts(case))
     # Every golden run starts at t = 0, so Def. 11 (last finish - first submission) and Batsim's
     # makespan (last finish time) coincide on them.
     assert got["first_submission"] == 0.0
@@ -117,7 +117,7 @@ def test_golden_outputs_have_no_anomalies(case):
 
 def machine_busy_node_seconds(case: str, start: float, end: float) -> float:
     """Integral of nb_computing from Batsim's out_machine_states.csv over [start, end] (an independent source)."""
-    states = pd.read_csv(GOLDEN / case / "out_machine_states.csv")
+    states = pd.read_csv(golden_folder(case) / "out_machine_states.csv")
     times = states["time"].to_numpy()
     nexts = np.append(times[1:], times[-1])
     overlap = np.clip(np.minimum(nexts, end) - np.maximum(times, start), 0.0, None)
@@ -132,6 +132,23 @@ def test_windowed_utilisation_matches_batsim_machine_states():
     expected_busy = machine_busy_node_seconds("kth2000", window.start, window.end)
     assert got["busy_node_seconds"] == pytest.approx(expected_busy, rel=1e-9)
     assert got["utilisation"] == pytest.approx(expected_busy / (100 * window.length), rel=1e-9)
+
+
+@pytest.mark.parametrize(("case", "start", "end"), [("sharing", 5.0, 50.0), ("multicore", 1.0, 12.5),
+                                                   ("sharing-kth", 1 * SECONDS_PER_DAY, 3 * SECONDS_PER_DAY)])
+def test_windowed_utilisation_under_compute_sharing_matches_batsim_machine_states(case, start, end):
+    """Under compute sharing Batsim counts a host computing once however many jobs run on it: the windowed busy
+    node-seconds (Fig. 9 windows) follow its out_machine_states.csv, and adding jobs x hosts would not."""
+    jobs = golden_jobs(case)
+    nb_hosts = int(golden_schedule(case)["nb_computing_machines"])
+    window = TimeWindow(start, end)
+    expected = machine_busy_node_seconds(case, start, end)
+    shared = summarize(jobs, nb_resources=nb_hosts, window=window, shared_hosts=True)
+    assert shared["busy_node_seconds"] == pytest.approx(expected, rel=1e-6)
+    assert shared["utilisation"] == pytest.approx(expected / (nb_hosts * (end - start)), rel=1e-6)
+    assert summarize(jobs, nb_resources=nb_hosts, window=window)["busy_node_seconds"] > 1.2 * expected
+    steps = running_jobs_over_time(jobs, shared_hosts=True)
+    assert steps["busy_nodes"].max() <= nb_hosts < running_jobs_over_time(jobs)["busy_nodes"].max()
 
 
 def test_summarize_on_kth2000_counts_and_rates():
