@@ -46,8 +46,9 @@ def _metrics_table(metrics: dict, title: str) -> Table:
     return table
 
 
-def scheduler_options_argument(text: str) -> dict:
-    """The ``--scheduler-options`` value: a JSON object of option names to values.
+def options_argument(text: str, option: str = "--scheduler-options") -> dict:
+    """The value of ``option`` (``--scheduler-options``, ``--speedup-options``): a JSON object of option names to
+    values.
 
     Raises:
         ValueError: not valid JSON (the message gives the line and column of the error), or JSON that is not
@@ -56,10 +57,10 @@ def scheduler_options_argument(text: str) -> dict:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
-        raise ValueError(f"--scheduler-options: not valid JSON: {err.msg} at line {err.lineno} column {err.colno} "
+        raise ValueError(f"{option}: not valid JSON: {err.msg} at line {err.lineno} column {err.colno} "
                          f"(character {err.pos + 1}) of {text!r}") from None
     if not isinstance(value, dict):
-        raise ValueError(f"--scheduler-options: expected a JSON object such as '{{\"name\": value}}', "
+        raise ValueError(f"{option}: expected a JSON object such as '{{\"name\": value}}', "
                          f"got {text.strip()!r} ({type(value).__name__})")
     return value
 
@@ -86,7 +87,8 @@ def _step_callback(bar: Progress):
 def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     from batreplay.schedulers.names import check_scheduler_name
 
-    scheduler_options = scheduler_options_argument(args.scheduler_options)
+    scheduler_options = options_argument(args.scheduler_options)
+    speedup_options = options_argument(args.speedup_options, "--speedup-options")
     if args.scheduler.strip():  # a blank name is refused by RunSpec below, with its own message
         check_scheduler_name(args.scheduler)  # an unknown name fails here, before the schedulers are imported
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -98,7 +100,8 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
     check_scheduler_options(args.scheduler, scheduler_options)  # before reading any input
     given = {key: getattr(args, key) for key in FLAT_FIELDS if getattr(args, key, None) is not None}
     spec = RunSpec.build(workload=args.workload, platform=args.platform, out_dir=args.out, force=args.force,
-                         timeout=args.timeout, **dict(given, scheduler_options=scheduler_options))
+                         timeout=args.timeout, **dict(given, scheduler_options=scheduler_options,
+                                                      speedup_options=speedup_options))
     columns = [TextColumn("[bold]simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
                TextColumn("t = {task.fields[now]:.0f} s"), TimeElapsedColumn()]
     with Progress(*columns, console=console, disable=args.quiet, transient=True) as bar:
@@ -223,6 +226,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--batsim-timeout", type=float, default=default["batsim_timeout"], metavar="SECONDS",
                      help="--engine batsim: the longest Batsim may stay silent (including its start-up) or take to "
                           "exit after the end before the run is stopped (default: %(default)g)")
+    run.add_argument("--compute-sharing", action="store_true",
+                     help="let several jobs run on one host at once, sharing its flop rate as SimGrid does "
+                          "(Batsim's --enable-compute-sharing; both engines)")
+    run.add_argument("--speedup-model", choices=engine.SPEEDUP_MODEL_NAMES, default=None,
+                     help="co-scheduling (embedded engine only): jobs on shared hosts run at their speed alone times "
+                          "the worst speedup beside their neighbours, from this model: none (1), table (per job "
+                          "class, from a CSV file), random (seeded) (default: off)")
+    run.add_argument("--speedup-options", default="{}",
+                     help="JSON object of options for the speedup model: table: {\"table\": \"speedups.csv\", "
+                          "\"class_field\": \"class\", \"default_class\": null}; random: {\"seed\": 0, "
+                          "\"low\": 0.5, \"high\": 1.5}")
     run.add_argument("--force", action="store_true",
                      help="replace an existing run directory (only one holding a previous run, atomically)")
     run.add_argument("--timeout", type=float, default=None, metavar="SECONDS",

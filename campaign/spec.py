@@ -219,12 +219,14 @@ class LogSpec:
 
 @dataclass(frozen=True)
 class ExperimentSpec:
-    """A scheduler on a platform variant, under a name (``EASY``, ``perf*2``, ``infra/2``)."""
+    """A scheduler on a platform variant, under a name (``EASY``, ``perf*2``, ``infra/2``); ``compute_sharing``:
+    several jobs may run on one host (``batreplay run --compute-sharing``)."""
 
     name: str
     scheduler: str
     variant: PlatformVariant
     scheduler_options: dict[str, Any] = field(default_factory=dict)
+    compute_sharing: bool = False
 
 
 @dataclass(frozen=True)
@@ -385,6 +387,8 @@ def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplayPoint,
     for key in CONVERSION_CHOICES:  # only when not the default: older ids stay the same
         if getattr(log, key) != conversion_choice_default(key):
             params[key] = getattr(log, key)
+    if experiment.compute_sharing:  # (idem)
+        params["compute_sharing"] = True
     prefix = [log.name, experiment.scheduler.rsplit("/", 1)[-1].removesuffix(".py"), experiment.variant.label,
               replay.label, f"s{seed}"]
     return Instance(instance_id(prefix, params), params, log, experiment, replay, int(seed))
@@ -584,8 +588,9 @@ def _read_experiment(table: _Table, root: Path) -> ExperimentSpec:
             check_scheduler_options(scheduler, options)
         except ValueError as err:
             raise table.error("scheduler_options", str(err)) from None
+    sharing = table.get("compute_sharing", bool, False)
     table.finish()
-    return ExperimentSpec(name, scheduler, variant, dict(options))
+    return ExperimentSpec(name, scheduler, variant, dict(options), sharing)
 
 
 def _read_replays(matrix: _Table) -> list[ReplayPoint]:

@@ -15,7 +15,8 @@ Batsim holds a ZeroMQ REQ socket and connects it to the decision process, which 
 
 Batsim's command-line flags are those of its 4.2 ``docopt`` usage text (``-p/--platform``, ``-w/--workload``,
 ``-e/--export`` (a file-name prefix, default ``out``), ``-s/--socket-endpoint``, ``-m/--master-host``,
-``--enable-dynamic-jobs``, ``--acknowledge-dynamic-jobs``, ``--enable-profile-reuse``, ``--version``).
+``--enable-dynamic-jobs``, ``--acknowledge-dynamic-jobs``, ``--enable-profile-reuse``,
+``--enable-compute-sharing``, ``--version``).
 With the prefix ``EXPORT_DIR/out`` Batsim writes ``EXPORT_DIR/out_jobs.csv``, ``out_schedule.csv`` and
 ``out_machine_states.csv``, the names the rest of batreplay uses.
 
@@ -240,7 +241,7 @@ def free_tcp_port(host: str = "127.0.0.1") -> int:
 
 def batsim_command(batsim: Path, platform: Path, workload: Path, export_prefix: Path, endpoint: str, *,
                    dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool = False,
-                   profile_reuse: bool = False, master_host: str | None = None,
+                   profile_reuse: bool = False, compute_sharing: bool = False, master_host: str | None = None,
                    extra_args: Sequence[str] = ()) -> list[str]:
     """Batsim 4.2's command line for one simulation (flags as in its usage text, see the module docstring).
 
@@ -259,6 +260,8 @@ def batsim_command(batsim: Path, platform: Path, workload: Path, export_prefix: 
         command.append("--acknowledge-dynamic-jobs")
     if profile_reuse:
         command.append("--enable-profile-reuse")
+    if compute_sharing:
+        command.append("--enable-compute-sharing")
     return command + list(extra_args)
 
 
@@ -278,6 +281,7 @@ def run_with_batsim(
     dynamic_jobs: bool = False,
     acknowledge_dynamic_jobs: bool = False,
     profile_reuse: bool = False,
+    compute_sharing: bool = False,
     master_host: str | None = None,
     extra_args: Sequence[str] = (),
     timeout: float = DEFAULT_TIMEOUT,
@@ -300,6 +304,7 @@ def run_with_batsim(
         dynamic_jobs, acknowledge_dynamic_jobs, profile_reuse: Batsim's ``--enable-dynamic-jobs``,
             ``--acknowledge-dynamic-jobs`` and ``--enable-profile-reuse`` (needed by schedulers that register
             jobs, such as the feedback user model's broker).
+        compute_sharing: Batsim's ``--enable-compute-sharing`` (several jobs may run on one host at once).
         master_host: Batsim's ``-m`` (default: Batsim's own, ``master_host``, or a host with role ``master``).
         extra_args: further Batsim options, passed as given.
         timeout: seconds; the longest Batsim may stay silent while the decision process waits for its next
@@ -349,7 +354,8 @@ def run_with_batsim(
         endpoint = channel.bind()
         command = batsim_command(batsim, platform, workload, export / EXPORT_PREFIX, endpoint,
                                  dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
-                                 profile_reuse=profile_reuse, master_host=master_host, extra_args=extra_args)
+                                 profile_reuse=profile_reuse, compute_sharing=compute_sharing,
+                                 master_host=master_host, extra_args=extra_args)
         with open(stdout_log, "wb") as out, open(stderr_log, "wb") as err:
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                        cwd=export, start_new_session=True)

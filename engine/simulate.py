@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ import pandas as pd
 
 from batreplay.deadline import check_seconds
 from batreplay.engine.batsim_launcher import run_with_batsim
-from batreplay.engine.choices import DEFAULT_ENGINE, DEFAULT_TIMEOUT, ENGINES
+from batreplay.engine.choices import DEFAULT_ENGINE, DEFAULT_TIMEOUT, ENGINES, SPEEDUP_MODEL_NAMES
 from batreplay.engine.direct import run_direct, runs_direct
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
@@ -60,6 +60,12 @@ class EngineSpec:
             by the embedded engine.
         batsim_timeout: seconds a real Batsim may stay silent (its start-up included) or take to exit (see
             :func:`batreplay.engine.batsim_launcher.run_with_batsim`).
+        compute_sharing: several jobs may run on one host at once, sharing its flop rate (Batsim's
+            ``--enable-compute-sharing``; the embedded engine plays SimGrid's sharing, see
+            :mod:`batreplay.engine.sharing`). Both engines honour it.
+        speedup_model: co-scheduling, an extension of the embedded engine (:mod:`batreplay.engine.coscheduling`):
+            the name of a speedup model (:data:`batreplay.engine.speedup.SPEEDUP_MODELS`), or None (off).
+        speedup_options: the model's options (see :func:`batreplay.engine.speedup.make_speedup_model`).
 
     Raises:
         EngineSpecError: an unknown ``name`` or a ``batsim_timeout`` that is not a finite number > 0.
@@ -68,6 +74,9 @@ class EngineSpec:
     name: str = DEFAULT_ENGINE
     batsim: str | None = None
     batsim_timeout: float = DEFAULT_TIMEOUT
+    compute_sharing: bool = False
+    speedup_model: str | None = None
+    speedup_options: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.name not in ENGINES:
@@ -78,6 +87,39 @@ class EngineSpec:
             raise EngineSpecError(str(err)) from None
         if self.batsim is not None:
             object.__setattr__(self, "batsim", os.fspath(self.batsim))
+        if not isinstance(self.compute_sharing, bool):
+            raise EngineSpecError(f"compute_sharing (--compute-sharing) must be true or false, got "
+                                  f"{self.compute_sharing!r}")
+        if self.speedup_model is not None:
+            if self.speedup_model not in SPEEDUP_MODEL_NAMES:
+                raise EngineSpecError(f"unknown speedup model {self.speedup_model!r} (--speedup-model: "
+                                      f"{', '.join(SPEEDUP_MODEL_NAMES)})")
+            if self.name != "embedded":
+                raise EngineSpecError("co-scheduling speedup models (--speedup-model) are an extension of the "
+                                      "embedded engine: real Batsim cannot apply them (use --engine embedded)")
+        if not isinstance(self.speedup_options, dict):
+            raise EngineSpecError(f"speedup_options (--speedup-options) must be a JSON object, got "
+                                  f"{self.speedup_options!r}")
+        if self.speedup_options and self.speedup_model is None:
+            raise EngineSpecError("speedup options (--speedup-options) given without a speedup model "
+                                  "(--speedup-model)")
+
+    @property
+    def shares_hosts(self) -> bool:
+        """Several jobs may run on one host: compute sharing or co-scheduling."""
+        return self.compute_sharing or self.speedup_model is not None
+
+    def make_speedup_model(self):
+        """The co-scheduling speedup model (a :class:`batreplay.engine.speedup.SpeedupModel`), or None when off.
+
+        Raises:
+            batreplay.engine.speedup.SpeedupModelError: an unknown option, an unreadable table.
+        """
+        if self.speedup_model is None:
+            return None
+        from batreplay.engine.speedup import make_speedup_model
+
+        return make_speedup_model(self.speedup_model, self.speedup_options)
 
 
 @dataclass
@@ -160,7 +202,8 @@ def simulate(platform: str | os.PathLike[str], workload: dict, decision_process:
     if engine.name == "embedded":
         compute = read_platform(platform) if compute is None else compute
         messages, scheduler_seconds, jobs = _embedded(compute, workload, decision_process, out_dir, started,
-                                                      dynamic_jobs, on_request, deadline, on_progress, direct)
+                                                      dynamic_jobs, on_request, deadline, on_progress, direct,
+                                                      engine)
     else:
         messages, scheduler_seconds = _real_batsim(Path(platform), workload, decision_process, out_dir, engine,
                                                    dynamic_jobs, on_request, deadline, batsim_log, check_version)
@@ -193,12 +236,13 @@ def _with_progress(on_request: Callable[[dict], None] | None,
 
 def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir: Path, started: float,
               dynamic_jobs: bool, on_request, deadline, on_progress,
-              direct: bool) -> tuple[int, float, pd.DataFrame]:
+              direct: bool, spec: EngineSpec) -> tuple[int, float, pd.DataFrame]:
     """The embedded engine on the compute hosts of ``compute``, with the direct driver (``direct``) or through
     pybatsim; returns the number of messages, the decision process's seconds and the jobs table written."""
     hosts = [(host.name, host.speed) for host in compute.hosts]
-    options = EngineOptions(dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=dynamic_jobs)
-    engine = BatsimEngine(hosts, {"w0": workload}, {"w0": WORKLOAD_FILE}, options)
+    options = EngineOptions(dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=dynamic_jobs,
+                            compute_sharing=spec.compute_sharing, speedup_model=spec.make_speedup_model())
+    engine = BatsimEngine(hosts, {"w0": workload}, {"w0": WORKLOAD_FILE}, options, cores=compute.cores)
     try:
         with _objects_kept_out_of_collections():
             if direct:
@@ -215,10 +259,11 @@ def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir:
     connection.engine = None  # (the decision process, which the caller keeps, refers to its driver)
     del engine, connection
     jobs = write_out_jobs_columns(columns, out_dir / "out_jobs.csv")  # the table read_out_jobs would read, checked
-    times = pd.DataFrame({name: columns[name] for name in SUMMARY_COLUMNS})  # the engine's times, as Batsim sums
+    needed = (*SUMMARY_COLUMNS, "allocated_resources") if spec.shares_hosts else SUMMARY_COLUMNS
+    times = pd.DataFrame({name: columns[name] for name in needed})  # the engine's times, as Batsim sums them
     del columns
     write_out_schedule(schedule_summary(times, compute.nb_compute, scheduler_seconds, time.perf_counter() - started,
-                                        check=False), out_dir / "out_schedule.csv")
+                                        check=False, shared_hosts=spec.shares_hosts), out_dir / "out_schedule.csv")
     return messages, scheduler_seconds, jobs
 
 
@@ -231,6 +276,7 @@ def _real_batsim(platform: Path, workload: dict, decision_process: Any, out_dir:
     with decision_process_guard():  # the scheduler's own exceptions become one line naming its file and line
         result = run_with_batsim(platform, batsim_input, decision_process, out_dir, batsim_path=engine.batsim,
                                  dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=dynamic_jobs,
+                                 compute_sharing=engine.compute_sharing,
                                  timeout=engine.batsim_timeout, on_request=on_request, deadline=deadline,
                                  stderr_log=batsim_log, check_version=check_version)
     batsim_input.unlink()

@@ -257,6 +257,10 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
     platform_path = resolve_platform(spec.platform)
     platform = read_platform(platform_path)
     document, job_table, notes = load_workload(spec, nb_res=platform.nb_compute)
+    try:
+        spec.engine.make_speedup_model()  # a bad speedup table is told now, before the simulation
+    except ValueError as err:
+        raise RunError(str(err)) from None
     scheduler = load_scheduler(spec.scheduler.name, spec.scheduler.options)
     try:
         decision_process, replay_notes = replay_decision_process(spec.replay, document, job_table, scheduler)
@@ -302,7 +306,7 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
         # The embedded engine hands over the table it wrote; a real Batsim's file is read.
         jobs = simulation.jobs if simulation.jobs is not None else read_out_jobs(staging / "out_jobs.csv")
         del simulation
-        metrics = summarize(jobs, nb_resources=platform.nb_compute)
+        metrics = summarize(jobs, nb_resources=platform.nb_compute, shared_hosts=spec.engine.shares_hosts)
         write_json_atomically(staging / "metrics.json", metrics)
         manifest = {
             "spec": spec.to_dict(),

@@ -15,7 +15,8 @@ A :class:`RunSpec` is composed of the parts each layer defines, with their allow
 Serialised form (:meth:`RunSpec.to_dict`, :meth:`RunSpec.from_dict`): one flat JSON object whose keys are the
 command-line options of ``batreplay run`` without dashes (``workload``, ``platform``, ``scheduler``, ``out_dir``,
 ``profile``, ``recorded_speed``, ``max_jobs``, ``walltime_factor``, ``scheduler_options``, ``replay``,
-``sessions``, ``engine``, ``batsim``, ``batsim_timeout``, ``force``, ``timeout``). ``run.json`` stores it under
+``sessions``, ``engine``, ``batsim``, ``batsim_timeout``, ``compute_sharing``, ``speedup_model``,
+``speedup_options``, ``force``, ``timeout``). ``run.json`` stores it under
 ``spec``, a campaign instance's parameters are built from it, and :data:`FLAT_FIELDS` says which part each key
 belongs to.
 """
@@ -72,6 +73,9 @@ FLAT_FIELDS: dict[str, tuple[str, str]] = {
     "engine": ("engine", "name"),
     "batsim": ("engine", "batsim"),
     "batsim_timeout": ("engine", "batsim_timeout"),
+    "compute_sharing": ("engine", "compute_sharing"),
+    "speedup_model": ("engine", "speedup_model"),
+    "speedup_options": ("engine", "speedup_options"),
 }
 _PARTS = {"conversion": WorkloadOptions, "scheduler": SchedulerSpec, "replay": ReplaySpec, "engine": EngineSpec}
 _TOP_LEVEL = ("workload", "platform", "out_dir", "force", "timeout")
@@ -159,12 +163,18 @@ class RunSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The serialised form: a flat JSON object (see the module docstring); ``from_dict(to_dict())`` is equal.
-        Options that do not apply are left out (``sessions`` of a rigid replay)."""
+        Options that do not apply are left out (``sessions`` of a rigid replay; ``compute_sharing`` when off and the
+        speedup model and its options when there is none: the run descriptions written before they existed stay the
+        same)."""
         flat: dict[str, Any] = {"workload": str(self.workload), "platform": self.platform,
                                 "out_dir": str(self.out_dir)}
         for key, (part, name) in FLAT_FIELDS.items():
             if key == "sessions" and not self.replay.applies_sessions:
                 continue  # record only what applied: a rigid replay has no sessions
+            if key == "compute_sharing" and not self.engine.compute_sharing:
+                continue
+            if key in ("speedup_model", "speedup_options") and self.engine.speedup_model is None:
+                continue
             value = getattr(getattr(self, part), name)
             flat[key] = dict(value) if isinstance(value, dict) else value
         flat.update(force=self.force, timeout=self.timeout)

@@ -330,3 +330,20 @@ def test_scheduler_files_and_generated_variants_that_exist_are_accepted(tmp_path
     assert {e.scheduler for e in moved.experiments} == {"easy", "sched/mine.py", "conservative"}
     with pytest.raises(CampaignSpecError, match="scheduler file 'sched/mine.py' not found"):
         load_campaign(write_spec(sub, text))
+
+
+def test_an_experiment_with_compute_sharing_reaches_the_run(tmp_path):
+    """``compute_sharing = true`` in an experiment becomes the run's ``--compute-sharing``; off, the instance
+    parameters (hence the ids of earlier campaigns) do not mention it."""
+    from batreplay.run.spec import FLAT_FIELDS, RunSpec
+
+    text = experiments("compute_sharing = true")(minimal())
+    text = text.replace('[[experiments]]\nname = "E"', '[[experiments]]\nname = "plain"\nscheduler = "easy"\n\n'
+                        '[[experiments]]\nname = "E"')
+    plain, shared = load_campaign(write_spec(tmp_path, text)).instances()
+    assert "compute_sharing" not in plain.params and shared.params["compute_sharing"] is True
+    options = {key: shared.params[key] for key in FLAT_FIELDS if shared.params.get(key) is not None}
+    spec = RunSpec.build(workload="w.swf", platform="kth-sp2", out_dir="o", **options)
+    assert spec.engine.compute_sharing is True
+    with pytest.raises(CampaignSpecError, match="compute_sharing"):
+        load_campaign(write_spec(tmp_path, experiments('compute_sharing = "yes"')(minimal()), name="bad.toml"))

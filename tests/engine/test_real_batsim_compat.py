@@ -229,3 +229,20 @@ def test_long_tasks_among_short_ones_on_real_batsim_equal_embedded_engine(real_b
     workload, platform = long_tasks_run
     _embedded_then_real(real_batsim, tmp_path, "long tasks among short ones", workload=workload,
                         platform=platform, scheduler="fcfs")
+
+
+@pytest.mark.parametrize(("case", "probe"), [("sharing", "probeShare.py"), ("sharing-kth", "probeLeastLoaded.py")])
+def test_compute_sharing_on_real_batsim_equals_embedded_engine(real_batsim, case, probe, tmp_path):
+    """``batreplay run --compute-sharing`` with a scheduler file that puts several jobs on a host (the probes of
+    the recordings in ../shared/batsim-golden-sharing, used in place): real Batsim (--enable-compute-sharing) and
+    the embedded engine write the same out_jobs.csv, byte for byte, which is also the recorded one (slowed and
+    killed jobs, non-integer times)."""
+    from conftest import GOLDEN_SHARING
+
+    folder = GOLDEN_SHARING / case
+    embedded = _embedded_then_real(real_batsim, tmp_path, f"compute sharing, {case}",
+                                   workload=folder / "workload.json", platform=folder / "platform.xml",
+                                   scheduler=str(folder / probe), compute_sharing=True)
+    assert embedded.read_text() == (folder / "out_jobs.csv").read_text()
+    manifest = json.loads((tmp_path / "real" / "run.json").read_text())
+    assert manifest["spec"]["compute_sharing"] is True

@@ -30,6 +30,7 @@ flat_options = st.fixed_dictionaries({
     "sessions": st.sampled_from(["arrival:60", "a0", "l30", "m60"]),
     "engine": st.sampled_from(["embedded", "batsim"]),
     "batsim_timeout": st.floats(min_value=1.0, max_value=1e4),
+    "compute_sharing": st.booleans(),
     "force": st.booleans(),
     "timeout": st.none() | st.floats(min_value=0.1, max_value=1e5),
 })
@@ -44,6 +45,9 @@ def test_serialised_form_reads_back_to_the_same_run(options):
         if key == "sessions" and not spec.replay.applies_sessions:
             assert "sessions" not in document  # a rigid replay records no sessions
             continue
+        if key == "compute_sharing" and not value:
+            assert "compute_sharing" not in document  # recorded when on only
+            continue
         expected = str(Path(value)) if key in ("workload", "out_dir") else value
         assert document[key] == expected, key
 
@@ -55,9 +59,26 @@ def test_defaults_live_in_the_parts():
     assert defaults["sessions"] == spec.replay.sessions == "arrival:60"
     assert defaults["replay"] == spec.replay.model == "rigid"
     assert defaults["engine"] == spec.engine.name == "embedded"
-    assert set(spec.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS} - {"sessions"}
-    feedback = spec.replace(replay="feedback")
+    assert defaults["compute_sharing"] is spec.engine.compute_sharing is False
+    # what does not apply is not recorded: the sessions of a rigid replay, compute sharing when off, no speedup model
+    assert set(spec.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout",
+                                   *FLAT_FIELDS} - {"sessions", "compute_sharing", "speedup_model", "speedup_options"}
+    feedback = spec.replace(replay="feedback", compute_sharing=True, speedup_model="random",
+                            speedup_options={"seed": 2})
     assert set(feedback.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS}
+    again = RunSpec.from_dict(feedback.to_dict()).engine
+    assert (again.compute_sharing, again.speedup_model, again.speedup_options) == (True, "random", {"seed": 2})
+
+
+def test_speedup_models_are_for_the_embedded_engine_only():
+    with pytest.raises(RunSpecError, match="extension of the embedded engine"):
+        RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out", engine="batsim",
+                      speedup_model="none")
+    with pytest.raises(RunSpecError, match="unknown speedup model 'fast'"):
+        RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out", speedup_model="fast")
+    with pytest.raises(RunSpecError, match="without a speedup model"):
+        RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out",
+                      speedup_options={"seed": 1})
 
 
 def test_a_rigid_replay_records_no_sessions_and_ignores_them():
