@@ -153,8 +153,12 @@ def _cmd_analyze(args: argparse.Namespace, console: Console) -> int:
 
 def _cmd_platform(args: argparse.Namespace, console: Console) -> int:
     from batreplay.platforms.generate import platform_command
+    from batreplay.platforms.node_types import read_node_types
 
-    for path in platform_command(args.nodes, args.speed, args.out, variants=args.variants):
+    if args.nodes is None and args.node_types is None:
+        raise ValueError("batreplay platform: give --nodes N (a homogeneous cluster) or --node-types FILE")
+    types = read_node_types(args.node_types) if args.node_types is not None else None
+    for path in platform_command(args.nodes, args.speed, args.out, variants=args.variants, node_types=types):
         console.print(f"wrote {path}")
     return 0
 
@@ -282,7 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.set_defaults(handler=_cmd_analyze)
 
     plat = commands.add_parser("platform", help="write a SimGrid cluster platform that Batsim 4.2 accepts")
-    plat.add_argument("--nodes", type=int, required=True, help="number of compute nodes")
+    plat.add_argument("--nodes", type=int, default=None, help="number of compute nodes (a homogeneous cluster)")
+    plat.add_argument("--node-types", default=None, metavar="FILE",
+                      help="TOML file of [[node_types]] tables (name, count, cores, slots, speed in flop/s per "
+                           "core): one cluster per type, instead of --nodes")
     plat.add_argument("--speed", type=float, default=1e9, help="node speed in flop/s (default: %(default)g)")
     plat.add_argument("--out", required=True, help="platform file to write (.xml)")
     plat.add_argument("--variants", action="store_true",

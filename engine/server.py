@@ -214,9 +214,14 @@ class Server:
 
 
 def simulation_begins_event(options: EngineOptions, host_names: Sequence[str], workload_files: Mapping[str, str],
-                            profiles: Mapping[str, Mapping]) -> Event:
+                            profiles: Mapping[str, Mapping],
+                            host_properties: Sequence[tuple[Mapping, Mapping]] | None = None) -> Event:
     """Batsim's first event, SIMULATION_BEGINS (time 0): configuration, compute resources (ids in
-    ``host_names`` order), workload files and profiles by workload."""
+    ``host_names`` order), workload files and profiles by workload.
+
+    ``host_properties`` gives each host's ``(properties, zone_properties)`` (default: none): Batsim sends a host's
+    ``<prop>`` values with ``role`` added (``""``) when absent, and those of the zone or cluster holding it (observed
+    on a real Batsim 4.2.1 with a two-cluster platform, tests/engine/test_real_batsim_compat.py)."""
     config = {
         "redis-enabled": False,
         "redis-hostname": "127.0.0.1",
@@ -229,9 +234,10 @@ def simulation_begins_event(options: EngineOptions, host_names: Sequence[str], w
         "sched-config": "",
         "forward-unknown-events": False,
     }
+    pairs = host_properties or [({}, {})] * len(host_names)
     resources = [
-        {"id": i, "name": name, "state": "idle", "properties": {"role": ""}, "zone_properties": {}}
-        for i, name in enumerate(host_names)
+        {"id": i, "name": name, "state": "idle", "properties": {"role": "", **props}, "zone_properties": dict(zone)}
+        for i, (name, (props, zone)) in enumerate(zip(host_names, pairs))
     ]
     return Event(0.0, SIMULATION_BEGINS, {
         "nb_resources": len(host_names),

@@ -242,7 +242,8 @@ def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir:
     hosts = [(host.name, host.speed) for host in compute.hosts]
     options = EngineOptions(dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=dynamic_jobs,
                             compute_sharing=spec.compute_sharing, speedup_model=spec.make_speedup_model())
-    engine = BatsimEngine(hosts, {"w0": workload}, {"w0": WORKLOAD_FILE}, options, cores=compute.cores)
+    engine = BatsimEngine(hosts, {"w0": workload}, {"w0": WORKLOAD_FILE}, options, cores=compute.cores,
+                          host_properties=compute.host_properties)
     try:
         with _objects_kept_out_of_collections():
             if direct:

@@ -74,6 +74,8 @@ class BatsimEngine:
             sets how long those messages take (8 ns), hence which same-instant events share a message.
         cores: cores of each host, in resource-id order (SimGrid's ``core`` attribute; default 1 each); only
             compute sharing (``options.compute_sharing``) uses them.
+        host_properties: each host's ``(properties, zone_properties)`` from the platform file, sent in
+            SIMULATION_BEGINS as Batsim sends them (node types, job slots...); default none.
 
     Attributes:
         records: the out_jobs.csv rows (:class:`batreplay.formats.out_jobs_writer.JobRecord`) of the jobs ended so far
@@ -94,6 +96,7 @@ class BatsimEngine:
         options: EngineOptions | None = None,
         message_bandwidth: float = DEFAULT_MESSAGE_BANDWIDTH,
         cores: Sequence[int] | None = None,
+        host_properties: Sequence[tuple[Mapping, Mapping]] | None = None,
     ) -> None:
         self.options = options or EngineOptions()
         self.host_names = [name for name, _ in hosts]
@@ -125,7 +128,8 @@ class BatsimEngine:
             files.setdefault(wname, f"{wname}.json")
 
         # Batsim sends SIMULATION_BEGINS before anything else happens.
-        self.server.buffer.append(simulation_begins_event(self.options, self.host_names, files, self.profiles))
+        self.server.buffer.append(simulation_begins_event(self.options, self.host_names, files, self.profiles,
+                                                          host_properties))
         for wname, jobs in static_jobs.items():
             # Batsim submits by submission time, then by job id as a C++ string (bytes), not in file order
             # (src/jobs.cpp, job_comparator_subtime_number; golden sharing-group)

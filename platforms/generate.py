@@ -32,6 +32,7 @@ from pathlib import Path
 
 from batreplay.atomic import write_text_atomically
 from batreplay.platforms.model import Platform
+from batreplay.platforms.node_types import NodeType
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.speed_units import format_speed, parse_speed
 
@@ -114,18 +115,25 @@ def cluster_platform(
     speed: float | None = None,
     *,
     groups: Sequence[tuple[int, float]] | None = None,
+    node_types: Sequence[NodeType] | None = None,
+    host_kinds: Sequence[tuple[int, Sequence[tuple[str, str]]]] | None = None,
     prefix: str = DEFAULT_PREFIX,
     bandwidth: str = DEFAULT_BANDWIDTH,
 ) -> str:
     """Build the XML text of a cluster platform: compute hosts plus Batsim's master host.
 
     Either ``nodes`` hosts at ``speed`` (homogeneous), or ``groups``: a list of ``(count, speed)`` pairs, hosts
-    numbered consecutively across the groups (group 0 gets node numbers 0..count0-1, and so on).
+    numbered consecutively across the groups (group 0 gets node numbers 0..count0-1, and so on), or
+    ``node_types`` (:class:`~batreplay.platforms.node_types.NodeType`): one group per type, its clusters with the
+    type's cores (``core`` attribute) and the properties ``node_type`` and ``slots``, which Batsim sends to the
+    decision process. ``host_kinds`` gives ``groups`` their ``(cores, properties)`` instead (scaled platforms).
 
     Args:
         nodes: number of compute hosts (>= 1); with ``groups``, optional and then must equal the total count.
         speed: speed of every host in flop/s (> 0); must be None with ``groups``.
         groups: heterogeneous ``(count, speed)`` groups, counts >= 1, speeds in flop/s > 0.
+        node_types: node types, alone (neither ``speed`` nor ``groups``).
+        host_kinds: ``(cores, properties)`` of each of ``groups`` (properties as ``(name, value)`` pairs).
         prefix: host name prefix; hosts are ``prefix`` + node number zero-padded to the width of the largest
             number, so that Batsim's resource id equals the node number.
         bandwidth: bandwidth of the links, SimGrid units (``"125MBps"``); latencies are always 0.
@@ -138,6 +146,12 @@ def cluster_platform(
         ValueError: missing, inconsistent or invalid counts/speeds, or a prefix that is empty, contains
             whitespace, or starts with ``master_host``.
     """
+    kinds: list[tuple[int, tuple[tuple[str, str], ...]]] | None = None  # (cores, properties) of each group
+    if node_types is not None:
+        if groups is not None or speed is not None:
+            raise ValueError("give node_types alone, not with speed or groups")
+        groups = [(t.count, t.speed) for t in node_types]
+        kinds = [(t.cores, (("node_type", t.name), ("slots", str(t.slots)))) for t in node_types]
     if groups is None:
         if nodes is None or speed is None:
             raise ValueError("give nodes and speed, or groups")
@@ -149,6 +163,11 @@ def cluster_platform(
         total = sum(count for count, _ in checked)
         if nodes is not None and nodes != total:
             raise ValueError(f"nodes={nodes!r} differs from the total count of the groups ({total})")
+    if host_kinds is not None:
+        if kinds is not None or len(host_kinds) != len(checked):
+            raise ValueError("host_kinds: one (cores, properties) pair per group, and not with node_types")
+        kinds = [(int(cores), tuple(props)) for cores, props in host_kinds]
+    kinds = kinds or [(1, ())] * len(checked)
     if not prefix or any(ch.isspace() for ch in prefix):
         raise ValueError(f"prefix {prefix!r}: must be non-empty and without whitespace")
     if prefix.startswith(MASTER_PREFIX):
@@ -156,25 +175,28 @@ def cluster_platform(
 
     total = sum(count for count, _ in checked)
     width = len(str(total - 1))
-    clusters: list[tuple[str, str, int, int, float]] = []  # (id, padded prefix, lo, hi, speed)
+    clusters = []  # (id, padded prefix, lo, hi, speed, cores, properties)
     first = 0
-    for count, group_speed in checked:
+    for (count, group_speed), (cores, props) in zip(checked, kinds):
         for lo, hi, digits in _digit_runs(first, first + count - 1):
-            clusters.append(("", prefix + "0" * (width - digits), lo, hi, group_speed))
+            clusters.append(("", prefix + "0" * (width - digits), lo, hi, group_speed, cores, props))
         first += count
     if len(clusters) == 1:
         named = [("compute", *clusters[0][1:])]
     else:
-        named = [(f"compute_{lo:0{width}d}_{hi:0{width}d}", pre, lo, hi, sp) for _, pre, lo, hi, sp in clusters]
+        named = [(f"compute_{lo:0{width}d}_{hi:0{width}d}", pre, lo, hi, *rest) for _, pre, lo, hi, *rest in clusters]
 
     root = ET.Element("platform", version=PLATFORM_VERSION)
     zone = _sub(root, "zone", id="AS0", routing="Full")
     routers: list[tuple[str, str]] = []  # (cluster id, router name)
-    for cluster_id, cluster_prefix, lo, hi, cluster_speed in named:
-        _sub(
-            zone, "cluster", id=cluster_id, prefix=cluster_prefix, suffix="", radical=f"{lo}-{hi}",
-            speed=format_speed(cluster_speed), bw=bandwidth, lat=ZERO_LATENCY,
-        )
+    for cluster_id, cluster_prefix, lo, hi, cluster_speed, cores, props in named:
+        attributes = {"id": cluster_id, "prefix": cluster_prefix, "suffix": "", "radical": f"{lo}-{hi}",
+                      "speed": format_speed(cluster_speed)}
+        if cores != 1:
+            attributes["core"] = str(cores)
+        cluster = _sub(zone, "cluster", **attributes, bw=bandwidth, lat=ZERO_LATENCY)
+        for key, value in props:
+            _sub(cluster, "prop", id=key, value=value)
         routers.append((cluster_id, f"{cluster_prefix}{cluster_id}_router"))
     master = _sub(
         zone, "cluster", id=MASTER_CLUSTER_ID, prefix=MASTER_PREFIX, suffix="", radical="0-0",
@@ -207,6 +229,7 @@ def write_platform(
     speed: float | None = None,
     *,
     groups: Sequence[tuple[int, float]] | None = None,
+    node_types: Sequence[NodeType] | None = None,
     prefix: str = DEFAULT_PREFIX,
     bandwidth: str = DEFAULT_BANDWIDTH,
 ) -> Path:
@@ -214,7 +237,7 @@ def write_platform(
 
     Returns the path written. Raises what :func:`cluster_platform` and :func:`write_platform_text` raise.
     """
-    text = cluster_platform(nodes, speed, groups=groups, prefix=prefix, bandwidth=bandwidth)
+    text = cluster_platform(nodes, speed, groups=groups, node_types=node_types, prefix=prefix, bandwidth=bandwidth)
     return write_platform_text(path, text)
 
 
@@ -244,11 +267,11 @@ def scale_platform(
 ) -> str:
     """Build the XML text of a platform with more/fewer nodes and/or faster/slower nodes.
 
-    The platform's compute hosts, in id order, are taken as groups of consecutive hosts of equal speed
-    (:meth:`Platform.speed_groups`); each group's count is multiplied by ``nodes_factor`` and its speed by
-    ``speed_factor``, and the result is generated by :func:`cluster_platform` (so host names and network
-    are the generator's, not the original file's; storage hosts are not carried over, with a
-    :class:`PlatformScalingWarning`).
+    The platform's compute hosts, in id order, are taken as groups of consecutive hosts of equal speed, cores and
+    properties (:meth:`Platform.host_groups`: the node types of a platform written with them); each group's count
+    is multiplied by ``nodes_factor`` and its speed by ``speed_factor``, keeping its cores and properties, and the
+    result is generated by :func:`cluster_platform` (so host names and network are the generator's, not the
+    original file's; storage hosts are not carried over, with a :class:`PlatformScalingWarning`).
 
     Rounding: a scaled count that is not a whole number (say 5 nodes / 2 = 2.5) is rounded to the nearest
     integer, halves up (2.5 -> 3), and never below 1 node; each rounding emits a
@@ -281,11 +304,13 @@ def scale_platform(
             stacklevel=2,
         )
     node_fraction = Fraction(nodes_factor)
+    kinds = platform.host_groups()  # node types scale one by one, keeping their cores, slots and properties
     groups = [
         (_scaled_count(count, node_fraction, index, exact), speed * speed_factor)
-        for index, (count, speed) in enumerate(platform.speed_groups())
+        for index, (count, speed, _cores, _props) in enumerate(kinds)
     ]
-    return cluster_platform(groups=groups, prefix=prefix, bandwidth=bandwidth)
+    return cluster_platform(groups=groups, host_kinds=[(cores, props) for _c, _s, cores, props in kinds],
+                            prefix=prefix, bandwidth=bandwidth)
 
 
 def variant_path(out: str | os.PathLike[str], variant: str) -> Path:
@@ -295,14 +320,19 @@ def variant_path(out: str | os.PathLike[str], variant: str) -> Path:
 
 
 def platform_command(
-    nodes: int, speed: float | str, out: str | os.PathLike[str], variants: bool = False
+    nodes: int | None, speed: float | str, out: str | os.PathLike[str], variants: bool = False,
+    node_types: Sequence[NodeType] | None = None,
 ) -> list[Path]:
-    """Command-line action: write a homogeneous platform and, optionally, its four scaled variants.
+    """Command-line action: write a homogeneous platform (or one of node types) and, optionally, its four scaled
+    variants.
 
     Args:
-        nodes: number of compute hosts (>= 1).
-        speed: node speed in flop/s, as a number or a SimGrid speed string (``"1Gf"``).
+        nodes: number of compute hosts (>= 1); None with ``node_types``.
+        speed: node speed in flop/s, as a number or a SimGrid speed string (``"1Gf"``); ignored with
+            ``node_types``.
         out: platform file to write.
+        node_types: the node types of a heterogeneous platform (``--node-types``), instead of ``nodes``; the
+            variants then scale every type's count (x2, /2) or speed (x2, /2).
         variants: also write ``<stem>-nodes-x2``, ``-nodes-div2``, ``-speed-x2``, ``-speed-div2`` next to
             ``out`` (see :data:`SCALED_VARIANTS`; an odd node count halved is rounded up, with a warning).
 
@@ -314,15 +344,20 @@ def platform_command(
             its text), or ``out`` not ending in ``.xml``; the message names the command-line option.
         OSError: a file cannot be written.
     """
-    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
-        raise ValueError(f"--nodes {nodes!r}: the number of compute nodes must be an integer >= 1")
-    speed_value = parse_speed(speed) if isinstance(speed, str) else float(speed)
-    if not (math.isfinite(speed_value) and speed_value > 0):
-        raise ValueError(f"--speed {speed!r}: the node speed must be a finite number of flop/s > 0")
     if Path(out).suffix.lower() != ".xml":
         raise ValueError(f"--out {os.fspath(out)}: a SimGrid platform file must end in .xml (Batsim reads it by "
                          "its extension)")
-    written = [write_platform(out, nodes, speed_value)]
+    if node_types is not None:
+        if nodes is not None:
+            raise ValueError("--nodes and --node-types: give one of them (the node types say how many nodes)")
+        written = [write_platform(out, node_types=node_types)]
+    else:
+        if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+            raise ValueError(f"--nodes {nodes!r}: the number of compute nodes must be an integer >= 1")
+        speed_value = parse_speed(speed) if isinstance(speed, str) else float(speed)
+        if not (math.isfinite(speed_value) and speed_value > 0):
+            raise ValueError(f"--speed {speed!r}: the node speed must be a finite number of flop/s > 0")
+        written = [write_platform(out, nodes, speed_value)]
     if variants:
         base = read_platform(written[0])
         for variant, (nodes_factor, speed_factor) in SCALED_VARIANTS.items():

@@ -31,12 +31,33 @@ class Host:
         speed: computing speed in flop/s (the initial power state's speed) of one core.
         cores: number of cores (SimGrid's ``core`` attribute, default 1). Without compute sharing a job takes a
             whole host and computes on one core; with it, up to ``cores`` jobs compute at full speed on the host.
+        properties: the host's ``<prop>`` values as ``(name, value)`` pairs in file order (a cluster's ``<prop>``
+            children go to each of its hosts); Batsim sends them to the decision process (SIMULATION_BEGINS).
+        zone_properties: the ``<prop>`` values of the zone (or cluster) that holds the host, likewise.
     """
 
     id: int
     name: str
     speed: float
     cores: int = 1
+    properties: tuple[tuple[str, str], ...] = ()
+    zone_properties: tuple[tuple[str, str], ...] = ()
+
+    def prop(self, name: str, default: str | None = None) -> str | None:
+        """The value of property ``name``, or ``default``."""
+        return dict(self.properties).get(name, default)
+
+    @property
+    def node_type(self) -> str | None:
+        """The host's node type (property ``node_type``, as ``batreplay platform`` writes it), or None."""
+        return self.prop("node_type")
+
+    @property
+    def slots(self) -> int:
+        """Job slots of the host: property ``slots``, else one per core (Caspart et al., GridKa: node types have a
+        number of cores and a number of job slots)."""
+        value = self.prop("slots")
+        return self.cores if value is None else int(value)
 
 
 @dataclass(frozen=True)
@@ -72,6 +93,10 @@ class Platform:
                 raise ValueError(f"platform{where}: host {host.name!r} has speed {host.speed!r}, need > 0 flop/s")
             if host.cores < 1:
                 raise ValueError(f"platform{where}: host {host.name!r} has {host.cores} cores, need at least 1")
+            slots = host.prop("slots")
+            if slots is not None and not (slots.isdigit() and int(slots) >= 1):
+                raise ValueError(f"platform{where}: host {host.name!r} has property slots={slots!r}, need a whole "
+                                 "number >= 1")
         keys = [batsim_name_order(h.name) for h in self.hosts]
         if any(a >= b for a, b in zip(keys, keys[1:])):
             raise ValueError(f"platform{where}: host names are not unique and in lexicographic order")
@@ -96,6 +121,21 @@ class Platform:
         """Cores of each host, by resource id."""
         return [h.cores for h in self.hosts]
 
+    @property
+    def host_properties(self) -> list[tuple[dict[str, str], dict[str, str]]]:
+        """``(properties, zone_properties)`` of each host, by resource id, as dicts."""
+        return [(dict(h.properties), dict(h.zone_properties)) for h in self.hosts]
+
+    @property
+    def node_types(self) -> dict[str, list[int]]:
+        """Resource ids of the hosts of each node type (property ``node_type``), types in order of first id; hosts
+        without a type are left out."""
+        types: dict[str, list[int]] = {}
+        for host in self.hosts:
+            if host.node_type is not None:
+                types.setdefault(host.node_type, []).append(host.id)
+        return types
+
     def id_of(self, name: str) -> int:
         """Resource id of the compute host called ``name``.
 
@@ -106,6 +146,18 @@ class Platform:
             if host.name == name:
                 return host.id
         raise KeyError(f"no compute host named {name!r}")
+
+    def host_groups(self) -> list[tuple[int, float, int, tuple[tuple[str, str], ...]]]:
+        """Maximal runs of consecutive ids with equal speed, cores and properties, as ``(count, speed, cores,
+        properties)`` in id order (the node types of a platform ``batreplay platform`` wrote)."""
+        groups: list[tuple[int, float, int, tuple[tuple[str, str], ...]]] = []
+        for host in self.hosts:
+            kind = (host.speed, host.cores, host.properties)
+            if groups and groups[-1][1:] == kind:
+                groups[-1] = (groups[-1][0] + 1, *kind)
+            else:
+                groups.append((1, *kind))
+        return groups
 
     def speed_groups(self) -> list[tuple[int, float]]:
         """Maximal runs of consecutive ids with equal speed, as ``(count, speed)`` pairs in id order."""

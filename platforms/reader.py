@@ -127,8 +127,9 @@ class _Reader:
         self.path = path
         self.lines = lines
         self.max_hosts = max_hosts
-        # name -> (speed, properties, element, cores) in document order
-        self.hosts: dict[str, tuple[float, dict[str, str], ET.Element, int]] = {}
+        # name -> (speed, properties, element, cores, zone properties) in document order
+        self.hosts: dict[str, tuple[float, dict[str, str], ET.Element, int, dict[str, str]]] = {}
+        self.zone_props: list[dict[str, str]] = [{}]  # the <prop> children of the zones being walked
 
     # -- errors -----------------------------------------------------------------------------------------
     def error(self, element: ET.Element, message: str) -> PlatformError:
@@ -190,7 +191,8 @@ class _Reader:
                 raise self.error(child, f"unsupported element inside <{element.tag}>")
         return props
 
-    def add_host(self, element: ET.Element, name: str, speed: float, props: dict[str, str], cores: int = 1) -> None:
+    def add_host(self, element: ET.Element, name: str, speed: float, props: dict[str, str], cores: int = 1,
+                 zone_props: dict[str, str] | None = None) -> None:
         if len(self.hosts) >= self.max_hosts:
             self.check_size(element, 1, f"host {name!r}")
         if name in self.hosts:
@@ -198,7 +200,8 @@ class _Reader:
             raise self.error(
                 element, f"host {name!r} already defined at line {self.lines.get(first)} (<{first.tag}>)"
             )
-        self.hosts[name] = (speed, props, element, cores)
+        self.hosts[name] = (speed, props, element, cores,
+                            dict(self.zone_props[-1] if zone_props is None else zone_props))
 
     # -- elements ---------------------------------------------------------------------------------------
     def walk(self, parent: ET.Element) -> None:
@@ -206,7 +209,10 @@ class _Reader:
             tag = child.tag
             if tag == "zone":
                 self.attr(child, "id")
+                self.zone_props.append({prop.get("id", ""): prop.get("value", "") for prop in child
+                                        if prop.tag == "prop"})
                 self.walk(child)
+                self.zone_props.pop()
             elif tag == "cluster":
                 self.cluster(child)
             elif tag == "cabinet":
@@ -232,8 +238,8 @@ class _Reader:
         speed = self.speeds(element)[0]
         props = self.properties(element, frozenset())
         cores = self.cores(element)
-        for number in self.radical(element):
-            self.add_host(element, f"{prefix}{number}{suffix}", speed, dict(props), cores)
+        for number in self.radical(element):  # a cluster is a zone of its own: its props are its zone's too
+            self.add_host(element, f"{prefix}{number}{suffix}", speed, dict(props), cores, props)
 
     def cabinet(self, element: ET.Element) -> None:
         prefix = self.attr(element, "prefix")
@@ -302,8 +308,9 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
 
     Returns:
         A :class:`Platform`: compute hosts with ids 0..n-1 in lexicographic host-name order, their speeds in
-        flop/s (of one core) and core counts (attribute ``core`` of ``<cluster>`` and ``<host>``, default 1); the
-        master host's name; the storage hosts' names.
+        flop/s (of one core), core counts (attribute ``core`` of ``<cluster>`` and ``<host>``, default 1) and
+        properties (theirs and their zone's, as Batsim sends them; ``node_type`` and ``slots`` name a node type and
+        its job slots); the master host's name; the storage hosts' names.
 
     Raises:
         FileNotFoundError: no such file.
@@ -323,10 +330,10 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
         raise reader.error(root, f"platform version {version!r} is not supported (SimGrid XML 4.1 expected)")
     reader.walk(root)
 
-    compute: list[tuple[str, float, int]] = []
+    compute: list[tuple[str, float, int, dict[str, str], dict[str, str]]] = []
     masters: list[str] = []
     storage: list[str] = []
-    for name, (speed, props, element, cores) in reader.hosts.items():
+    for name, (speed, props, element, cores, zone_props) in reader.hosts.items():
         role = props.get("role", "")
         if role not in _KNOWN_ROLES:
             raise reader.error(element, f"host {name!r}: unknown role {role!r} (Batsim knows {_KNOWN_ROLES})")
@@ -337,7 +344,10 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
         else:
             if speed <= 0:
                 raise reader.error(element, f"compute host {name!r} has speed {speed!r} flop/s, Batsim needs > 0")
-            compute.append((name, speed, cores))
+            slots = props.get("slots")
+            if slots is not None and not (slots.isdigit() and int(slots) >= 1):
+                raise reader.error(element, f"host {name!r}: property 'slots' = {slots!r}, need a whole number >= 1")
+            compute.append((name, speed, cores, props, zone_props))
     if len(masters) != 1:
         found = ", ".join(masters) if masters else "none"
         raise PlatformError(
@@ -347,7 +357,9 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
     if not compute:
         raise PlatformError(path, None, None, "no compute host")
     compute.sort(key=lambda pair: batsim_name_order(pair[0]))
-    hosts = tuple(Host(id=i, name=name, speed=speed, cores=cores) for i, (name, speed, cores) in enumerate(compute))
+    hosts = tuple(Host(id=i, name=name, speed=speed, cores=cores, properties=tuple(props.items()),
+                       zone_properties=tuple(zone.items()))
+                  for i, (name, speed, cores, props, zone) in enumerate(compute))
     return Platform(
         hosts=hosts,
         master_host=masters[0],

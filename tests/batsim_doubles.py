@@ -87,7 +87,7 @@ def engine_for(platform: Path, workload: Path, options: EngineOptions | None = N
     hosts = [(h.name, h.speed) for h in compute.hosts]
     document = json.loads(Path(workload).read_text())
     return BatsimEngine(hosts, {"w0": document}, {"w0": Path(workload).name}, options or EngineOptions(),
-                        cores=compute.cores)
+                        cores=compute.cores, host_properties=compute.host_properties)
 
 
 def json_difference(got, expected, path: str = "msg") -> str | None:

@@ -246,3 +246,30 @@ def test_compute_sharing_on_real_batsim_equals_embedded_engine(real_batsim, case
     assert embedded.read_text() == (folder / "out_jobs.csv").read_text()
     manifest = json.loads((tmp_path / "real" / "run.json").read_text())
     assert manifest["spec"]["compute_sharing"] is True
+
+
+def test_node_types_reach_the_decision_process_as_real_batsim_sends_them(real_batsim, tmp_path):
+    """A platform of node types written by ``batreplay platform --node-types`` (cores, properties node_type and
+    slots): real Batsim accepts it, and the embedded engine sends the same compute resources in SIMULATION_BEGINS
+    (the host's properties with role "" added, its cluster's as zone properties) and writes the same out_jobs.csv."""
+    from batreplay.engine.simulate import EngineSpec, simulate
+    from batreplay.platforms.node_types import NodeType
+    from batreplay.platforms.reader import read_platform
+    from batreplay.platforms.generate import write_platform
+    from batreplay.schedulers.registry import load_scheduler
+
+    platform = write_platform(tmp_path / "typed.xml", node_types=[
+        NodeType("fat", 3, 2.5e9, cores=8, slots=16), NodeType("thin", 9, 1e9)])
+    assert read_platform(platform).node_types == {"fat": [0, 1, 2], "thin": list(range(3, 12))}
+    document = _edge_workload()
+    document["nb_res"] = 12
+    firsts = {}
+    for engine in ("embedded", "batsim"):
+        requests = []
+        simulate(platform, document, load_scheduler("easy"), tmp_path / engine,
+                 engine=EngineSpec(engine, batsim=real_batsim), on_request=requests.append, through_pybatsim=True)
+        firsts[engine] = requests[0]["events"][0]["data"]["compute_resources"]
+    assert firsts["embedded"] == firsts["batsim"]
+    assert firsts["batsim"][0]["properties"] == {"node_type": "fat", "role": "", "slots": "16"}
+    assert firsts["batsim"][5]["zone_properties"] == {"node_type": "thin", "slots": "1"}
+    assert_same_file(tmp_path / "embedded" / "out_jobs.csv", tmp_path / "batsim" / "out_jobs.csv", "node types")
