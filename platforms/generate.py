@@ -125,8 +125,8 @@ def cluster_platform(
     Either ``nodes`` hosts at ``speed`` (homogeneous), or ``groups``: a list of ``(count, speed)`` pairs, hosts
     numbered consecutively across the groups (group 0 gets node numbers 0..count0-1, and so on), or
     ``node_types`` (:class:`~batreplay.platforms.node_types.NodeType`): one group per type, its clusters with the
-    type's cores (``core`` attribute) and the properties ``node_type`` and ``slots``, which Batsim sends to the
-    decision process. ``host_kinds`` gives ``groups`` their ``(cores, properties)`` instead (scaled platforms).
+    type's cores (``core`` attribute) and the properties ``node_type``, ``slots`` and ``speed`` (flop/s of one core:
+    Batsim does not send host speeds to the decision process, properties it does). ``host_kinds`` gives ``groups`` their ``(cores, properties)`` instead (scaled platforms).
 
     Args:
         nodes: number of compute hosts (>= 1); with ``groups``, optional and then must equal the total count.
@@ -151,7 +151,8 @@ def cluster_platform(
         if groups is not None or speed is not None:
             raise ValueError("give node_types alone, not with speed or groups")
         groups = [(t.count, t.speed) for t in node_types]
-        kinds = [(t.cores, (("node_type", t.name), ("slots", str(t.slots)))) for t in node_types]
+        kinds = [(t.cores, (("node_type", t.name), ("slots", str(t.slots)), ("speed", repr(t.speed))))
+                 for t in node_types]
     if groups is None:
         if nodes is None or speed is None:
             raise ValueError("give nodes and speed, or groups")
@@ -309,8 +310,9 @@ def scale_platform(
         (_scaled_count(count, node_fraction, index, exact), speed * speed_factor)
         for index, (count, speed, _cores, _props) in enumerate(kinds)
     ]
-    return cluster_platform(groups=groups, host_kinds=[(cores, props) for _c, _s, cores, props in kinds],
-                            prefix=prefix, bandwidth=bandwidth)
+    kinds_scaled = [(cores, tuple((key, repr(float(value) * speed_factor)) if key == "speed" else (key, value)
+                                  for key, value in props)) for _c, _s, cores, props in kinds]  # speed follows
+    return cluster_platform(groups=groups, host_kinds=kinds_scaled, prefix=prefix, bandwidth=bandwidth)
 
 
 def variant_path(out: str | os.PathLike[str], variant: str) -> Path:

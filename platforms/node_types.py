@@ -5,7 +5,8 @@ worker node by its CPU rate, number of cores, number of job slots and number of 
 instantiates every node of every type. :class:`NodeType` is one such type; :func:`read_node_types` reads a list of
 them from a TOML file (``[[node_types]]`` tables), as ``batreplay platform --node-types FILE`` and campaign files
 take them; :func:`batreplay.platforms.generate.cluster_platform` writes them as SimGrid clusters (``core``
-attribute, properties ``node_type`` and ``slots``) that real Batsim accepts and sends to the decision process.
+attribute, properties ``node_type``, ``slots`` and ``speed``) that real Batsim accepts and sends to the decision
+process.
 """
 
 from __future__ import annotations

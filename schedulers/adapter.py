@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
+from batreplay.schedulers.node_selection import check_placement_options, slot_pool_of, uses_slot_pool
 from batreplay.schedulers.policy import QueuedJob, Rejection, SchedulingPolicy
 
 logger = logging.getLogger(__name__)
@@ -90,7 +91,14 @@ class PolicyScheduler(BatsimScheduler):
                     "resource ids were given"
                 )
             self.policy = self.make_policy(resources)
+            if uses_slot_pool(self.options):  # another node selection, or job slots (schedulers/node_selection.py)
+                self.policy.use_pool(slot_pool_of(self.bs.compute_resources, self.options))
         return self.policy
+
+    @classmethod
+    def validate_options(cls, options: dict[str, Any]) -> None:
+        """Raise ValueError naming the option when a placement option (node_selection, slots, seed) is bad."""
+        check_placement_options(options)
 
     # -- pybatsim hooks -------------------------------------------------------------------------------------
 

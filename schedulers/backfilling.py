@@ -24,6 +24,7 @@ from batreplay.schedulers.adapter import PolicyScheduler
 from batreplay.schedulers.conservative import ConservativePolicy
 from batreplay.schedulers.easy import EasyPolicy
 from batreplay.schedulers.fcfs import FcfsPolicy
+from batreplay.schedulers.node_selection import PLACEMENT_OPTIONS
 from batreplay.schedulers.policy import SchedulingPolicy
 from batreplay.schedulers.queue_order import ORDERS, order_key
 from batreplay.schedulers.reservation_depth import ReservationDepthPolicy
@@ -94,8 +95,9 @@ def _class_name(name: str) -> str:
 
 
 def family_scheduler(name: str, member: Backfilling, module: str = __name__) -> type[PolicyScheduler]:
-    """A pybatsim scheduler class running ``member``, named after ``name`` (``easy-sjf`` -> ``EasySjf``), taking no
-    options, documented by ``member.describe()``. ``module`` is the module that will hold the class as an
+    """A pybatsim scheduler class running ``member``, named after ``name`` (``easy-sjf`` -> ``EasySjf``), taking the
+    placement options only (:data:`~batreplay.schedulers.node_selection.PLACEMENT_OPTIONS`), documented by
+    ``member.describe()``. ``module`` is the module that will hold the class as an
     attribute of that name (so that pickle finds it)."""
     policy = member.policy(1)
     attributes: dict[str, Any] = {
@@ -103,7 +105,7 @@ def family_scheduler(name: str, member: Backfilling, module: str = __name__) -> 
         "__module__": module,
         "policy_class": type(policy),
         "member": member,
-        "OPTIONS": {},
+        "OPTIONS": dict(PLACEMENT_OPTIONS),
         "make_policy": lambda self, resources: member.policy(resources),
     }
     return type(_class_name(name), (PolicyScheduler,), attributes)
@@ -124,6 +126,7 @@ class GenericBackfilling(PolicyScheduler):
         "reservation_depth": (1, "waiting jobs holding a reservation: 0 (no backfilling), k >= 1, or \"all\""),
         "order": ("fcfs", f"queue order, one of {', '.join(ORDERS)}"),
         "backfill_order": (None, "order of the backfilling candidates (null: the queue order)"),
+        **PLACEMENT_OPTIONS,
     }
 
     @classmethod
@@ -139,7 +142,9 @@ class GenericBackfilling(PolicyScheduler):
 
     @classmethod
     def validate_options(cls, options: dict[str, Any]) -> None:
-        """Raise ValueError if ``options`` select no member (called by the registry before a run)."""
+        """Raise ValueError if ``options`` select no member or a bad placement (called by the registry before a
+        run)."""
+        super().validate_options(options)
         cls.member_of(options)
 
     def make_policy(self, resources: ProcSet) -> SchedulingPolicy:

@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 from procset import ProcSet
 
 from batreplay.schedulers.adapter import PolicyScheduler
+from batreplay.schedulers.node_selection import PLACEMENT_OPTIONS
 from batreplay.schedulers.availability_profile import AvailabilityProfile
 from batreplay.schedulers.policy import TIME_EPSILON, QueuedJob, SchedulingPolicy, Start, requested_time
 from batreplay.schedulers.queue_order import order_key
@@ -218,4 +219,4 @@ class Conservative(PolicyScheduler):
 
     policy_class = ConservativePolicy
     #: Options this scheduler reads, ``{name: (default, doc)}`` (checked by the registry): none.
-    OPTIONS: ClassVar[dict[str, tuple[Any, str]]] = {}
+    OPTIONS: ClassVar[dict[str, tuple[Any, str]]] = dict(PLACEMENT_OPTIONS)

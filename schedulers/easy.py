@@ -54,6 +54,7 @@ from typing import Any, ClassVar, NamedTuple
 from procset import ProcSet
 
 from batreplay.schedulers.adapter import PolicyScheduler
+from batreplay.schedulers.node_selection import PLACEMENT_OPTIONS
 from batreplay.schedulers.policy import TIME_EPSILON, QueuedJob, SchedulingPolicy, Start
 from batreplay.schedulers.queue_order import OrderedQueue, order_key
 
@@ -224,4 +225,4 @@ class Easy(PolicyScheduler):
 
     policy_class = EasyPolicy
     #: Options this scheduler reads, ``{name: (default, doc)}`` (checked by the registry): none.
-    OPTIONS: ClassVar[dict[str, tuple[Any, str]]] = {}
+    OPTIONS: ClassVar[dict[str, tuple[Any, str]]] = dict(PLACEMENT_OPTIONS)

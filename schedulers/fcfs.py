@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from procset import ProcSet
 
 from batreplay.schedulers.adapter import PolicyScheduler
+from batreplay.schedulers.node_selection import PLACEMENT_OPTIONS
 from batreplay.schedulers.policy import QueuedJob, SchedulingPolicy, Start
 from batreplay.schedulers.queue_order import OrderedQueue
 
@@ -68,4 +69,4 @@ class Fcfs(PolicyScheduler):
 
     policy_class = FcfsPolicy
     #: Options this scheduler reads, ``{name: (default, doc)}`` (checked by the registry): none.
-    OPTIONS: ClassVar[dict[str, tuple[Any, str]]] = {}
+    OPTIONS: ClassVar[dict[str, tuple[Any, str]]] = dict(PLACEMENT_OPTIONS)

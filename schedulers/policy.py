@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from procset import ProcSet
 
+from batreplay.schedulers.node_selection import SlotPool
 from batreplay.schedulers.resource_pool import ResourcePool
 from batreplay.schedulers.running_jobs import RunningJobs
 
@@ -97,14 +98,25 @@ class SchedulingPolicy(abc.ABC):
             if resources < 1:
                 raise ValueError(f"a platform needs at least one resource, got {resources}")
             resources = ProcSet((0, resources - 1))
-        self.pool = ResourcePool(resources)
+        self.pool: ResourcePool | SlotPool = ResourcePool(resources)
+        self.one_slot_jobs = False  # jobs get one slot on each of their nodes, and only one-slot jobs are placed
         self.running = RunningJobs()
         self.rejections: list[Rejection] = []
         self._queued_ids: set[str] = set()
 
+    def use_pool(self, pool: SlotPool) -> None:
+        """Place jobs with ``pool`` (:class:`~batreplay.schedulers.node_selection.SlotPool`: a node selection, job
+        slots) instead of whole nodes, lowest ids first; call before any job is submitted. With several slots on
+        a node, only one-slot jobs are placed: the others are rejected at submission (see
+        :mod:`batreplay.schedulers.node_selection`)."""
+        if self._queued_ids or len(self.running):
+            raise ValueError("use_pool: jobs are already queued or running")
+        self.pool = pool
+        self.one_slot_jobs = not pool.one_slot_per_node
+
     @property
     def nb_resources(self) -> int:
-        """Number of compute resources of the platform (nodes)."""
+        """Number of compute resources of the platform (nodes; job slots with a slot pool)."""
         return self.pool.nb_total
 
     @property
@@ -123,7 +135,10 @@ class SchedulingPolicy(abc.ABC):
         """
         if job.id in self._queued_ids or job.id in self.running:
             raise ValueError(f"job {job.id} submitted twice (it is already waiting or running)")
-        if job.requested_resources > self.nb_resources:
+        if self.one_slot_jobs and job.requested_resources > 1:
+            reason = (f"requests {job.requested_resources} resources but job-slot placement takes one-slot jobs "
+                      "only (scheduler option slots)")
+        elif job.requested_resources > self.nb_resources:
             reason = (
                 f"requests {job.requested_resources} resources but the platform has only {self.nb_resources}"
             )

@@ -270,6 +270,44 @@ def test_node_types_reach_the_decision_process_as_real_batsim_sends_them(real_ba
                  engine=EngineSpec(engine, batsim=real_batsim), on_request=requests.append, through_pybatsim=True)
         firsts[engine] = requests[0]["events"][0]["data"]["compute_resources"]
     assert firsts["embedded"] == firsts["batsim"]
-    assert firsts["batsim"][0]["properties"] == {"node_type": "fat", "role": "", "slots": "16"}
-    assert firsts["batsim"][5]["zone_properties"] == {"node_type": "thin", "slots": "1"}
+    assert firsts["batsim"][0]["properties"] == {"node_type": "fat", "role": "", "slots": "16",
+                                                 "speed": "2500000000.0"}
+    assert firsts["batsim"][5]["zone_properties"] == {"node_type": "thin", "slots": "1", "speed": "1000000000.0"}
     assert_same_file(tmp_path / "embedded" / "out_jobs.csv", tmp_path / "batsim" / "out_jobs.csv", "node types")
+
+
+def test_compute_sharing_on_kth_jobs_equals_real_batsim(real_batsim, tmp_path):
+    """Heavier sharing than the recordings: the first 3,000 jobs of KTH-SP2 on its 100 nodes, each started on
+    submission on the least loaded nodes (the probe of golden sharing-kth, used in place), so that dozens of wide
+    jobs overlap: the embedded engine's bottleneck solver and real Batsim's SimGrid write the same out_jobs.csv."""
+    from conftest import GOLDEN_SHARING
+
+    embedded = _embedded_then_real(real_batsim, tmp_path, "compute sharing, KTH-SP2 3,000 jobs, least loaded",
+                                   workload=KTH, max_jobs=NB_JOBS, platform="kth-sp2",
+                                   scheduler=str(GOLDEN_SHARING / "sharing-kth" / "probeLeastLoaded.py"),
+                                   compute_sharing=True)
+    rows = embedded.read_text().splitlines()[1:]
+    assert len(rows) == NB_JOBS
+    assert sum(",COMPLETED_WALLTIME_REACHED," in row for row in rows) > 100  # slowed past their walltime
+
+
+LCG = WORKLOADS / "LCG.swf.gz"
+
+
+@pytest.mark.parametrize("strategy", ["least-loaded", "fastest-first", "random"])
+def test_job_slots_and_node_selection_on_real_batsim_equal_embedded_engine(real_batsim, strategy, tmp_path):
+    """EASY placing the one-slot jobs of the LCG grid log (first 3,000) on the job slots of three node types
+    (4, 8 and 16 slots per node), chosen by a load-balancing strategy, under compute sharing: real Batsim and the
+    embedded engine write the same out_jobs.csv; jobs wait (the platform has 72 slots)."""
+    from batreplay.formats.out_jobs import read_out_jobs
+    from batreplay.platforms.generate import write_platform
+    from batreplay.platforms.node_types import NodeType
+
+    platform = write_platform(tmp_path / "grid.xml", node_types=[
+        NodeType("old", 4, 1e9, cores=4), NodeType("mid", 3, 2e9, cores=8), NodeType("new", 2, 3e9, cores=16)])
+    embedded = _embedded_then_real(real_batsim, tmp_path, f"job slots, {strategy}", workload=LCG, max_jobs=NB_JOBS,
+                                   platform=platform, scheduler="easy", compute_sharing=True,
+                                   scheduler_options={"slots": True, "node_selection": strategy, "seed": 1})
+    jobs = read_out_jobs(embedded)
+    assert len(jobs) == NB_JOBS and (jobs["final_state"] != "REJECTED").all()
+    assert jobs["waiting_time"].max() > 3600

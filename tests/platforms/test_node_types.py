@@ -63,7 +63,7 @@ def test_generated_platform_reads_back_with_types_cores_and_slots(tmp_path):
     assert [h.cores for h in platform.hosts] == [8] * 4 + [1] * 12
     assert [h.slots for h in platform.hosts] == [16] * 4 + [1] * 12
     assert [h.speed for h in platform.hosts] == [2.5e9] * 4 + [1e9] * 12
-    assert platform.hosts[0].zone_properties == (("node_type", "fat"), ("slots", "16"))
+    assert platform.hosts[0].zone_properties == (("node_type", "fat"), ("slots", "16"), ("speed", "2500000000.0"))
     # hosts keep Batsim's numbering: zero-padded names, ids in name order, across the types
     assert platform.names[:5] == ["node_00", "node_01", "node_02", "node_03", "node_04"]
 
@@ -80,8 +80,9 @@ def test_scaled_variants_apply_per_type(tmp_path, nodes, speed, counts, speeds):
     platform = read_platform(scaled)
     groups = platform.host_groups()
     assert [g[0] for g in groups] == list(counts) and [g[1] for g in groups] == list(speeds)
-    assert [(g[2], dict(g[3])) for g in groups] == [(8, {"node_type": "fat", "slots": "16"}),
-                                                   (1, {"node_type": "thin", "slots": "1"})]
+    assert [(g[2], dict(g[3])) for g in groups] == [
+        (8, {"node_type": "fat", "slots": "16", "speed": repr(speeds[0])}),
+        (1, {"node_type": "thin", "slots": "1", "speed": repr(speeds[1])})]
 
 
 def test_untyped_platforms_are_written_as_before():

@@ -287,13 +287,17 @@ def test_generic_backfilling_entry_checks_its_options_before_the_run():
     from batreplay.schedulers.registry import check_scheduler_options
 
     assert check_scheduler_options("backfilling", {"reservation_depth": 4}) == {
-        "reservation_depth": 4, "order": "fcfs", "backfill_order": None}
+        "reservation_depth": 4, "order": "fcfs", "backfill_order": None, "node_selection": "lowest-id",
+        "slots": False, "seed": 0}
     with pytest.raises(ValueError, match="scheduler backfilling: reservation depth must be"):
         check_scheduler_options("backfilling", {"reservation_depth": "deep"})
     with pytest.raises(ValueError, match="scheduler backfilling: unknown queue order 'fifo'"):
         check_scheduler_options("backfilling", {"order": "fifo"})
-    with pytest.raises(ValueError, match="easy-sjf takes no options"):
+    with pytest.raises(ValueError, match="easy-sjf: unknown option 'reservation_depth'; known options: "
+                                         "node_selection, slots, seed"):
         load_scheduler("easy-sjf", {"reservation_depth": 2})
+    with pytest.raises(ValueError, match="scheduler easy-sjf: option node_selection: 'closest' is not one of"):
+        load_scheduler("easy-sjf", {"node_selection": "closest"})
 
 
 def test_generated_scheduler_classes_pickle_and_name_their_policy():

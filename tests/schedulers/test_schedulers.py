@@ -575,8 +575,8 @@ def test_registry_names_and_paths(tmp_path):
                                *(f"easy-{order}" for order in orders), *(f"conservative-{order}" for order in orders)}
     assert (SCHEDULERS["fcfs"], SCHEDULERS["easy"], SCHEDULERS["conservative"]) == (Fcfs, Easy, Conservative)
     assert isinstance(load_scheduler("easy"), Easy)
-    assert load_scheduler("fcfs", {}).options == {}
-    with pytest.raises(ValueError, match="fcfs takes no options"):  # issue 9, item 14: unknown keys are refused
+    assert load_scheduler("fcfs", {}).options == {"node_selection": "lowest-id", "slots": False, "seed": 0}
+    with pytest.raises(ValueError, match="fcfs: unknown option 'x'"):  # issue 9, item 14: unknown keys are refused
         load_scheduler("fcfs", {"x": 1})
     from_file = load_scheduler(REPO_ROOT / "schedulers" / "conservative.py")
     assert type(from_file).__name__ == "Conservative" and isinstance(from_file, BatsimScheduler)
