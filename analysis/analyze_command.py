@@ -19,6 +19,8 @@ shows seconds, hours or days, see :mod:`batreplay.analysis.metric`):
   submission times, resources and requested times); pairs that do not are listed in the report's notes;
 - ``windows.csv``: throughput and utilisation over Madon et al. 2024's Fig. 9 windows (two weeks after the first
   submission, 4, 6 and 8 months long) that fit in a run;
+- ``node_types.csv``: node utilisation and slot occupancy per node type (:mod:`batreplay.analysis.node_types`) of
+  every run whose platform has node types, job slots or shared hosts;
 - ``figures/``: PNG and SVG of each figure of :mod:`batreplay.analysis.plots`;
 - ``report.html``: one self-contained page with these tables and figures (:mod:`batreplay.analysis.report`).
 
@@ -42,6 +44,7 @@ from batreplay.analysis import plots
 from batreplay.analysis.adequacy import StreamMismatchError, adequacy_metrics
 from batreplay.analysis.analyze_report import FIGURE_STEMS, draw_figures, merge_run_notes, report_content
 from batreplay.analysis.lateness import job_lateness, lateness_metrics, lateness_per_user
+from batreplay.analysis.node_types import UNTYPED, node_type_occupancy
 from batreplay.analysis.metrics import (
     DEFAULT_TAU,
     SECONDS_PER_DAY,
@@ -70,10 +73,11 @@ LATENESS_CSV = "lateness_per_user.csv"
 ADEQUACY_LOG_CSV = "adequacy_vs_log.csv"
 ADEQUACY_PAIRS_CSV = "adequacy_pairs.csv"
 WINDOWS_CSV = "windows.csv"
+NODE_TYPES_CSV = "node_types.csv"
 REPORT_HTML = "report.html"
 FIGURES_DIR = "figures"
 _OUTPUT_FILES = (METRICS_CSV, METRICS_JSON, PER_USER_CSV, LATENESS_CSV, ADEQUACY_LOG_CSV, ADEQUACY_PAIRS_CSV,
-                 WINDOWS_CSV, REPORT_HTML)
+                 WINDOWS_CSV, NODE_TYPES_CSV, REPORT_HTML)
 #: Steps reported to ``on_progress`` by :func:`analyze`, in order.
 PROGRESS_STEPS = ("reading runs", "computing metrics", "drawing figures", "writing report")
 #: ``on_progress(step, done, total)``: ``done`` of ``total`` items of ``step`` (one of :data:`PROGRESS_STEPS`).
@@ -164,6 +168,25 @@ def paper_window_metrics(run: RunData, *, tau: float = DEFAULT_TAU) -> tuple[pd.
                      f"{last_finish / SECONDS_PER_DAY:.1f} ({ends})")
     return pd.DataFrame(rows, columns=["run", "window_months", "window_start", "window_end", "throughput_per_day",
                                        "mean_busy_nodes", "utilisation"]), notes
+
+
+def node_type_table(runs: Sequence[RunData]) -> pd.DataFrame | None:
+    """``node_types.csv``: :func:`batreplay.analysis.node_types.node_type_occupancy` of every run whose platform is
+    known and has node types, job slots (more than one slot on a node) or shared hosts; None when no run has any
+    (a single untyped node type would repeat the run's utilisation)."""
+    frames = []
+    for run in runs:
+        platform = run.platform
+        if platform is None or not (platform.node_types or any(h.slots > 1 for h in platform.hosts)
+                                    or run.shared_hosts):
+            continue
+        table = node_type_occupancy(run.jobs, [h.node_type or UNTYPED for h in platform.hosts],
+                                    [h.slots for h in platform.hosts], [h.speed for h in platform.hosts])
+        frames.append(table.assign(run=run.name))
+    if not frames:
+        return None
+    table = pd.concat(frames, ignore_index=True)
+    return table[["run", *[c for c in table.columns if c != "run"]]]
 
 
 def _clean_outputs(out_dir: Path) -> None:
@@ -321,6 +344,10 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
     windows = pd.concat(window_tables, ignore_index=True)
     windows.to_csv(out_dir / WINDOWS_CSV, index=False)
     written.append(WINDOWS_CSV)
+    node_types = node_type_table(runs)
+    if node_types is not None:
+        node_types.to_csv(out_dir / NODE_TYPES_CSV, index=False)
+        written.append(NODE_TYPES_CSV)
 
     if gantt is None:
         gantt = plots.default_gantt_window(runs, start=None if window is None else window.start)
@@ -328,7 +355,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
                            lambda done, total: progress(PROGRESS_STEPS[2], done, total))
     progress(PROGRESS_STEPS[3], 0, 1)
     content = report_content(runs, rows, log_frame, refusals, pairs, windows, figures, notes, parameters,
-                             written, FIGURES_DIR)
+                             written, FIGURES_DIR, node_types)
     report = write_report(content, out_dir / REPORT_HTML)
     progress(PROGRESS_STEPS[3], 1, 1)
     return report

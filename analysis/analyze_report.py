@@ -251,7 +251,8 @@ def _adequacy_tables(log_frame: pd.DataFrame | None, refusals: Mapping[str, Stre
 def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], log_frame: pd.DataFrame | None,
                    refusals: Mapping[str, StreamMismatchError], pairs: pd.DataFrame | None, windows: pd.DataFrame,
                    figures: list[ReportFigure], notes: list[str], parameters: dict[str, Any],
-                   written: Sequence[str], figures_dir: str) -> ReportContent:
+                   written: Sequence[str], figures_dir: str,
+                   node_types: pd.DataFrame | None = None) -> ReportContent:
     """The report of an analysis: the runs' identity, then each metric group of
     :data:`~batreplay.analysis.metric_registry.METRIC_GROUPS` that has something to show, the figures and the notes.
 
@@ -269,6 +270,7 @@ def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], l
             ``swf_log`` (path or None), ``adequacy_requested_times``.
         written: names of the files written next to the page, in order.
         figures_dir: the folder of the figure files, relative to the page.
+        node_types: ``node_types.csv`` (occupancy per node type, :mod:`batreplay.analysis.node_types`), or None.
 
     Returns:
         The page's content, for :func:`batreplay.analysis.report.write_report`.
@@ -316,6 +318,14 @@ def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], l
                 "Windows start two weeks after the first submission and last 4, 6 or 8 months (a month = "
                 "365.25/12 days); throughput = jobs finished per day in the window; mean busy nodes = busy "
                 "node-seconds / window length.", group=title))
+        if key == "utilisation" and node_types is not None:
+            extra.append(ReportTable(
+                "Per node type", node_types,
+                "Node utilisation: time a node computes while at least one job runs on it (Batsim's convention), "
+                "over the type's nodes and the span; slot occupancy: job-slot time held (one slot per job on each "
+                "of its nodes), over the type's slots and the span (above 1 when a scheduler puts more jobs on a "
+                "node than its slots, under compute sharing); mean waiting time of the jobs that ran on the type "
+                "(s); speed in flop/s per core (Caspart et al.'s node types).", group=title))
         if key == "adequacy":
             extra += _adequacy_tables(log_frame, refusals, pairs, title)
         if key in sections:

@@ -32,6 +32,7 @@ import pandas as pd
 
 from batreplay.formats.out_jobs import FULL_ID, OutJobsError, attach_job_table, read_out_jobs
 from batreplay.formats.out_schedule import busy_node_seconds
+from batreplay.platforms.model import Platform
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 
@@ -74,6 +75,7 @@ class RunData:
         notes: human-readable facts noticed while loading (nothing is dropped silently).
         shared_hosts: jobs shared hosts (compute sharing): busy nodes count a host once while any job runs on it
             (pass it to :func:`batreplay.analysis.metrics.summarize`).
+        platform: the platform the run used, when its file was found (node types, slots, speeds), else None.
     """
 
     name: str
@@ -86,6 +88,7 @@ class RunData:
     manifest: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     shared_hosts: bool = False
+    platform: Platform | None = None
 
     @property
     def has_users(self) -> bool:
@@ -263,6 +266,14 @@ def _shares_hosts(folder: Path, manifest: dict[str, Any], jobs: pd.DataFrame, no
     return False
 
 
+def _platform_of(folder: Path, manifest: dict[str, Any]) -> Platform | None:
+    """The platform a run used (run.json's, else a platform.xml in the folder), or None."""
+    platform, _tried = _platform_from_manifest(folder, manifest) if manifest else (None, [])
+    if platform is None and (folder / "platform.xml").is_file():
+        platform = folder / "platform.xml"
+    return read_platform(platform) if platform is not None else None
+
+
 def _resolve_nb_resources(folder: Path, manifest: dict[str, Any],
                           explicit: int | None) -> tuple[int | None, str | None, list[str]]:
     notes: list[str] = []
@@ -338,7 +349,7 @@ def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | N
     shared = _shares_hosts(folder, manifest, jobs, notes)
     return RunData(name=name or folder.resolve().name, path=folder, jobs=jobs, job_table=job_table,
                    nb_resources=value, nb_resources_source=source, spec=dict(manifest.get("spec", {})),
-                   manifest=manifest, notes=notes, shared_hosts=shared)
+                   manifest=manifest, notes=notes, shared_hosts=shared, platform=_platform_of(folder, manifest))
 
 
 def unique_run_names(paths: Sequence[str | Path]) -> list[str]:

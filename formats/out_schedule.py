@@ -57,12 +57,12 @@ def running_intervals(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.nd
     return start, finish, width
 
 
-def busy_host_intervals(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(start, finish, width)`` as :func:`running_intervals`, but host by host and with the times each host
-    computes merged: under compute sharing several jobs run on one host, and Batsim counts the host as computing
-    once while any of them runs (its ``time_computing`` and ``out_machine_states.csv``; golden
-    ``batsim-golden-sharing/sharing``: 158 host-seconds where jobs x hosts add up to 293). One row per maximal
-    busy period of one host (``width`` = 1); without sharing, the same total as :func:`running_intervals`.
+def busy_periods(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(host, start, finish)`` of every maximal period in which a host computes at least one job (int64 resource
+    ids, float64 seconds), sorted by host then start: under compute sharing several jobs run on one host, and
+    Batsim counts the host as computing once while any of them runs (its ``time_computing`` and
+    ``out_machine_states.csv``; golden ``batsim-golden-sharing/sharing``: 158 host-seconds where jobs x hosts add up
+    to 293).
 
     Raises:
         ValueError: a job that ran has an ``allocated_resources`` value that is not an interval set.
@@ -87,10 +87,21 @@ def busy_host_intervals(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.
     opens = new_host.copy()
     opens[1:] |= start[1:] > latest[:-1]
     period = np.cumsum(opens) - 1
-    period_start = start[opens]
     period_end = np.zeros(int(opens.sum()))
     np.maximum.at(period_end, period, finish)
-    return period_start, period_end, np.ones(len(period_start))
+    return host[opens], start[opens], period_end
+
+
+def busy_host_intervals(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(start, finish, width)`` as :func:`running_intervals`, but host by host and with the times each host
+    computes merged (:func:`busy_periods`): one row per maximal busy period of one host (``width`` = 1); without
+    sharing, the same total as :func:`running_intervals`.
+
+    Raises:
+        ValueError: a job that ran has an ``allocated_resources`` value that is not an interval set.
+    """
+    _host, start, finish = busy_periods(jobs)
+    return start, finish, np.ones(len(start))
 
 
 def busy_node_seconds(jobs: pd.DataFrame, start: float | None = None, end: float | None = None, *,

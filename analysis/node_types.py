@@ -1,0 +1,91 @@
+"""Occupancy per node type: how busy each type of node was, as nodes and as job slots.
+
+On a platform of node types (Caspart et al., GridKa: each type has a CPU rate, cores, job slots and instances;
+``batreplay platform --node-types``), the question "which nodes did the work" has two answers, given separately:
+
+- *node utilisation*: the time a node computes while at least one job runs on it, over the nodes of the type and
+  the span (Batsim's convention for a host, see :func:`batreplay.formats.out_schedule.busy_periods`);
+- *slot occupancy*: the job-slot time the jobs held (a job takes one slot on each of its nodes, see
+  :mod:`batreplay.schedulers.node_selection`), over the slots of the type and the span. With one slot per node and
+  no compute sharing both are equal.
+
+This module imports pandas, numpy, procset and batreplay.formats.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from procset import ProcSet
+
+from batreplay.formats.out_schedule import busy_periods
+
+#: The node type of hosts without a ``node_type`` property.
+UNTYPED = "(untyped)"
+
+COLUMNS = ("node_type", "nodes", "slots", "speed", "nb_jobs", "busy_node_seconds", "node_utilisation",
+           "used_slot_seconds", "slot_occupancy", "mean_waiting_time")
+
+
+def node_type_occupancy(jobs: pd.DataFrame, host_types: list[str], host_slots: list[int],
+                        host_speeds: list[float]) -> pd.DataFrame:
+    """One row per node type (in order of first host id) over the span ``[first submission, last finish]``.
+
+    Args:
+        jobs: a validated jobs table (:func:`batreplay.formats.out_jobs.read_out_jobs`), with
+            ``allocated_resources``.
+        host_types, host_slots, host_speeds: the node type (:data:`UNTYPED` for none), job slots and flop/s per
+            core of each host, by resource id (:class:`batreplay.platforms.model.Platform`'s hosts).
+
+    Returns:
+        Columns :data:`COLUMNS`: ``nodes`` and ``slots`` of the type, its ``speed`` (flop/s per core; the first
+        host's), ``nb_jobs`` (jobs that ran on at least one of its nodes), ``busy_node_seconds`` and
+        ``node_utilisation`` (0-1), ``used_slot_seconds`` and ``slot_occupancy`` (0-1), ``mean_waiting_time`` of
+        its jobs (s; NaN without any). Utilisation and occupancy are NaN when the span is empty; occupancy exceeds
+        1 when a scheduler put more jobs on a node than its slots (compute sharing without slot accounting).
+
+    Raises:
+        ValueError: a job ran on a host id beyond the lists.
+    """
+    types = list(dict.fromkeys(host_types))
+    type_of = np.asarray([types.index(t) for t in host_types], dtype=np.int64)
+    ran = jobs[jobs["starting_time"].notna()]
+    submissions = jobs["submission_time"].to_numpy(dtype="float64")
+    span_start = float(submissions.min()) if len(jobs) else float("nan")
+    span_end = float(ran["finish_time"].max()) if len(ran) else float("nan")
+    span = span_end - span_start
+    hosts_of = {text: np.fromiter(ProcSet.from_str(text), dtype=np.int64)
+                for text in set(ran["allocated_resources"].astype(str))}
+    used = np.zeros(len(types))
+    jobs_on = [set() for _ in types]
+    waits: list[list[float]] = [[] for _ in types]
+    waiting = ran["starting_time"] - ran["submission_time"]
+    for job_id, text, start, finish, wait in zip(ran.index, ran["allocated_resources"].astype(str),
+                                                 ran["starting_time"], ran["finish_time"], waiting):
+        hosts = hosts_of[text]
+        if len(hosts) and hosts.max() >= len(type_of):
+            raise ValueError(f"job {job_id} ran on resource {int(hosts.max())} but the platform has "
+                             f"{len(type_of)} hosts")
+        counts = np.bincount(type_of[hosts], minlength=len(types))
+        used += counts * (finish - start)
+        for index in np.flatnonzero(counts):
+            if job_id not in jobs_on[index]:
+                jobs_on[index].add(job_id)
+                waits[index].append(float(wait))
+    busy = np.zeros(len(types))
+    if len(ran):
+        host, begins, ends = busy_periods(ran)
+        np.add.at(busy, type_of[host], ends - begins)
+    rows = []
+    for index, name in enumerate(types):
+        members = np.flatnonzero(type_of == index)
+        slots = int(sum(host_slots[m] for m in members))
+        rows.append({
+            "node_type": name, "nodes": len(members), "slots": slots, "speed": float(host_speeds[members[0]]),
+            "nb_jobs": len(jobs_on[index]), "busy_node_seconds": busy[index],
+            "node_utilisation": busy[index] / (len(members) * span) if span > 0 else float("nan"),
+            "used_slot_seconds": used[index],
+            "slot_occupancy": used[index] / (slots * span) if span > 0 else float("nan"),
+            "mean_waiting_time": float(np.mean(waits[index])) if waits[index] else float("nan"),
+        })
+    return pd.DataFrame(rows, columns=list(COLUMNS))
