@@ -217,6 +217,8 @@ def _start_shared_job(kernel: Kernel, server: Server, machine: Machine, job: Job
                               else lambda: stop_shared_task(kernel, machine, leftover)))
 
     def task_ended(_argument: object) -> None:
+        if task.owner is None:  # stopped earlier in this very step (killed, or the leftover of a walltime whose
+            return  # JOB_COMPLETED was just received): its end changes nothing
         task.owner = None
         _apply_rates(kernel, machine.shared.remove(task))
         finish(SUCCESS)

@@ -284,3 +284,25 @@ def test_sharing_on_without_shared_hosts_changes_nothing(workloads_dir):
         tables.append(jobs_frame(engine.records))
     assert streams[0] == streams[1]
     assert tables[0].equals(tables[1])
+
+
+@pytest.mark.parametrize("extra_flop", [3, 8, 20])
+def test_leftover_task_ending_as_its_completion_is_received(extra_flop):
+    """Job 0's task outlives its walltime by a few ns and keeps its share until its JOB_COMPLETED is received; with
+    8 extra flop it ends in that very step (once a crash: the task was taken off its host twice). No host is
+    shared here, so compute sharing on must give the clocks of compute sharing off, to the last bit."""
+    from batreplay.schedulers.registry import load_scheduler
+
+    workload = {"nb_res": 2, "profiles": {
+        "pa": {"type": "parallel_homogeneous", "cpu": 100 * 10**9 + extra_flop, "com": 0},
+        "pb": {"type": "parallel_homogeneous", "cpu": 5 * 10**9, "com": 0}}, "jobs": [
+        {"id": "0", "subtime": 0, "walltime": 100, "res": 1, "profile": "pa"},
+        {"id": "1", "subtime": 0, "walltime": -1, "res": 2, "profile": "pb"}]}
+    ends = []
+    for sharing in (False, True):
+        engine = BatsimEngine([("node_0", GFLOP), ("node_1", GFLOP)], {"w0": workload},
+                              options=EngineOptions(compute_sharing=sharing))
+        run_scheduler(engine, load_scheduler("fcfs"))
+        assert engine.jobs["w0!0"].state == "COMPLETED_WALLTIME_REACHED"
+        ends.append([engine.jobs[f"w0!{i}"].end for i in range(2)])
+    assert ends[0] == ends[1]

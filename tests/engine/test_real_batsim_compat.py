@@ -311,3 +311,19 @@ def test_job_slots_and_node_selection_on_real_batsim_equal_embedded_engine(real_
     jobs = read_out_jobs(embedded)
     assert len(jobs) == NB_JOBS and (jobs["final_state"] != "REJECTED").all()
     assert jobs["waiting_time"].max() > 3600
+
+
+@pytest.mark.parametrize("extra_flop", [3, 8, 20])
+def test_leftover_task_under_compute_sharing_equals_real_batsim(real_batsim, extra_flop, tmp_path):
+    """Job 0's walltime ends a few ns before its parallel task, which goes on until the executor's JOB_COMPLETED is
+    received: with 8 extra flop the task ends in the very step of that reception (the case that once made the
+    engine take the task off its host twice). Under compute sharing, both engines give the same out_jobs.csv."""
+    document = {"nb_res": 2, "profiles": {
+        "pa": {"type": "parallel_homogeneous", "cpu": 100 * 10**9 + extra_flop, "com": 0},
+        "pb": {"type": "parallel_homogeneous", "cpu": 5 * 10**9, "com": 0}}, "jobs": [
+        {"id": "0", "subtime": 0, "walltime": 100, "res": 1, "profile": "pa"},
+        {"id": "1", "subtime": 0, "walltime": 100, "res": 1, "profile": "pb"},
+        {"id": "2", "subtime": 0, "walltime": -1, "res": 2, "profile": "pb"}]}
+    workload, platform = _inputs(tmp_path, document, 2)
+    _embedded_then_real(real_batsim, tmp_path, f"leftover task, {extra_flop} extra flop", workload=workload,
+                        platform=platform, scheduler="fcfs", compute_sharing=True)
