@@ -108,7 +108,8 @@ def _runs_text(names: Sequence[str]) -> str:
 
 #: File stems of :func:`draw_figures`' figures, in report order (``user_mean_lateness`` only for runs that know
 #: recorded submission times).
-FIGURE_STEMS: tuple[str, ...] = ("submissions", "cumulative_jobs", "user_mean_lateness", "utilisation_queue", "gantt")
+FIGURE_STEMS: tuple[str, ...] = ("submissions", "cumulative_jobs", "user_mean_lateness", "utilisation_queue",
+                                 "waiting_times", "node_type_occupancy", "gantt")
 
 
 def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataFrame], gantt_window: TimeWindow,
@@ -118,7 +119,9 @@ def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataF
     In order (file stems in brackets, :data:`FIGURE_STEMS`): jobs submitted per day (``submissions``, Madon et al. 2024, Fig. 2),
     cumulative jobs submitted and finished (``cumulative_jobs``, Fig. 3), mean lateness per user
     (``user_mean_lateness``, Fig. 4; only when ``lateness_tables`` is not empty), utilisation and waiting jobs
-    (``utilisation_queue``) and a Gantt chart of ``gantt_window`` (``gantt``).
+    (``utilisation_queue``), the waiting-time distribution (``waiting_times``), the slot occupancy per node type
+    over time (``node_type_occupancy``; only when a run's platform has node types) and a Gantt chart of
+    ``gantt_window`` (``gantt``).
 
     Args:
         lateness_tables: run name -> :func:`batreplay.analysis.lateness.lateness_per_user` of the runs that know
@@ -136,7 +139,7 @@ def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataF
     """
     divisor, unit = plots.time_unit(gantt_window.length)
     start_day, length_day = gantt_window.start / SECONDS_PER_DAY, gantt_window.length / SECONDS_PER_DAY
-    submissions, cumulative, user_lateness, utilisation, gantt = FIGURE_STEMS
+    submissions, cumulative, user_lateness, utilisation, waiting, node_types, gantt = FIGURE_STEMS
     makers: list[tuple[str, str, Callable[[], Any], str]] = [
         (submissions, "submissions", lambda: plots.plot_submissions(runs),
          "Jobs submitted per day: recorded submission times (rigid replay, dashed, when the runs know them) and "
@@ -154,6 +157,13 @@ def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataF
                    "Utilisation (nodes used by running jobs / nodes of the platform, top) and number of waiting "
                    "jobs (bottom) over time; on long runs, time-weighted means over bins whose width the axis "
                    "labels give."))
+    makers.append((waiting, "waiting times", lambda: plots.plot_waiting_times(runs),
+                   "Distribution of the waiting time of the jobs that ran (fraction of jobs that waited at most x "
+                   "seconds; logarithmic axis from 1 s)."))
+    if any(run.platform is not None and run.platform.node_types for run in runs):
+        makers.append((node_types, "node types", lambda: plots.plot_node_type_occupancy(runs),
+                       "Slot occupancy of each node type over time (job slots held / slots of the type; one panel "
+                       "per run on a platform of node types; node_types.csv gives the totals)."))
     makers.append((gantt, "Gantt chart", lambda: plots.plot_gantt(runs, gantt_window),
                    f"Gantt chart of [{gantt_window.start / divisor:g}, {gantt_window.end / divisor:g}] {unit} of "
                    f"simulated time (from day {start_day:g}, {length_day:g} day{'s' if length_day != 1 else ''} "

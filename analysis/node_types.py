@@ -89,3 +89,41 @@ def node_type_occupancy(jobs: pd.DataFrame, host_types: list[str], host_slots: l
             "mean_waiting_time": float(np.mean(waits[index])) if waits[index] else float("nan"),
         })
     return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def slot_occupancy_over_time(jobs: pd.DataFrame, host_types: list[str], host_slots: list[int],
+                             bin_seconds: float) -> pd.DataFrame:
+    """Slot occupancy of each node type over regular bins of ``bin_seconds`` from the first submission: the
+    job-slot time held in the bin (one slot per job on each of its nodes) over the type's slots times the bin.
+
+    Returns:
+        Columns ``bin_start`` (s), ``node_type`` and ``slot_occupancy`` (0-1, above 1 only when a scheduler put
+        more jobs on a node than its slots), one row per bin and type, types in order of first host id.
+
+    Raises:
+        ValueError: ``bin_seconds`` not > 0.
+    """
+    if not bin_seconds > 0:
+        raise ValueError(f"bin_seconds must be > 0, got {bin_seconds}")
+    types = list(dict.fromkeys(host_types))
+    type_of = np.asarray([types.index(t) for t in host_types], dtype=np.int64)
+    ran = jobs[jobs["starting_time"].notna()]
+    low = float(jobs["submission_time"].min())
+    high = float(ran["finish_time"].max()) if len(ran) else low
+    edges = low + bin_seconds * np.arange(int(np.ceil((high - low) / bin_seconds)) + 1 if high > low else 2)
+    hosts_of = {text: np.bincount(type_of[np.fromiter(ProcSet.from_str(text), dtype=np.int64)],
+                                  minlength=len(types)) for text in set(ran["allocated_resources"].astype(str))}
+    counts = np.array([hosts_of[t] for t in ran["allocated_resources"].astype(str)]).reshape(len(ran), len(types))
+    starts, ends = ran["starting_time"].to_numpy(dtype="float64"), ran["finish_time"].to_numpy(dtype="float64")
+    frames = []
+    for index, name in enumerate(types):
+        slots = sum(host_slots[h] for h in np.flatnonzero(type_of == index))
+        times = np.concatenate([starts, ends])
+        change = np.concatenate([counts[:, index], -counts[:, index]]).astype("float64")
+        order = np.argsort(times, kind="stable")
+        times, used = times[order], np.cumsum(change[order])  # slots held from each event on
+        area = np.concatenate([[0.0], np.cumsum(used[:-1] * np.diff(times))]) if len(times) else np.zeros(1)
+        at_edges = np.interp(edges, times, area) if len(times) else np.zeros(len(edges))  # held time is linear
+        frames.append(pd.DataFrame({"bin_start": edges[:-1], "node_type": name,  # between events
+                                    "slot_occupancy": np.diff(at_edges) / (slots * bin_seconds)}))
+    return pd.concat(frames, ignore_index=True)

@@ -395,6 +395,66 @@ def plot_utilisation_and_queue(runs: Sequence[RunData]) -> Figure:
     return figure
 
 
+def plot_waiting_times(runs: Sequence[RunData]) -> Figure:
+    """Distribution of the waiting time (start - submission) of the jobs that ran: the fraction of jobs that
+    waited at most x seconds, one curve per run; the x axis is logarithmic from 1 s, jobs that waited under 1 s
+    are where the curves start.
+
+    Raises:
+        ValueError: no run.
+    """
+    if not runs:
+        raise ValueError("plot_waiting_times: no run")
+    figure, (axis,) = _new_figure(1, height=3.6)
+    highest = 1.0
+    for i, run in enumerate(runs):
+        ran = run.jobs[run.jobs["starting_time"].notna()]
+        waits = np.sort((ran["starting_time"] - ran["submission_time"]).to_numpy(dtype="float64"))
+        if waits.size == 0:
+            continue
+        highest = max(highest, float(waits[-1]))
+        fraction = np.arange(1, waits.size + 1) / waits.size
+        axis.step(np.maximum(waits, 1.0), fraction, where="post", color=run_colour(i), linewidth=1.1,
+                  label=f"{run.name} (mean {duration_text(float(waits.mean()))})")
+    axis.set(xscale="log", xlim=(1.0, max(highest, 10.0) * 1.2), ylim=(0.0, 1.01),
+             xlabel="waiting time (s, log scale; below 1 s shown at 1 s)", ylabel="fraction of jobs")
+    axis.grid(True, color="#e4e4e4", linewidth=0.5)
+    figure.suptitle("Waiting time distribution (jobs that ran)")
+    _legend_below(figure, axis)
+    return figure
+
+
+def plot_node_type_occupancy(runs: Sequence[RunData]) -> Figure:
+    """Slot occupancy of each node type over time (:func:`batreplay.analysis.node_types.slot_occupancy_over_time`,
+    bins of :func:`smoothing_bin` of the span), one panel per run whose platform has node types.
+
+    Raises:
+        ValueError: no run with a platform of node types.
+    """
+    from batreplay.analysis.node_types import UNTYPED, slot_occupancy_over_time
+
+    typed = [run for run in runs if run.platform is not None and run.platform.node_types]
+    if not typed:
+        raise ValueError("plot_node_type_occupancy: no run on a platform of node types")
+    low, high = _span(typed)
+    divisor, unit = time_unit(high - low)
+    width = smoothing_bin(high - low) if high > low else 1.0
+    figure, axes = _new_figure(len(typed), height=2.4)
+    for axis, run in zip(axes, typed):
+        hosts = run.platform.hosts
+        table = slot_occupancy_over_time(run.jobs, [h.node_type or UNTYPED for h in hosts], [h.slots for h in hosts],
+                                         width)
+        for i, (name, rows) in enumerate(table.groupby("node_type", sort=False)):
+            axis.step(rows["bin_start"].to_numpy() / divisor, rows["slot_occupancy"].to_numpy(), where="post",
+                      color=run_colour(i), linewidth=1.1, label=str(name))
+        axis.set(ylabel="slot occupancy", ylim=(0.0, 1.05), title=run.name)
+        axis.grid(True, color="#e4e4e4", linewidth=0.5)
+        axis.legend(loc="lower right", fontsize="x-small", ncol=3)
+    axes[-1].set_xlabel(f"time ({unit}; {duration_text(width)} means)")
+    figure.suptitle("Slot occupancy per node type (job slots held / slots of the type)")
+    return figure
+
+
 def default_gantt_window(runs: Sequence[RunData], *, start: float | None = None) -> TimeWindow:
     """The Gantt chart's default window (s): one day from ``start``, or from the runs' first submission (then
     their whole span when shorter than a day)."""

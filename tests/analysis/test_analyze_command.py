@@ -109,7 +109,7 @@ def test_outputs_of_two_real_runs(two_runs_analysis):
         assert (out / "figures" / f"{stem}.png").is_file() and (out / "figures" / f"{stem}.svg").is_file()
     # neither run has recorded submission times (JSON workload, golden folder): no lateness outputs
     assert not (out / "lateness_per_user.csv").exists() and not (out / "figures" / "user_mean_lateness.png").exists()
-    assert report.read_text().count("<img ") == 4
+    assert report.read_text().count("<img ") == 5  # + the waiting-time distribution
 
 
 def test_metrics_agree_with_batsims_out_schedule(two_runs_analysis, golden_kth2000):
@@ -204,7 +204,7 @@ def test_lateness_and_per_user_outputs_by_hand(tmp_path):
     assert users.loc[1, "mean_waiting_time"] == pytest.approx(5.0)  # waits 0 and 10 s
     assert users.loc[2, "node_seconds"] == pytest.approx(30.0)
     assert (out / "figures" / "user_mean_lateness.png").is_file()
-    assert report.read_text().count("<img ") == 5
+    assert report.read_text().count("<img ") == 6  # + the waiting-time distribution
 
 
 def test_window_selects_jobs_and_gantt(tmp_path):

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from conftest import GOLDEN_SHARING
 
-from batreplay.analysis.node_types import UNTYPED, node_type_occupancy
+from batreplay.analysis.node_types import UNTYPED, node_type_occupancy, slot_occupancy_over_time
 from batreplay.formats.out_jobs import read_out_jobs, validate_out_jobs
 
 
@@ -26,20 +26,33 @@ def test_golden_sharing_hosts_and_slots():
     assert table["slot_occupancy"] == pytest.approx(293.0 / (4 * 85.0))
 
 
-def test_two_types_by_hand():
-    """Host 0 (type a, 2 slots) runs jobs 1 [0, 10] and 2 [5, 20]; host 1 (type b, 1 slot) job 3 [10, 30] after
-    waiting 10 s; job 4 spans both hosts over [30, 40]. Span [0, 40]."""
+def _two_type_jobs():
     rows = []
     for job_id, sub, start, finish, alloc in ((1, 0, 0, 10, "0"), (2, 0, 5, 20, "0"), (3, 0, 10, 30, "1"),
                                               (4, 30, 30, 40, "0-1")):
         rows.append({"job_id": str(job_id), "workload_name": "w0", "profile": "p", "submission_time": float(sub),
-                     "requested_number_of_resources": len(alloc.split("-")) if "-" in alloc else 1,
+                     "requested_number_of_resources": 2 if "-" in alloc else 1,
                      "requested_time": 100.0, "success": 1, "final_state": "COMPLETED_SUCCESSFULLY",
                      "starting_time": float(start), "execution_time": float(finish - start),
                      "finish_time": float(finish), "allocated_resources": alloc, "consumed_energy": -1.0,
                      "metadata": ""})
-    jobs = validate_out_jobs(pd.DataFrame(rows))
-    table = node_type_occupancy(jobs, ["a", "b"], [2, 1], [2e9, 1e9]).set_index("node_type")
+    return validate_out_jobs(pd.DataFrame(rows))
+
+
+def test_occupancy_over_time_by_hand():
+    """Same schedule as below, 10 s bins: type a (2 slots) holds 1.5 slots on average in [0, 10] (job 1 all along,
+    job 2 from 5 s), 1 in [10, 20], 0 in [20, 30], 1 in [30, 40]; type b (1 slot) 0, 1, 1, 1."""
+    table = slot_occupancy_over_time(_two_type_jobs(), ["a", "b"], [2, 1], 10.0)
+    a = table[table["node_type"] == "a"]["slot_occupancy"].tolist()
+    b = table[table["node_type"] == "b"]["slot_occupancy"].tolist()
+    assert a == [0.75, 0.5, 0.0, 0.5] and b == [0.0, 1.0, 1.0, 1.0]
+    assert table[table["node_type"] == "a"]["bin_start"].tolist() == [0.0, 10.0, 20.0, 30.0]
+
+
+def test_two_types_by_hand():
+    """Host 0 (type a, 2 slots) runs jobs 1 [0, 10] and 2 [5, 20]; host 1 (type b, 1 slot) job 3 [10, 30] after
+    waiting 10 s; job 4 spans both hosts over [30, 40]. Span [0, 40]."""
+    table = node_type_occupancy(_two_type_jobs(), ["a", "b"], [2, 1], [2e9, 1e9]).set_index("node_type")
     # host 0 busy [0, 20] and [30, 40]: 30 s; slots held 10 + 15 + 10 = 35 slot-seconds of 2 x 40
     assert table.loc["a", "busy_node_seconds"] == 30.0 and table.loc["a", "used_slot_seconds"] == 35.0
     assert table.loc["a", "slot_occupancy"] == 35.0 / 80.0 and table.loc["a", "node_utilisation"] == 30.0 / 40.0
@@ -67,5 +80,8 @@ def test_analyze_writes_node_types_only_for_typed_platforms(tmp_path):
     table = pd.read_csv(tmp_path / "typed-analysis" / "node_types.csv")
     assert list(table["node_type"]) == ["big", "small"] and list(table["slots"]) == [4, 2]
     assert table["nb_jobs"].sum() == 6 and table.loc[0, "nb_jobs"] >= 4  # the fastest node first, 4 slots
+    assert (tmp_path / "typed-analysis" / "figures" / "node_type_occupancy.png").is_file()
+    assert (tmp_path / "typed-analysis" / "figures" / "waiting_times.png").is_file()
     analyze([tmp_path / "plain"], tmp_path / "plain-analysis")
     assert not (tmp_path / "plain-analysis" / "node_types.csv").exists()
+    assert not (tmp_path / "plain-analysis" / "figures" / "node_type_occupancy.png").exists()

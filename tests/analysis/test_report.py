@@ -157,7 +157,7 @@ def golden_report(tmp_path_factory) -> Path:
 def test_every_image_of_a_real_report_loads_in_chromium(golden_report, tmp_path):
     page = golden_report.read_text(encoding="utf-8")
     expected = page.count("<img ")
-    assert expected == 4  # submissions, cumulative, utilisation and queue, Gantt (no lateness: no jobs.csv)
+    assert expected == 5  # submissions, cumulative, utilisation and queue, waiting times, Gantt (no lateness: no jobs.csv)
     assert images_loaded(golden_report, tmp_path / "profile") == f"{expected}/{expected}"
 
 
@@ -167,7 +167,7 @@ def test_chromium_check_sees_a_broken_image(golden_report, tmp_path):
     broken = re.sub(r'src="data:image/png;base64,[^"]+"', 'src="data:image/png;base64,AAAA"', page, count=1)
     path = tmp_path / "broken.html"
     path.write_text(broken, encoding="utf-8")
-    assert images_loaded(path, tmp_path / "profile") == "3/4"
+    assert images_loaded(path, tmp_path / "profile") == "4/5"
 
 
 def test_a_wide_table_scrolls_in_its_box_at_1400_px(tmp_path):
