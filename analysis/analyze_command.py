@@ -207,7 +207,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
             window: TimeWindow | Sequence[float] | None = None,
             gantt_window: TimeWindow | Sequence[float] | None = None,
             adequacy_requested_times: Literal["run", "log"] = "run",
-            on_progress: ProgressCallback | None = None) -> Path:
+            on_progress: ProgressCallback | None = None, names: Sequence[str] | None = None) -> Path:
     """Analyse runs side by side and write tables, figures and ``report.html`` into ``out_dir``.
 
     Args:
@@ -231,6 +231,8 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
             each of its items: ``"reading runs"`` (each run, then the SWF log), ``"computing metrics"`` (each
             run, then the pairs of runs), ``"drawing figures"`` (each figure), ``"writing report"``
             (:data:`PROGRESS_STEPS`).
+        names: what tables and figures call the runs, one distinct name per run directory, in order; default the
+            folder names (:func:`~batreplay.analysis.run_dir.unique_run_names`).
 
     Returns:
         The path of ``report.html``.
@@ -250,7 +252,11 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
     progress = on_progress or _no_progress
     window = window_from_days(window)
     gantt = window_from_days(gantt_window, what="gantt window")
-    names = unique_run_names(run_dirs)
+    if names is None:
+        names = unique_run_names(run_dirs)
+    elif len(names) != len(run_dirs) or len(set(names)) != len(names) or not all(str(n).strip() for n in names):
+        raise ValueError(f"--names: give {len(run_dirs)} distinct non-empty names, one per run directory, got "
+                         f"{list(names)!r}")
     if swf_log is not None and not Path(swf_log).is_file():
         raise FileNotFoundError(f"SWF log {swf_log}: no such file")
     reads = len(run_dirs) + (swf_log is not None)

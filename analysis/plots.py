@@ -161,11 +161,12 @@ def _new_figure(rows: int = 1, *, height: float = 3.6, sharex: bool = True) -> t
     return figure, list(axes)
 
 
-def _legend_below(figure: Figure, axis) -> None:
-    """One legend for the whole figure, in a row below the axes (outside the data), from ``axis``' labels."""
+def _legend_below(figure: Figure, axis, columns: int = 5) -> None:
+    """One legend for the whole figure, in rows of at most ``columns`` below the axes (outside the data), from
+    ``axis``' labels."""
     handles, labels = axis.get_legend_handles_labels()
     if handles:
-        figure.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 5), fontsize="small",
+        figure.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), columns), fontsize="small",
                       frameon=False)
 
 
@@ -420,7 +421,7 @@ def plot_waiting_times(runs: Sequence[RunData]) -> Figure:
              xlabel="waiting time (s, log scale; below 1 s shown at 1 s)", ylabel="fraction of jobs")
     axis.grid(True, color="#e4e4e4", linewidth=0.5)
     figure.suptitle("Waiting time distribution (jobs that ran)")
-    _legend_below(figure, axis)
+    _legend_below(figure, axis, columns=3)
     return figure
 
 

@@ -146,7 +146,8 @@ def _cmd_analyze(args: argparse.Namespace, console: Console) -> int:
     with step_progress(console, "analyzing") as bar:
         report = analyze(args.run_dirs, Path(args.out), nb_resources=args.nb_resources, tau=args.tau,
                          swf_log=swf_log, window=args.window_days, gantt_window=args.gantt_window,
-                         adequacy_requested_times=args.adequacy_requested_times, on_progress=_step_callback(bar))
+                         adequacy_requested_times=args.adequacy_requested_times, on_progress=_step_callback(bar),
+                         names=args.names)
     console.print(f"tables, figures/ and report in {report.parent}; open {report}")
     return 0
 
@@ -266,6 +267,9 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
                          help="batreplay run directory or Batsim output folder")
     analyze.add_argument("--out", required=True, help="output folder (metrics.csv/.json, figures/, report.html)")
+    analyze.add_argument("--names", nargs="+", default=None, metavar="NAME",
+                         help="what tables and figures call the runs, one distinct name per RUN_DIR in order "
+                              "(default: the folder names, with parent folders added until they differ)")
     analyze.add_argument("--swf", default=None,
                          help="recorded SWF log the runs replayed (a path or a fetched log's name): adds the adequacy "
                               "table P (Baranov et al. 2018)")

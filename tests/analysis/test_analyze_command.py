@@ -399,3 +399,14 @@ def test_cli_analyze_and_its_error_message(tmp_path, capsys):
         main(["analyze", str(tmp_path / "missing"), "--out", str(tmp_path / "out2")])
     assert stop.value.code == 2
     assert "batreplay: error:" in capsys.readouterr().err
+
+
+def test_runs_named_on_the_command_line(tmp_path):
+    """``--names``: the tables and figures call the runs as given; a wrong count or a repeated name is refused."""
+    first, second = hand_run(tmp_path / "a" / "run"), hand_run(tmp_path / "b" / "run")
+    out = tmp_path / "named"
+    analyze([first, second], out, names=["lowest id", "fastest first"])
+    assert list(pd.read_csv(out / "metrics.csv")["run"]) == ["lowest id", "fastest first"]
+    for names in (["only one"], ["same", "same"], ["", "x"]):
+        with pytest.raises(ValueError, match="--names: give 2 distinct non-empty names"):
+            analyze([first, second], tmp_path / "refused", names=names)
