@@ -88,7 +88,7 @@ TABLE_METRICS: dict[str, tuple[str, list[TableColumn]]] = {
         TableColumn("user_additional_lateness_p50", "s", decimals=0, label="median"),
         TableColumn("user_additional_lateness_p90", "s", decimals=0, label="90th percentile"),
     ]),
-    "scheduler-comparison": ("FCFS and EASY (cf. Rauch 2022, Tables I-III)", [
+    "scheduler-comparison": ("Scheduler comparison (cf. Rauch 2022, Tables I-III)", [
         TableColumn("mean_running_jobs_per_event", decimals=1, label="avg. running jobs (per event)"),
         TableColumn("mean_bounded_slowdown", decimals=1, label="avg. bounded slowdown"),
         TableColumn("mean_waiting_time", "s", decimals=0, label="avg. waiting time"),
