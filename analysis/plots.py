@@ -448,7 +448,8 @@ def plot_node_type_occupancy(runs: Sequence[RunData]) -> Figure:
         for i, (name, rows) in enumerate(table.groupby("node_type", sort=False)):
             axis.step(rows["bin_start"].to_numpy() / divisor, rows["slot_occupancy"].to_numpy(), where="post",
                       color=run_colour(i), linewidth=1.1, label=str(name))
-        axis.set(ylabel="slot occupancy", ylim=(0.0, 1.05), title=run.name)
+        top = max(1.05, float(table["slot_occupancy"].max()) * 1.05)  # above 1: more jobs than slots (shown)
+        axis.set(ylabel="slot occupancy", ylim=(0.0, top), title=run.name)
         axis.grid(True, color="#e4e4e4", linewidth=0.5)
         axis.legend(loc="lower right", fontsize="x-small", ncol=3)
     axes[-1].set_xlabel(f"time ({unit}; {duration_text(width)} means)")

@@ -266,12 +266,19 @@ def _shares_hosts(folder: Path, manifest: dict[str, Any], jobs: pd.DataFrame, no
     return False
 
 
-def _platform_of(folder: Path, manifest: dict[str, Any]) -> Platform | None:
-    """The platform a run used (run.json's, else a platform.xml in the folder), or None."""
+def _platform_of(folder: Path, manifest: dict[str, Any], notes: list[str]) -> Platform | None:
+    """The platform a run used (run.json's, else a platform.xml in the folder), or None: also when it cannot be
+    read, which ``notes`` then says (only the tables per node type need it)."""
     platform, _tried = _platform_from_manifest(folder, manifest) if manifest else (None, [])
     if platform is None and (folder / "platform.xml").is_file():
         platform = folder / "platform.xml"
-    return read_platform(platform) if platform is not None else None
+    if platform is None:
+        return None
+    try:
+        return read_platform(platform)
+    except (OSError, ValueError) as err:  # PlatformError is a ValueError naming file and line
+        notes.append(f"platform not read ({' '.join(str(err).split())}): no table per node type")
+        return None
 
 
 def _resolve_nb_resources(folder: Path, manifest: dict[str, Any],
@@ -349,7 +356,8 @@ def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | N
     shared = _shares_hosts(folder, manifest, jobs, notes)
     return RunData(name=name or folder.resolve().name, path=folder, jobs=jobs, job_table=job_table,
                    nb_resources=value, nb_resources_source=source, spec=dict(manifest.get("spec", {})),
-                   manifest=manifest, notes=notes, shared_hosts=shared, platform=_platform_of(folder, manifest))
+                   manifest=manifest, notes=notes, shared_hosts=shared,
+                   platform=_platform_of(folder, manifest, notes))
 
 
 def unique_run_names(paths: Sequence[str | Path]) -> list[str]:

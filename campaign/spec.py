@@ -589,6 +589,9 @@ def _read_experiment(table: _Table, root: Path) -> ExperimentSpec:
         except ValueError as err:
             raise table.error("scheduler_options", str(err)) from None
     sharing = table.get("compute_sharing", bool, False)
+    if options.get("slots") is True and not sharing:
+        raise table.error("compute_sharing", "scheduler option slots puts several jobs on a node: it needs "
+                                             "compute_sharing = true")
     table.finish()
     return ExperimentSpec(name, scheduler, variant, dict(options), sharing)
 

@@ -39,6 +39,8 @@ PRIO_DELIVERY, PRIO_SEND = 0, 1
 # second, is over.
 _TIMING_PRECISION = 1e-9
 _WORK_PRECISION = 1e-5 * 1e-9
+# The rate of a parallel task with nothing to compute.
+_NO_WORK = float("inf")
 #: Activities expected to end within this many seconds of the earliest one are updated at each step (see
 #: :meth:`Kernel.advance`); rounding keeps expected ends within far less than this of the exact ones.
 LOOKAHEAD = 1e-3
@@ -255,8 +257,10 @@ class Kernel:
         ended = []
         for activity in front:
             if activity.rate:
-                activity.remaining -= activity.rate * delta
-                done = activity.remaining < _WORK_PRECISION
+                if delta:  # (a zero step changes no finite amount; for an infinite rate, inf * 0 would be NaN)
+                    activity.remaining -= activity.rate * delta
+                # a task with no work (rate inf: nothing to compute on any host) ends in the step it starts
+                done = activity.remaining < _WORK_PRECISION or activity.rate == _NO_WORK
             else:
                 activity.remaining -= delta
                 done = activity.remaining < _TIMING_PRECISION

@@ -54,10 +54,12 @@ class Host:
 
     @property
     def slots(self) -> int:
-        """Job slots of the host: property ``slots``, else one per core (Caspart et al., GridKa: node types have a
-        number of cores and a number of job slots)."""
+        """Job slots of the host (Caspart et al., GridKa: node types have a number of cores and a number of job
+        slots): its property ``slots``, else 1. Batsim sends properties to the decision process, not core
+        counts, so a scheduler can only count the slots a property gives; ``batreplay platform --node-types``
+        always writes it (one per core unless the type says otherwise)."""
         value = self.prop("slots")
-        return self.cores if value is None else int(value)
+        return 1 if value is None else int(value)
 
 
 @dataclass(frozen=True)

@@ -209,7 +209,7 @@ class _Reader:
             tag = child.tag
             if tag == "zone":
                 self.attr(child, "id")
-                self.zone_props.append({prop.get("id", ""): prop.get("value", "") for prop in child
+                self.zone_props.append({self.attr(prop, "id"): self.attr(prop, "value") for prop in child
                                         if prop.tag == "prop"})
                 self.walk(child)
                 self.zone_props.pop()

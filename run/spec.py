@@ -98,7 +98,8 @@ class RunSpec:
         timeout: wall-clock limit of the whole run in seconds, or None for no limit (see :mod:`batreplay.deadline`).
 
     Raises:
-        RunSpecError: ``timeout`` is not None or a number of seconds > 0; the parts check their own values.
+        RunSpecError: ``timeout`` is not None or a number of seconds > 0; job slots (scheduler option ``slots``)
+            without compute sharing; the parts check their own values.
     """
 
     workload: Path
@@ -120,6 +121,9 @@ class RunSpec:
                 check_seconds(self.timeout, "--timeout")
             except ValueError as err:
                 raise RunSpecError(str(err)) from None
+        if self.scheduler.options.get("slots") is True and not self.engine.shares_hosts:
+            raise RunSpecError("scheduler option slots puts several jobs on a node: it needs compute sharing "
+                               "(--compute-sharing, or compute_sharing = true in a campaign experiment)")
 
     @classmethod
     def build(cls, *, workload: str | Path, platform: str | Path, scheduler: str, out_dir: str | Path,

@@ -17,8 +17,9 @@ ones by name:
 ``nb_free``, ``allocate``, ``release``), so the backfilling family (FCFS, EASY, conservative, ...) runs on it
 unchanged: it counts *slots* instead of nodes. With ``slots`` off each node is one slot (whole nodes, as Batsim
 allocates them without compute sharing); with ``slots`` on each node has the slots its host property ``slots``
-gives (one per core otherwise), several one-slot jobs share a node, and the run needs compute sharing
-(``batreplay run --compute-sharing``) for Batsim to accept them. A job takes one slot on each of as many distinct
+gives (1 without it: Batsim does not send core counts), several one-slot jobs share a node, and the run needs
+compute sharing (``batreplay run --compute-sharing``; a run description without it is refused) for Batsim to
+accept them. A job takes one slot on each of as many distinct
 nodes as it requests resources: with slots on, only one-slot jobs are placed (grid logs such as LCG; the policy
 rejects wider ones, counted), since the family's counting of free slots is exact for them. This module imports
 numpy and procset.
@@ -242,7 +243,8 @@ def slot_pool_of(compute_resources: Mapping[int, Mapping], options: Mapping[str,
     the placement ``options``.
 
     Raises:
-        ValueError: a property ``slots`` or ``speed`` that is not a number.
+        ValueError: a property ``slots`` or ``speed`` that is not a number; fastest-first on hosts without the
+            property ``speed`` (at the start of the simulation, before any job).
     """
     ids = sorted(compute_resources)
     capacities, speeds = [], []
@@ -255,4 +257,8 @@ def slot_pool_of(compute_resources: Mapping[int, Mapping], options: Mapping[str,
             raise ValueError(f"resource {rid}: property slots {properties.get('slots')!r} or speed "
                              f"{properties.get('speed')!r} is not a number") from None
     strategy = NODE_SELECTIONS[options.get("node_selection", "lowest-id")](int(options.get("seed", 0)))
+    if strategy.name == "fastest-first" and any(speed != speed for speed in speeds):  # NaN: no property speed
+        missing = [rid for rid, speed in zip(ids, speeds) if speed != speed][:5]
+        raise ValueError(f"node selection fastest-first needs every host's property 'speed' (flop/s per core), "
+                         f"which batreplay platform --node-types writes; resources {missing} have none")
     return SlotPool(ids, capacities, strategy, speeds)

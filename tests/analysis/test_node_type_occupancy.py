@@ -85,3 +85,21 @@ def test_analyze_writes_node_types_only_for_typed_platforms(tmp_path):
     analyze([tmp_path / "plain"], tmp_path / "plain-analysis")
     assert not (tmp_path / "plain-analysis" / "node_types.csv").exists()
     assert not (tmp_path / "plain-analysis" / "figures" / "node_type_occupancy.png").exists()
+
+
+def test_a_platform_that_cannot_be_read_is_noted_not_fatal(tmp_path):
+    """A Batsim output folder whose platform.xml the reader does not understand is still analysed (the number of
+    resources comes from --nb-resources); only the tables per node type are missing, and the notes say why."""
+    import shutil
+
+    from batreplay.analysis.run_dir import load_run
+
+    folder = tmp_path / "batsim-output"
+    folder.mkdir()
+    for name in ("out_jobs.csv", "out_schedule.csv"):
+        shutil.copy(GOLDEN_SHARING / "sharing" / name, folder / name)
+    text = (GOLDEN_SHARING / "sharing" / "platform.xml").read_text()
+    (folder / "platform.xml").write_text(text.replace('prefix="node_"', 'topology="FAT_TREE" prefix="node_"', 1))
+    run = load_run(folder, nb_resources=4)
+    assert run.platform is None and run.nb_resources == 4 and run.shared_hosts
+    assert any("platform not read" in note and "FAT_TREE" in note for note in run.notes)

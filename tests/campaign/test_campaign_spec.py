@@ -347,3 +347,6 @@ def test_an_experiment_with_compute_sharing_reaches_the_run(tmp_path):
     assert spec.engine.compute_sharing is True
     with pytest.raises(CampaignSpecError, match="compute_sharing"):
         load_campaign(write_spec(tmp_path, experiments('compute_sharing = "yes"')(minimal()), name="bad.toml"))
+    with pytest.raises(CampaignSpecError, match="key 'compute_sharing': scheduler option slots"):
+        load_campaign(write_spec(tmp_path, experiments("scheduler_options = { slots = true }")(minimal()),
+                                 name="slots.toml"))

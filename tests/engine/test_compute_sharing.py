@@ -3,9 +3,8 @@
 - :class:`~batreplay.engine.sharing.SharedHosts`, SimGrid's bottleneck solver, on cases computed by hand: the rules
   of ``../shared/batsim-golden-sharing/README.md`` and a case where its rounds differ from a max-min share;
 - the engine on hand-made workloads: slowed jobs, walltime kills of slowed jobs, KILL_JOB progress;
-- invariants on generated workloads (hypothesis): every job ends once, time never goes back, each job's work is
-  done exactly (the progress it made at its successive rates adds up to its whole task), lazy steps equal full
-  updates;
+- invariants on generated workloads (hypothesis): every job ends once, time never goes back, jobs start on
+  submission, walltimes hold, delay jobs are never slowed and no computing job runs faster than alone on a core;
 - with no host shared, sharing on changes nothing (KTH-SP2, first 3,000 jobs under EASY).
 The four golden recordings themselves are replayed in ``test_engine_golden.py`` and over ZeroMQ in
 ``test_zmq_playback.py``.
@@ -109,6 +108,14 @@ def test_a_task_with_nothing_to_compute_ends_at_once():
     nothing = SharedTask({})
     hosts.add(nothing)
     assert nothing.rate == float("inf")
+    # through the engine, beside other activities of the same step (once a step repeated forever)
+    engine = sharing_engine([("h0:zero", 0, 100, 0.0), ("h0:also", 0, 100, 0.0), ("h0-1:one", 0, -1, GFLOP)])
+    run_scheduler(engine, StartAtOnce())
+    out = jobs_frame(engine.records).set_index("job_id")
+    durations = [engine.jobs[f"w0!{name}"].end - engine.jobs[f"w0!{name}"].start for name in ("h0:zero", "h0:also")]
+    assert durations == [0.0, 0.0]
+    assert list(out.loc[["h0:zero", "h0:also"], "execution_time"]) == [1e-5, 1e-5]  # Batsim's instantaneous job
+    assert out.loc["h0-1:one", "execution_time"] == pytest.approx(1.0, abs=1e-6)
 
 
 def test_bad_host_descriptions_are_refused():

@@ -327,3 +327,21 @@ def test_leftover_task_under_compute_sharing_equals_real_batsim(real_batsim, ext
     workload, platform = _inputs(tmp_path, document, 2)
     _embedded_then_real(real_batsim, tmp_path, f"leftover task, {extra_flop} extra flop", workload=workload,
                         platform=platform, scheduler="fcfs", compute_sharing=True)
+
+
+@pytest.mark.parametrize("sharing", [False, True])
+def test_jobs_with_nothing_to_compute_equal_real_batsim(real_batsim, sharing, tmp_path):
+    """Parallel tasks of 0 flop (a JSON workload may have them): they end in the step they start, on both engines,
+    with or without compute sharing (the engine once waited for them forever when they ended beside another
+    activity)."""
+    document = {"nb_res": 2, "profiles": {
+        "zero": {"type": "parallel_homogeneous", "cpu": 0, "com": 0},
+        "one": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}, "jobs": [
+        {"id": "0", "subtime": 0, "walltime": 100, "res": 1, "profile": "zero"},
+        {"id": "1", "subtime": 0, "walltime": 100, "res": 1, "profile": "zero"},
+        {"id": "2", "subtime": 0, "walltime": -1, "res": 2, "profile": "one"},
+        {"id": "3", "subtime": 5, "walltime": 100, "res": 2, "profile": "zero"}]}
+    workload, platform = _inputs(tmp_path, document, 2)
+    embedded = _embedded_then_real(real_batsim, tmp_path, f"0-flop tasks, sharing {sharing}", workload=workload,
+                                   platform=platform, scheduler="fcfs", compute_sharing=sharing)
+    assert embedded.read_text().count("COMPLETED_SUCCESSFULLY") == 4

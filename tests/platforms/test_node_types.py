@@ -91,6 +91,11 @@ def test_untyped_platforms_are_written_as_before():
     assert "core=" not in text and 'id="node_type"' not in text and 'radical="0-3"' in text
 
 
+def test_a_host_without_the_slots_property_has_one_slot():
+    assert Host(0, "n", 1e9, cores=8).slots == 1  # what a scheduler can count: Batsim sends no core count
+    assert Host(0, "n", 1e9, cores=8, properties=(("slots", "8"),)).slots == 8
+
+
 def test_slots_property_must_be_a_whole_number(tmp_path):
     path = tmp_path / "p.xml"
     path.write_text(cluster_platform(2, 1e9).replace(

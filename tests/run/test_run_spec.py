@@ -140,3 +140,12 @@ def test_a_campaign_instance_runs_the_run_its_parameters_describe(tmp_path):
         else:
             assert spec["sessions"] == (instance.params["sessions"] or part_defaults()["sessions"])
         assert spec["out_dir"] == str(tmp_path / instance.id) and spec["force"] is True
+
+
+def test_job_slots_need_compute_sharing():
+    with pytest.raises(RunSpecError, match="scheduler option slots.*needs compute sharing"):
+        RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out",
+                      scheduler_options={"slots": True})
+    spec = RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out",
+                         scheduler_options={"slots": True}, compute_sharing=True)
+    assert spec.scheduler.options == {"slots": True}

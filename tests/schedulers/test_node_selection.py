@@ -96,6 +96,14 @@ def test_one_slot_lowest_id_pool_allocates_as_the_resource_pool(operations):
         assert old.nb_free == new.nb_free
 
 
+def test_fastest_first_is_refused_at_the_start_without_speeds():
+    resources = {0: {"id": 0, "properties": {"role": ""}}, 1: {"id": 1, "properties": {"role": "", "speed": "2e9"}}}
+    with pytest.raises(ValueError, match=r"fastest-first needs every host's property 'speed'.*resources \[0\]"):
+        slot_pool_of(resources, {"node_selection": "fastest-first"})
+    # without the property a node has one slot, whatever its cores (Batsim does not send core counts)
+    assert slot_pool_of(resources, {"slots": True}).nb_total == 2
+
+
 def test_placement_options_are_checked():
     with pytest.raises(ValueError, match="node_selection: 'nearest'"):
         check_placement_options({"node_selection": "nearest"})
