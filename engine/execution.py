@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from procset import ProcSet
 
 from batreplay.engine.kernel import PRIO_SEND, Kernel
-from batreplay.engine.profiles import execution_time
+from batreplay.engine.profiles import execution_time, host_flops
 from batreplay.engine.records import SUCCESS, WALLTIME_REACHED, Job
 from batreplay.engine.server import COMPLETED, Message, Server
 from batreplay.engine.coscheduling import CoScheduledHosts
@@ -56,19 +56,10 @@ class Machine:
             self.shared = SharedHosts(self.speeds, cores or [1] * len(self.speeds))
 
     def amounts(self, profile: dict, alloc: ProcSet) -> dict[int, float]:
-        """Flop the parallel task of ``profile`` computes on each host of ``alloc`` (hosts with none left out)."""
-        kind = profile["type"]
+        """Flop the parallel task of ``profile`` computes on each host of ``alloc`` (hosts with none left out;
+        :func:`batreplay.engine.profiles.host_flops`)."""
         hosts = list(alloc)
-        if kind == "parallel_homogeneous":
-            flops = [float(profile["cpu"])] * len(hosts)
-        elif kind == "parallel_homogeneous_total":
-            flops = [float(profile["cpu"]) / len(hosts)] * len(hosts)
-        else:
-            flops = [float(c) for c in profile["cpu"]]
-            if len(flops) != len(hosts):
-                raise ValueError(f"parallel profile has {len(flops)} cpu values but the job was allocated "
-                                 f"{len(hosts)} hosts")
-        return {host: flop for host, flop in zip(hosts, flops) if flop > 0}
+        return {host: flop for host, flop in zip(hosts, host_flops(profile, len(hosts))) if flop > 0}
 
     def mark(self, alloc: ProcSet, value: int) -> None:
         """Set the busy flag of the hosts of ``alloc`` to ``value`` (1: computing, 0: idle)."""
@@ -101,12 +92,7 @@ class Machine:
             flop = float(profile["cpu"]) if kind == "parallel_homogeneous" else float(profile["cpu"]) / len(alloc)
             return flop / speed, (speed / flop if flop > 0 else float("inf"))
         speeds = [self.speeds[i] for i in alloc]
-        if kind == "parallel_homogeneous":
-            flops = [float(profile["cpu"])] * len(speeds)
-        elif kind == "parallel_homogeneous_total":
-            flops = [float(profile["cpu"]) / len(speeds)] * len(speeds)
-        else:
-            flops = [float(c) for c in profile["cpu"]]
+        flops = host_flops(profile, len(speeds))
         rates = [speed / flop for speed, flop in zip(speeds, flops) if flop > 0]
         return execution_time(profile, speeds), (min(rates) if rates else float("inf"))
 

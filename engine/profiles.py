@@ -74,6 +74,25 @@ def validate_profile(name: str, profile: Mapping) -> None:
         raise InvalidProfileError(f"profile '{name}' ({kind}) lacks the field {missing}") from None
 
 
+def host_flops(profile: Mapping, nb_hosts: int) -> list[float]:
+    """Flop a compute profile's parallel task computes on each of its ``nb_hosts`` hosts, in allocation order:
+    ``cpu`` on each (``parallel_homogeneous``), ``cpu / nb_hosts`` on each (``parallel_homogeneous_total``), the
+    ``cpu`` vector (``parallel``). The profile must have passed :func:`validate_profile` and not be ``delay``.
+
+    Raises:
+        ValueError: a ``parallel`` profile whose ``cpu`` vector length differs from ``nb_hosts``.
+    """
+    kind = profile["type"]
+    if kind == "parallel_homogeneous":
+        return [float(profile["cpu"])] * nb_hosts
+    if kind == "parallel_homogeneous_total":
+        return [float(profile["cpu"]) / nb_hosts] * nb_hosts
+    cpu = profile["cpu"]
+    if len(cpu) != nb_hosts:
+        raise ValueError(f"parallel profile has {len(cpu)} cpu values but the job was allocated {nb_hosts} hosts")
+    return [float(c) for c in cpu]
+
+
 def execution_time(profile: Mapping, speeds: Sequence[float]) -> float:
     """Seconds a job with ``profile`` takes on hosts of the given ``speeds`` (flop/s, allocation order).
 
