@@ -27,6 +27,26 @@ COLUMNS = ("node_type", "nodes", "slots", "speed", "nb_jobs", "busy_node_seconds
            "used_slot_seconds", "slot_occupancy", "mean_waiting_time")
 
 
+def _type_counts(ran: pd.DataFrame, type_of: np.ndarray, nb_types: int) -> np.ndarray:
+    """How many nodes of each type every job that ran was given: int array of shape (jobs, types), rows in table
+    order.
+
+    Raises:
+        ValueError: a job ran on a host id beyond ``type_of``.
+    """
+    per_allocation = {}
+    for job_id, text in zip(ran["job_id"] if "job_id" in ran.columns else ran.index,
+                            ran["allocated_resources"].astype(str)):
+        if text not in per_allocation:
+            hosts = np.fromiter(ProcSet.from_str(text), dtype=np.int64)
+            if len(hosts) and hosts.max() >= len(type_of):
+                raise ValueError(f"job {job_id} ran on resource {int(hosts.max())} but the platform has "
+                                 f"{len(type_of)} hosts")
+            per_allocation[text] = np.bincount(type_of[hosts], minlength=nb_types)
+    rows = [per_allocation[text] for text in ran["allocated_resources"].astype(str)]
+    return np.array(rows, dtype=np.int64).reshape(len(ran), nb_types)
+
+
 def node_type_occupancy(jobs: pd.DataFrame, host_types: list[str], host_slots: list[int],
                         host_speeds: list[float]) -> pd.DataFrame:
     """One row per node type (in order of first host id) over the span ``[first submission, last finish]``.
@@ -54,24 +74,11 @@ def node_type_occupancy(jobs: pd.DataFrame, host_types: list[str], host_slots: l
     span_start = float(submissions.min()) if len(jobs) else float("nan")
     span_end = float(ran["finish_time"].max()) if len(ran) else float("nan")
     span = span_end - span_start
-    hosts_of = {text: np.fromiter(ProcSet.from_str(text), dtype=np.int64)
-                for text in set(ran["allocated_resources"].astype(str))}
-    used = np.zeros(len(types))
-    jobs_on = [set() for _ in types]
-    waits: list[list[float]] = [[] for _ in types]
-    waiting = ran["starting_time"] - ran["submission_time"]
-    for job_id, text, start, finish, wait in zip(ran.index, ran["allocated_resources"].astype(str),
-                                                 ran["starting_time"], ran["finish_time"], waiting):
-        hosts = hosts_of[text]
-        if len(hosts) and hosts.max() >= len(type_of):
-            raise ValueError(f"job {job_id} ran on resource {int(hosts.max())} but the platform has "
-                             f"{len(type_of)} hosts")
-        counts = np.bincount(type_of[hosts], minlength=len(types))
-        used += counts * (finish - start)
-        for index in np.flatnonzero(counts):
-            if job_id not in jobs_on[index]:
-                jobs_on[index].add(job_id)
-                waits[index].append(float(wait))
+    counts = _type_counts(ran, type_of, len(types))
+    durations = (ran["finish_time"] - ran["starting_time"]).to_numpy(dtype="float64")
+    waiting = (ran["starting_time"] - ran["submission_time"]).to_numpy(dtype="float64")
+    used = [sum((counts[:, index] * durations).tolist()) for index in range(len(types))]  # in job order
+    waits = [waiting[counts[:, index] > 0] for index in range(len(types))]
     busy = np.zeros(len(types))
     if len(ran):
         host, begins, ends = busy_periods(ran)
@@ -82,11 +89,11 @@ def node_type_occupancy(jobs: pd.DataFrame, host_types: list[str], host_slots: l
         slots = int(sum(host_slots[m] for m in members))
         rows.append({
             "node_type": name, "nodes": len(members), "slots": slots, "speed": float(host_speeds[members[0]]),
-            "nb_jobs": len(jobs_on[index]), "busy_node_seconds": busy[index],
+            "nb_jobs": len(waits[index]), "busy_node_seconds": busy[index],
             "node_utilisation": busy[index] / (len(members) * span) if span > 0 else float("nan"),
             "used_slot_seconds": used[index],
             "slot_occupancy": used[index] / (slots * span) if span > 0 else float("nan"),
-            "mean_waiting_time": float(np.mean(waits[index])) if waits[index] else float("nan"),
+            "mean_waiting_time": float(np.mean(waits[index])) if len(waits[index]) else float("nan"),
         })
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
@@ -111,9 +118,7 @@ def slot_occupancy_over_time(jobs: pd.DataFrame, host_types: list[str], host_slo
     low = float(jobs["submission_time"].min())
     high = float(ran["finish_time"].max()) if len(ran) else low
     edges = low + bin_seconds * np.arange(int(np.ceil((high - low) / bin_seconds)) + 1 if high > low else 2)
-    hosts_of = {text: np.bincount(type_of[np.fromiter(ProcSet.from_str(text), dtype=np.int64)],
-                                  minlength=len(types)) for text in set(ran["allocated_resources"].astype(str))}
-    counts = np.array([hosts_of[t] for t in ran["allocated_resources"].astype(str)]).reshape(len(ran), len(types))
+    counts = _type_counts(ran, type_of, len(types))
     starts, ends = ran["starting_time"].to_numpy(dtype="float64"), ran["finish_time"].to_numpy(dtype="float64")
     frames = []
     for index, name in enumerate(types):
