@@ -281,28 +281,32 @@ def _platform_of(folder: Path, manifest: dict[str, Any], notes: list[str]) -> Pl
         return None
 
 
-def _resolve_nb_resources(folder: Path, manifest: dict[str, Any],
-                          explicit: int | None) -> tuple[int | None, str | None, list[str]]:
+def _resolve_nb_resources(folder: Path, manifest: dict[str, Any], explicit: int | None
+                          ) -> tuple[int | None, str | None, list[str], Platform | None]:
+    """The number of resources, where it comes from, notes, and the platform when it was read for it (the one
+    :func:`_platform_of` would read)."""
     notes: list[str] = []
     if explicit is not None:
         if not (isinstance(explicit, (int, np.integer)) and explicit >= 1):
             raise RunDirError(f"number of resources must be a whole number >= 1, got {explicit!r}")
-        return int(explicit), "given explicitly", notes
+        return int(explicit), "given explicitly", notes, None
     if manifest:
         platform, tried = _platform_from_manifest(folder, manifest)
         if platform is not None:
-            return read_platform(platform).nb_compute, f"platform {platform}", notes
+            read = read_platform(platform)
+            return read.nb_compute, f"platform {platform}", notes, read
         if tried:
             notes.append(f"platform named in {MANIFEST_NAME} not found ({', '.join(tried)})")
     schedule = folder / OUT_SCHEDULE_NAME
     if schedule.is_file():
         value = _nb_from_schedule(schedule)
         if value is not None:
-            return value, f"nb_computing_machines of {schedule.name}", notes
+            return value, f"nb_computing_machines of {schedule.name}", notes, None
     platform_xml = folder / "platform.xml"
     if platform_xml.is_file():
-        return read_platform(platform_xml).nb_compute, f"platform {platform_xml}", notes
-    return None, None, notes
+        read = read_platform(platform_xml)
+        return read.nb_compute, f"platform {platform_xml}", notes, read
+    return None, None, notes, None
 
 
 def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | None = None) -> RunData:
@@ -341,7 +345,7 @@ def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | N
     manifest = _read_manifest(manifest_path) if manifest_path.is_file() else {}
     job_table_path = folder / JOB_TABLE_NAME
     job_table = read_job_table(job_table_path, jobs) if job_table_path.is_file() else None
-    value, source, notes = _resolve_nb_resources(folder, manifest, nb_resources)
+    value, source, notes, platform = _resolve_nb_resources(folder, manifest, nb_resources)
     if job_table is None:
         notes.append(f"no {JOB_TABLE_NAME}: no per-user metrics or lateness for this run")
     ran = jobs["starting_time"].notna().to_numpy()
@@ -357,7 +361,7 @@ def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | N
     return RunData(name=name or folder.resolve().name, path=folder, jobs=jobs, job_table=job_table,
                    nb_resources=value, nb_resources_source=source, spec=dict(manifest.get("spec", {})),
                    manifest=manifest, notes=notes, shared_hosts=shared,
-                   platform=_platform_of(folder, manifest, notes))
+                   platform=platform if platform is not None else _platform_of(folder, manifest, notes))
 
 
 def unique_run_names(paths: Sequence[str | Path]) -> list[str]:
