@@ -15,6 +15,6 @@ DEFAULT_ENGINE: str = ENGINES[0]
 #: Default of the real Batsim's timeout (``--batsim-timeout``), seconds: long enough for Batsim to load a huge
 #: workload or platform before its first message, short enough to notice a hung Batsim within minutes.
 DEFAULT_TIMEOUT: float = 600.0
-#: The speedup models of co-scheduling (``--speedup-model``), as :data:`batreplay.engine.speedup.SPEEDUP_MODELS`
+#: The speedup models of co-scheduling (``--speedup-model``), as :data:`batreplay.platforms.speedup.SPEEDUP_MODELS`
 #: names them.
 SPEEDUP_MODEL_NAMES: tuple[str, ...] = ("none", "table", "random")

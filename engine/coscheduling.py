@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from batreplay.engine.sharing import SharedTask
-from batreplay.engine.speedup import SpeedupModel, SpeedupModelError
+from batreplay.platforms.speedup import SpeedupModel, SpeedupModelError
 
 
 class CoScheduledHosts:

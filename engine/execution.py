@@ -21,7 +21,7 @@ from batreplay.engine.records import SUCCESS, WALLTIME_REACHED, Job
 from batreplay.engine.server import COMPLETED, Message, Server
 from batreplay.engine.coscheduling import CoScheduledHosts
 from batreplay.engine.sharing import SharedHosts, SharedTask
-from batreplay.engine.speedup import SpeedupModel
+from batreplay.platforms.speedup import SpeedupModel
 
 #: A parallel task whose duration is within this fraction (of 1 + walltime, in seconds) of its walltime races
 #: its timeout with SimGrid's arithmetic; beyond it, the outcome is decided at start (see :func:`start_job`).

@@ -66,7 +66,7 @@ class Handlers:
         """
         model = self.options.speedup_model
         if model is not None:
-            from batreplay.engine.speedup import SpeedupModelError
+            from batreplay.platforms.speedup import SpeedupModelError
 
             try:
                 model.check_job(job.wire_description())

@@ -29,7 +29,7 @@ class EngineOptions:
             flop rate (see :mod:`batreplay.engine.sharing`).
         speedup_model: co-scheduling, an extension of the embedded engine that Batsim has no flag for: several jobs
             may run on one host at once, each sped up or slowed down by its neighbours as this model says (a
-            :class:`batreplay.engine.speedup.SpeedupModel`; see :mod:`batreplay.engine.coscheduling`), instead of
+            :class:`batreplay.platforms.speedup.SpeedupModel`; see :mod:`batreplay.engine.coscheduling`), instead of
             sharing the host's flop rate. None: off.
     """
 

@@ -47,7 +47,7 @@ class SharedTask:
             task computes nothing.
         owner: whatever the caller attaches (the engine: the kernel activity that computes the task).
         job: the job's Batsim JSON object (for co-scheduling's speedup model), or None.
-        speedup: co-scheduling only: the task's speedup now (eq. 1 of :mod:`batreplay.engine.speedup`).
+        speedup: co-scheduling only: the task's speedup now (eq. 1 of :mod:`batreplay.platforms.speedup`).
     """
 
     amounts: dict[int, float]

@@ -64,8 +64,8 @@ class EngineSpec:
             ``--enable-compute-sharing``; the embedded engine plays SimGrid's sharing, see
             :mod:`batreplay.engine.sharing`). Both engines honour it.
         speedup_model: co-scheduling, an extension of the embedded engine (:mod:`batreplay.engine.coscheduling`):
-            the name of a speedup model (:data:`batreplay.engine.speedup.SPEEDUP_MODELS`), or None (off).
-        speedup_options: the model's options (see :func:`batreplay.engine.speedup.make_speedup_model`).
+            the name of a speedup model (:data:`batreplay.platforms.speedup.SPEEDUP_MODELS`), or None (off).
+        speedup_options: the model's options (see :func:`batreplay.platforms.speedup.make_speedup_model`).
 
     Raises:
         EngineSpecError: an unknown ``name`` or a ``batsim_timeout`` that is not a finite number > 0.
@@ -110,14 +110,14 @@ class EngineSpec:
         return self.compute_sharing or self.speedup_model is not None
 
     def make_speedup_model(self):
-        """The co-scheduling speedup model (a :class:`batreplay.engine.speedup.SpeedupModel`), or None when off.
+        """The co-scheduling speedup model (a :class:`batreplay.platforms.speedup.SpeedupModel`), or None when off.
 
         Raises:
-            batreplay.engine.speedup.SpeedupModelError: an unknown option, an unreadable table.
+            batreplay.platforms.speedup.SpeedupModelError: an unknown option, an unreadable table.
         """
         if self.speedup_model is None:
             return None
-        from batreplay.engine.speedup import make_speedup_model
+        from batreplay.platforms.speedup import make_speedup_model
 
         return make_speedup_model(self.speedup_model, self.speedup_options)
 

@@ -17,7 +17,7 @@ from batreplay.engine.coscheduling import CoScheduledHosts
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.sharing import SharedTask
 from batreplay.engine.simulator import BatsimEngine, EngineError, EngineOptions
-from batreplay.engine.speedup import (
+from batreplay.platforms.speedup import (
     NoSpeedup,
     RandomSpeedup,
     SpeedupModelError,
@@ -163,6 +163,25 @@ def test_table_model_refuses_bad_tables_and_unknown_classes(tmp_path):
         make_speedup_model("table", {"tabel": str(table)})
     with pytest.raises(SpeedupModelError, match="unknown speedup model 'fast'"):
         make_speedup_model("fast")
+
+
+def test_table_model_classes_by_a_rule_on_a_field(tmp_path):
+    """class_rule: a job whose field is below the threshold gets class ``below``, the others ``above``; a rule
+    with a key missing, a class the table lacks, or a job whose field is not a number is an error."""
+    table = tmp_path / "t.csv"
+    table.write_text("job_class,neighbour_class,speedup\nsmall,small,0.9\nsmall,wide,1.2\nwide,small,0.8\n"
+                     "wide,wide,0.5\n")
+    rule = {"field": "res", "threshold": 4, "below": "small", "above": "wide"}
+    model = make_speedup_model("table", {"table": str(table), "class_rule": rule})
+    narrow, wide = {"id": "w0!1", "res": 3}, {"id": "w0!2", "res": 4}
+    assert (model.kind(narrow), model.kind(wide)) == ("small", "wide")
+    assert model.speedup(narrow, wide) == 1.2 and model.speedup(wide, narrow) == 0.8
+    with pytest.raises(SpeedupModelError, match="exactly the keys field, threshold, below, above"):
+        TableSpeedup(table, class_rule={"field": "res", "threshold": 4, "below": "small"})
+    with pytest.raises(SpeedupModelError, match="above = 'huge' is not a class"):
+        TableSpeedup(table, class_rule={**rule, "above": "huge"})
+    with pytest.raises(SpeedupModelError, match="job 'w0!3': field 'res' = None is not a number"):
+        model.check_job({"id": "w0!3"})
 
 
 def test_random_model_is_seeded_and_order_free():

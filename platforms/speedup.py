@@ -13,7 +13,8 @@ starting from speedup 1, the job's compact execution time (alone on its hosts). 
 
 - ``none`` (:class:`NoSpeedup`): 1 for every pair: co-allocated jobs run as if alone;
 - ``table`` (:class:`TableSpeedup`): pairwise speedups per job class, read from a CSV file (e.g. compute-bound and
-  memory-bound classes); a job's class is one of its workload properties (default ``class``);
+  memory-bound classes); a job's class is one of its workload properties (default ``class``) or follows a rule on
+  a numeric field (``class_rule``: e.g. jobs of fewer than 8 nodes are ``compute``, the others ``memory``);
 - ``random`` (:class:`RandomSpeedup`): a seeded draw per ordered pair of jobs, uniform in ``[low, high]``.
 
 Models see jobs as their Batsim JSON objects (``id`` is ``workload!name``; ``res``, ``profile``, ``subtime``,
@@ -51,6 +52,15 @@ class SpeedupModel(Protocol):
         ...
 
 
+def kind_of(model: SpeedupModel, job: Mapping[str, Any]) -> Any:
+    """What the speedups of ``job`` depend on under ``model``: two jobs of one kind get the same speedup beside any
+    neighbour, and give the same one to it. A model may say so with a method ``kind(job)`` (``none``: one kind for
+    all; ``table``: the job's class); without it, every job is its own kind (its id). A scheduler that predicts
+    speedups (:mod:`batreplay.schedulers.coscheduling`) asks the model once per pair of kinds."""
+    kind = getattr(model, "kind", None)
+    return ("job", str(job.get("id"))) if kind is None else kind(job)
+
+
 class NoSpeedup:
     """Speedup 1 for every pair: co-allocated jobs run at their compact speed."""
 
@@ -61,6 +71,10 @@ class NoSpeedup:
     def check_job(self, job: Mapping[str, Any]) -> None:
         """Every job can be rated."""
 
+    def kind(self, job: Mapping[str, Any]) -> str:
+        """One kind for every job (see :func:`kind_of`)."""
+        return ""
+
 
 class TableSpeedup:
     """Pairwise speedups per job class, from a CSV file with columns ``job_class``, ``neighbour_class`` and
@@ -70,13 +84,19 @@ class TableSpeedup:
         table: the CSV file.
         class_field: the job property holding its class (a workload job's field, e.g. ``"class": "memory"``).
         default_class: the class of a job without that property; None: such a job is an error.
+        class_rule: instead of a property, a rule on a numeric field of the job's Batsim JSON object:
+            ``{"field": "res", "threshold": 8, "below": "compute", "above": "memory"}`` gives class ``below`` to a
+            job whose ``field`` is < ``threshold`` and ``above`` to the others (``res``: requested nodes,
+            ``walltime``: requested time, s). None (default): the property ``class_field``.
 
     Raises:
         SpeedupModelError: a missing file or column, a speedup that is not a number > 0 (file, line and column
-            named), a pair given twice or missing, an unknown ``default_class``.
+            named), a pair given twice or missing, an unknown ``default_class``, a rule with a missing or unknown
+            key or a class the table does not have.
     """
 
-    def __init__(self, table: str | Path, class_field: str = "class", default_class: str | None = None) -> None:
+    def __init__(self, table: str | Path, class_field: str = "class", default_class: str | None = None,
+                 class_rule: Mapping[str, Any] | None = None) -> None:
         import pandas as pd
 
         path = Path(table)
@@ -111,9 +131,34 @@ class TableSpeedup:
         self.path = path
         self.class_field = class_field
         self.default_class = default_class
+        self.class_rule = None if class_rule is None else self._check_rule(class_rule)
+
+    def _check_rule(self, rule: Any) -> dict[str, Any]:
+        """The rule, checked (see the class docstring). Raises SpeedupModelError."""
+        keys = ("field", "threshold", "below", "above")
+        if not isinstance(rule, Mapping) or set(rule) != set(keys):
+            raise SpeedupModelError(f"speedup option class_rule: expected an object with exactly the keys "
+                                    f"{', '.join(keys)}, got {rule!r}")
+        threshold = rule["threshold"]
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+            raise SpeedupModelError(f"speedup option class_rule: threshold {threshold!r} is not a number")
+        for key in ("below", "above"):
+            if str(rule[key]) not in self.classes:
+                raise SpeedupModelError(f"speedup option class_rule: {key} = {rule[key]!r} is not a class of the "
+                                        f"speedup table {self.path} ({', '.join(self.classes)})")
+        return {"field": str(rule["field"]), "threshold": float(threshold), "below": str(rule["below"]),
+                "above": str(rule["above"])}
 
     def job_class(self, job: Mapping[str, Any]) -> str:
-        """The class of ``job``. Raises SpeedupModelError: none, or one the table does not know."""
+        """The class of ``job``: by the rule when there is one, else its property. Raises SpeedupModelError: no
+        class, one the table does not know, or a rule's field that the job lacks or that is not a number."""
+        rule = self.class_rule
+        if rule is not None:
+            value = job.get(rule["field"])
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise SpeedupModelError(f"job {job.get('id')!r}: field {rule['field']!r} = {value!r} is not a number "
+                                        "(speedup option class_rule)")
+            return rule["below"] if value < rule["threshold"] else rule["above"]
         value = job.get(self.class_field, self.default_class)
         if value is None:
             raise SpeedupModelError(f"job {job.get('id')!r} has no property {self.class_field!r} and the speedup "
@@ -126,6 +171,10 @@ class TableSpeedup:
     def check_job(self, job: Mapping[str, Any]) -> None:
         """Raise SpeedupModelError when ``job`` has no class the table knows."""
         self.job_class(job)
+
+    def kind(self, job: Mapping[str, Any]) -> str:
+        """The job's class (see :func:`kind_of`)."""
+        return self.job_class(job)
 
     def speedup(self, job: Mapping[str, Any], neighbour: Mapping[str, Any]) -> float:
         """The table's speedup for (class of ``job``, class of ``neighbour``)."""
@@ -167,7 +216,7 @@ SPEEDUP_MODELS: dict[str, type] = {"none": NoSpeedup, "table": TableSpeedup, "ra
 
 def make_speedup_model(name: str, options: Mapping[str, Any] | None = None) -> SpeedupModel:
     """The speedup model called ``name`` (:data:`SPEEDUP_MODELS`) with ``options`` (its constructor's keyword
-    arguments: ``table``, ``class_field``, ``default_class`` for ``table``; ``seed``, ``low``, ``high`` for
+    arguments: ``table``, ``class_field``, ``default_class``, ``class_rule`` for ``table``; ``seed``, ``low``, ``high`` for
     ``random``).
 
     Raises:
