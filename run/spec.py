@@ -31,6 +31,7 @@ from typing import Any
 from batreplay.deadline import check_seconds
 from batreplay.engine.simulate import EngineSpec
 from batreplay.replay.registry import ReplaySpec
+from batreplay.schedulers.names import SPEEDUP_PREDICTING
 from batreplay.workloads.loading import WorkloadOptions
 
 
@@ -99,7 +100,9 @@ class RunSpec:
 
     Raises:
         RunSpecError: ``timeout`` is not None or a number of seconds > 0; job slots (scheduler option ``slots``)
-            without compute sharing; the parts check their own values.
+            without compute sharing; a scheduler that predicts speedups (``easy-coscheduling``) without a model
+            (its option ``speedup_model`` or the engine's, which it is given when it names none) or, sharing
+            nodes, without co-scheduling or compute sharing; the parts check their own values.
     """
 
     workload: Path
@@ -124,6 +127,24 @@ class RunSpec:
         if self.scheduler.options.get("slots") is True and not self.engine.shares_hosts:
             raise RunSpecError("scheduler option slots puts several jobs on a node: it needs compute sharing "
                                "(--compute-sharing, or compute_sharing = true in a campaign experiment)")
+        if self.scheduler.name in SPEEDUP_PREDICTING:
+            self._give_speedup_model()
+
+    def _give_speedup_model(self) -> None:
+        """A scheduler that predicts speedups (easy-coscheduling) gets the engine's speedup model and options when
+        its options name none, and needs an engine that lets jobs share nodes unless it keeps one job per node."""
+        options = self.scheduler.options
+        name = self.scheduler.name
+        if options.get("speedup_model") is None:
+            if self.engine.speedup_model is None:
+                raise RunSpecError(f"scheduler {name} predicts speedups with a model: give --speedup-model (the "
+                                   "engine's model, which it then uses) or the scheduler option speedup_model")
+            options = {**options, "speedup_model": self.engine.speedup_model,
+                       "speedup_options": dict(self.engine.speedup_options)}
+            object.__setattr__(self, "scheduler", SchedulerSpec(name, options))
+        if options.get("jobs_per_node", 2) != 1 and not self.engine.shares_hosts:
+            raise RunSpecError(f"scheduler {name} puts several jobs on a node: it needs co-scheduling "
+                               "(--speedup-model) or compute sharing (--compute-sharing)")
 
     @classmethod
     def build(cls, *, workload: str | Path, platform: str | Path, scheduler: str, out_dir: str | Path,

@@ -34,10 +34,12 @@ logger = logging.getLogger(__name__)
 _KILLED_STATE = "COMPLETED_KILLED"
 
 
-def queued_job_of(job: Job) -> QueuedJob:
+def queued_job_of(job: Job, with_description: bool = False) -> QueuedJob:
     """The policy's view of a pybatsim job: id, requested resources, walltime (``requested_time``, s; a
-    negative value, pybatsim's mark of a missing walltime, becomes ``None``)."""
-    return QueuedJob(job.id, job.requested_resources, job.requested_time)
+    negative value, pybatsim's mark of a missing walltime, becomes ``None``) and, with ``with_description``, its
+    JSON object (``json_dict``; left out by default: the embedded engine builds it on demand)."""
+    description = job.json_dict if with_description else None
+    return QueuedJob(job.id, job.requested_resources, job.requested_time, description)
 
 
 def _state_name(job: Job) -> str:
@@ -59,6 +61,8 @@ class PolicyScheduler(BatsimScheduler):
     """
 
     policy_class: ClassVar[type[SchedulingPolicy]]
+    #: The policy reads each job's JSON object (:attr:`QueuedJob.description`), e.g. to predict speedups.
+    needs_description: ClassVar[bool] = False
 
     def __init__(self, options: dict[str, Any] | None = None):
         super().__init__({} if options is None else options)
@@ -112,7 +116,7 @@ class PolicyScheduler(BatsimScheduler):
 
     def onJobSubmission(self, job: Job) -> None:
         policy = self._ensure_policy()
-        rejection = policy.submit(queued_job_of(job))
+        rejection = policy.submit(queued_job_of(job, self.needs_description))
         if rejection is None:
             self._jobs[job.id] = job
         else:

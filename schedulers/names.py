@@ -32,7 +32,12 @@ FAMILY_MEMBERS: dict[str, tuple[str, int | str, str | None]] = {
 OTHER_SCHEDULERS: dict[str, str] = {
     "backfilling": "batreplay.schedulers.backfilling:GenericBackfilling",
     "easy-schedulus": "batreplay.schedulers.schedulus:Schedulus",
+    "easy-coscheduling": "batreplay.schedulers.coscheduling:Coscheduling",
 }
+
+#: Schedulers that predict speedups with a model of co-scheduling (scheduler options ``speedup_model`` and
+#: ``speedup_options``): a run gives them the engine's model (``--speedup-model``) when they name none.
+SPEEDUP_PREDICTING: tuple[str, ...] = ("easy-coscheduling",)
 
 #: Every built-in scheduler name, in registry order (the keys of :data:`batreplay.schedulers.registry.SCHEDULERS`).
 SCHEDULER_NAMES: tuple[str, ...] = (*FAMILY_MEMBERS, *OTHER_SCHEDULERS)

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import abc
 import math
-from dataclasses import dataclass
-from typing import NamedTuple
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from procset import ProcSet
 
@@ -39,6 +40,9 @@ class QueuedJob:
         requested_resources: number of nodes requested, an integer.
         walltime: requested time in seconds, or ``None`` when the job has none. A missing, non-positive or
             non-finite value given to the constructor is stored as ``None``.
+        description: the job's Batsim JSON object as the scheduler received it (``id``, ``res``, ``subtime``,
+            ``walltime``, ``profile`` and any other property of the workload), or ``None``; only policies that
+            look at job properties read it (co-scheduling's speedup predictions). Not compared.
 
     Raises:
         TypeError: ``requested_resources`` is not an integer (booleans refused).
@@ -47,6 +51,7 @@ class QueuedJob:
     id: str
     requested_resources: int
     walltime: float | None = None
+    description: Mapping[str, Any] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         res = self.requested_resources

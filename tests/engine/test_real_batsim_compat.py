@@ -345,3 +345,28 @@ def test_jobs_with_nothing_to_compute_equal_real_batsim(real_batsim, sharing, tm
     embedded = _embedded_then_real(real_batsim, tmp_path, f"0-flop tasks, sharing {sharing}", workload=workload,
                                    platform=platform, scheduler="fcfs", compute_sharing=sharing)
     assert embedded.read_text().count("COMPLETED_SUCCESSFULLY") == 4
+
+
+def test_coscheduling_scheduler_under_compute_sharing_equals_real_batsim(real_batsim, tmp_path):
+    """easy-coscheduling (its speedup predictions from the table of expe/speedups/two-classes.csv, classes by
+    requested nodes) on the first 3,000 jobs of KTH-SP2 under compute sharing: it puts jobs on partly used nodes,
+    SimGrid shares their flop rate, and real Batsim and the embedded engine write the same out_jobs.csv."""
+    table = REPO_ROOT / "expe" / "speedups" / "two-classes.csv"
+    options = {"speedup_model": "table", "threshold": 1.0, "speedup_options": {
+        "table": str(table), "class_rule": {"field": "res", "threshold": 4, "below": "compute", "above": "memory"}}}
+    embedded = _embedded_then_real(real_batsim, tmp_path, "easy-coscheduling under compute sharing, KTH-SP2",
+                                   workload=KTH, max_jobs=NB_JOBS, platform="kth-sp2", scheduler="easy-coscheduling",
+                                   scheduler_options=options, compute_sharing=True)
+    from batreplay.formats.out_jobs import read_out_jobs
+
+    jobs = read_out_jobs(embedded)
+    assert len(jobs) == NB_JOBS
+    shared = 0  # starts on a node that another job still runs on
+    for row in jobs.itertuples():
+        nodes = {int(n) for part in str(row.allocated_resources).split()
+                 for n in range(int(part.split("-")[0]), int(part.split("-")[-1]) + 1)}
+        overlapping = jobs[(jobs["starting_time"] < row.starting_time) & (jobs["finish_time"] > row.starting_time)]
+        shared += any(nodes & {int(n) for part in str(other).split()
+                               for n in range(int(part.split("-")[0]), int(part.split("-")[-1]) + 1)}
+                      for other in overlapping["allocated_resources"])
+    assert shared > 50

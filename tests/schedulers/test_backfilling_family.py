@@ -224,7 +224,9 @@ SLOW = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
 
 
 def test_every_registered_family_name_is_compared():
-    assert set(MEMBERS) | {"backfilling", "easy-schedulus"} == set(SCHEDULERS)
+    # easy-schedulus and easy-coscheduling are EASY variants of their own (tests/schedulers/test_schedulus.py,
+    # tests/schedulers/test_coscheduling_scheduler.py)
+    assert set(MEMBERS) | {"backfilling", "easy-schedulus", "easy-coscheduling"} == set(SCHEDULERS)
 
 
 @FAST
