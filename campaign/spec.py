@@ -39,12 +39,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from batreplay.engine.choices import ENGINES
+from batreplay.engine.choices import ENGINES, SPEEDUP_MODEL_NAMES
 from batreplay.platforms.reader import read_platform
 from batreplay.replay.registry import USER_MODELS as REPLAY_MODELS
 from batreplay.replay.registry import user_model
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
 from batreplay.replay.session_source import session_rule
+from batreplay.schedulers.names import SPEEDUP_PREDICTING
 from batreplay.replay.sessions import session_spec_label
 from batreplay.workloads.loading import (
     DEFAULT_RECORDED_SPEED,
@@ -57,7 +58,8 @@ from batreplay.workloads.loading import PROFILE_TYPES as PROFILES
 from batreplay.workloads.resolve import resolve_workload
 
 #: Tables and figures the report knows (see :mod:`batreplay.campaign.report`).
-REPORT_TABLES: tuple[str, ...] = ("scheduling", "lateness", "user-lateness-percentiles", "scheduler-comparison")
+REPORT_TABLES: tuple[str, ...] = ("scheduling", "lateness", "user-lateness-percentiles", "scheduler-comparison",
+                                  "co-scheduling")
 REPORT_FIGURES: tuple[str, ...] = ("submissions", "cumulative", "user-mean-lateness", "user-additional-lateness",
                                    "session-graphs", "weekly-submissions", "throughput-utilisation")
 #: Length of the parameter hash in instance ids (hex digits of SHA-256).
@@ -220,13 +222,18 @@ class LogSpec:
 @dataclass(frozen=True)
 class ExperimentSpec:
     """A scheduler on a platform variant, under a name (``EASY``, ``perf*2``, ``infra/2``); ``compute_sharing``:
-    several jobs may run on one host (``batreplay run --compute-sharing``)."""
+    several jobs may run on one host (``batreplay run --compute-sharing``); ``speedup_model`` and
+    ``speedup_options``: co-scheduling with a speedup model, an extension of the embedded engine (``batreplay run
+    --speedup-model NAME --speedup-options JSON``; None: off), the options as written in the file (a relative
+    ``table`` is relative to the campaign root, where instances run)."""
 
     name: str
     scheduler: str
     variant: PlatformVariant
     scheduler_options: dict[str, Any] = field(default_factory=dict)
     compute_sharing: bool = False
+    speedup_model: str | None = None
+    speedup_options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -389,6 +396,9 @@ def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplayPoint,
             params[key] = getattr(log, key)
     if experiment.compute_sharing:  # (idem)
         params["compute_sharing"] = True
+    if experiment.speedup_model is not None:  # (idem)
+        params["speedup_model"] = experiment.speedup_model
+        params["speedup_options"] = experiment.speedup_options
     prefix = [log.name, experiment.scheduler.rsplit("/", 1)[-1].removesuffix(".py"), experiment.variant.label,
               replay.label, f"s{seed}"]
     return Instance(instance_id(prefix, params), params, log, experiment, replay, int(seed))
@@ -570,7 +580,38 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
     return log, groups
 
 
-def _read_experiment(table: _Table, root: Path) -> ExperimentSpec:
+def _read_speedup(table: _Table, root: Path, engine: str) -> tuple[str | None, dict[str, Any]]:
+    """The co-scheduling keys of an experiment, ``speedup_model`` and ``speedup_options``, checked as the run
+    checks them (:class:`~batreplay.engine.simulate.EngineSpec`), and the model built once so that a missing or
+    unusable table is reported now, not by every instance. A relative ``table`` option is looked for under
+    ``root`` (instances run there) but stays as written in the returned options (and the instances' ids)."""
+    model = table.get("speedup_model", str, None)
+    options = table.get("speedup_options", dict, {})
+    if model is None:
+        if "speedup_options" in table.data:
+            raise table.error("speedup_options", "given without a speedup model (speedup_model)")
+        return None, {}
+    if model not in SPEEDUP_MODEL_NAMES:
+        raise table.error("speedup_model", f"{model!r}: expected one of {', '.join(SPEEDUP_MODEL_NAMES)}")
+    if engine != "embedded":
+        raise table.error("speedup_model", "co-scheduling speedup models are an extension of the embedded engine: "
+                                           f"real Batsim cannot apply them ([campaign] engine = {engine!r}; use "
+                                           '"embedded")')
+    from batreplay.platforms.speedup import SpeedupModelError, make_speedup_model  # (imports pandas when it reads)
+
+    checked = dict(options)
+    written = checked.get("table")
+    if isinstance(written, str) and not Path(written).is_absolute():
+        checked["table"] = str(root / written)
+    try:
+        make_speedup_model(model, checked)
+    except (ValueError, TypeError) as err:  # SpeedupModelError, or an option's value the model cannot convert
+        message = str(err) if isinstance(err, SpeedupModelError) else f"speedup model {model!r}: {err}"
+        raise table.error("speedup_options", " ".join(message.split())) from None
+    return model, dict(options)
+
+
+def _read_experiment(table: _Table, root: Path, engine: str = "embedded") -> ExperimentSpec:
     name = table.get("name", str)
     scheduler = table.get("scheduler", str)
     problem = scheduler_problem(scheduler, root)
@@ -589,11 +630,19 @@ def _read_experiment(table: _Table, root: Path) -> ExperimentSpec:
         except ValueError as err:
             raise table.error("scheduler_options", str(err)) from None
     sharing = table.get("compute_sharing", bool, False)
-    if options.get("slots") is True and not sharing:
+    speedup_model, speedup_options = _read_speedup(table, root, engine)
+    if options.get("slots") is True and not sharing and speedup_model is None:
         raise table.error("compute_sharing", "scheduler option slots puts several jobs on a node: it needs "
-                                             "compute_sharing = true")
+                                             "compute_sharing = true (or a speedup_model)")
+    if scheduler in SPEEDUP_PREDICTING:  # what RunSpec checks, told before any instance runs
+        if options.get("speedup_model") is None and speedup_model is None:
+            raise table.error("speedup_model", f"scheduler {scheduler} predicts speedups with a model: give "
+                                               "speedup_model (or the scheduler option speedup_model)")
+        if options.get("jobs_per_node", 2) != 1 and not sharing and speedup_model is None:
+            raise table.error("compute_sharing", f"scheduler {scheduler} puts several jobs on a node: it needs a "
+                                                 "speedup_model or compute_sharing = true")
     table.finish()
-    return ExperimentSpec(name, scheduler, variant, dict(options), sharing)
+    return ExperimentSpec(name, scheduler, variant, dict(options), sharing, speedup_model, speedup_options)
 
 
 def _read_replays(matrix: _Table) -> list[ReplayPoint]:
@@ -631,7 +680,8 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
         and have a known type (``.swf``, ``.swf.gz``, ``.json``; SWF only for feedback replay), platform files
         read as Batsim platforms, every scaled variant gives a whole number of nodes >= 1 on every log's machine,
         schedulers are registry names or existing files (relative to the root), a built-in scheduler's options
-        are ones it declares, numbers are in range and session thresholds are minutes >= 0.
+        are ones it declares, numbers are in range, session thresholds are minutes >= 0, and an experiment's
+        speedup model (co-scheduling; embedded engine only) is known and builds from its options (its table read).
 
     Raises:
         CampaignSpecError: one line naming the file and the table and key (``[[logs]] #2, key 'workload'``):
@@ -704,7 +754,7 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
         if not raw_experiments:
             raise CampaignSpecError(f"{path}: [[experiments]]: none given (give at least one, or [matrix] schedulers)")
         experiment_tables = [_Table(raw, f"[[experiments]] #{k}", path) for k, raw in enumerate(raw_experiments, 1)]
-        experiments = [_read_experiment(table, root) for table in experiment_tables]
+        experiments = [_read_experiment(table, root, engine) for table in experiment_tables]
         variant_places = [(table, "platform") for table in experiment_tables]
     else:
         schedulers = matrix.get_list("schedulers", str)
