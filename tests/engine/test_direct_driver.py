@@ -53,12 +53,18 @@ def _both_ways(platform, workload: dict, make_decision_process, tmp_path, *, dyn
     return results
 
 
+#: Options a scheduler needs on hosts that run one job at a time (easy-coscheduling predicts with a model; with one
+#: job per node it decides as easy, and its co-scheduling meets pybatsim in tests/engine/test_real_batsim_compat.py).
+NEEDED_OPTIONS = {"easy-coscheduling": {"speedup_model": "none", "jobs_per_node": 1}}
+
+
 @pytest.mark.parametrize("scheduler", sorted(SCHEDULERS))
 @pytest.mark.parametrize("case", STATIC_CASES)
 def test_direct_driver_is_pybatsim_on_golden_cases(case, scheduler, tmp_path):
     workload = json.loads((GOLDEN / case / "workload.json").read_text())
     (direct_messages, direct_jobs), (pybatsim_messages, pybatsim_jobs) = _both_ways(
-        GOLDEN / case / "platform.xml", workload, lambda: load_scheduler(scheduler), tmp_path)
+        GOLDEN / case / "platform.xml", workload, lambda: load_scheduler(scheduler, NEEDED_OPTIONS.get(scheduler)),
+        tmp_path)
     assert direct_messages == pybatsim_messages
     assert direct_jobs == pybatsim_jobs
     assert len(direct_jobs.splitlines()) == len(workload["jobs"]) + 1
@@ -126,10 +132,11 @@ def _platform(name: str, tmp_path):
 def _out_jobs_sha256(log: str, platform: str, scheduler: str, tmp_path, through_pybatsim: bool) -> str:
     platform_path = _platform(platform, tmp_path)
     spec = RunSpec.build(workload=WORKLOADS / f"{log}.swf.gz", platform=platform_path, scheduler=scheduler,
-                         out_dir=tmp_path / "unused")
+                         out_dir=tmp_path / "unused", scheduler_options=NEEDED_OPTIONS.get(scheduler, {}))
     document, _, _ = load_workload(spec, nb_res=read_platform(platform_path).nb_compute)
     out = tmp_path / ("pybatsim" if through_pybatsim else "direct")
-    simulation = simulate(platform_path, document, load_scheduler(scheduler), out, through_pybatsim=through_pybatsim)
+    simulation = simulate(platform_path, document, load_scheduler(scheduler, NEEDED_OPTIONS.get(scheduler)), out,
+                          through_pybatsim=through_pybatsim)
     return hashlib.sha256(simulation.out_jobs.read_bytes()).hexdigest()
 
 
