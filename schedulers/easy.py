@@ -51,6 +51,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
+import numpy as np
 from procset import ProcSet
 
 from batreplay.schedulers.adapter import PolicyScheduler
@@ -99,6 +100,7 @@ class EasyPolicy(SchedulingPolicy):
     """
 
     name = "easy"
+    places_spread_jobs = True
 
     def __init__(self, resources: ProcSet | int, *, incremental: bool = True, order: str = "fcfs",
                  backfill_order: str | None = None):
@@ -149,7 +151,96 @@ class EasyPolicy(SchedulingPolicy):
                 return shadow, available - needed
         raise AssertionError("running jobs and free nodes do not add up to the platform size")  # pragma: no cover
 
+    def slot_shadow(self, head: QueuedJob, now: float) -> tuple[float, np.ndarray | None]:
+        """On nodes of several job slots (:attr:`spread_slots`): the shadow time (s, ``>= now``, ``inf`` possible),
+        the earliest expected end by which ``head``'s request of distinct nodes have a free slot, and the free slots
+        of each node expected then (every job expected to end by then counted as ended; None with ``inf``)."""
+        pool = self.pool
+        needed = head.requested_resources
+        free = pool.free_slots.copy()
+        if np.count_nonzero(free) >= needed:
+            return now, free
+        entries = self.running.by_end()
+        for entry in entries:
+            free[pool.positions(entry.allocation)] += 1
+            if np.count_nonzero(free) >= needed:
+                if entry.expected_end == math.inf:
+                    return math.inf, None
+                shadow = max(entry.expected_end, now)
+                for later in entries:
+                    if later.expected_end > shadow + TIME_EPSILON:
+                        break
+                    free[pool.positions(later.allocation)] += 1
+                return shadow, free
+        raise AssertionError("running jobs and free slots do not add up to the platform")  # pragma: no cover
+
+    def _decide_spread(self, now: float) -> list[Start]:
+        """EASY on nodes of several job slots, for jobs of one slot on each of several nodes (see
+        :mod:`batreplay.schedulers.node_selection`). The same rules, counted per node: a job fits when that many
+        nodes have a free slot; the head's reservation is :meth:`slot_shadow`, and its *extra nodes* are the nodes
+        with a free slot expected then, minus its request. A backfilled job that does not end by the shadow time
+        may take a slot on a node expected to have two or more free then at no cost, and uses up one extra node
+        for each node it takes whose last expected free slot it is. For one-slot jobs this is exactly the rule
+        counted in slots. Every waiting job is tried at each decision (no incremental scan)."""
+        started: list[Start] = []
+        queue = self._queue.jobs
+        pool = self.pool
+        count = 0
+        while count < len(queue) and pool.fits(queue[count].requested_resources):
+            job = queue[count]
+            started.append((job, self._start(job, now)))
+            count += 1
+        self._queue.remove_head(count)
+        self._scan = None
+        if not queue:
+            self.reservation = None
+            return started
+        head = queue[0]
+        shadow, expected = self.slot_shadow(head, now)
+        extra = 0 if expected is None else int(np.count_nonzero(expected)) - head.requested_resources
+        self.reservation = Reservation(head.id, shadow, extra)
+        limit = shadow - now + TIME_EPSILON
+        size = len(queue)
+        if self._backfill_key is None:
+            candidates: range | list[int] = range(1, size)
+        else:
+            key, rank_of = self._backfill_key, self._queue.rank_of
+            candidates = sorted(range(1, size), key=lambda index: key(queue[index], rank_of[queue[index].id]))
+        backfilled: list[int] = []
+        for position in candidates:
+            if not pool.nb_free:
+                break
+            job = queue[position]
+            nodes = job.requested_resources
+            if not pool.fits(nodes):
+                continue
+            walltime = job.walltime
+            if walltime is not None and walltime <= limit:
+                chosen = pool.choose(nodes)  # back by the shadow time: its slots are free again then
+            elif expected is None:
+                continue
+            else:
+                open_now = pool.free_slots > 0
+                spare = open_now & (expected >= 2)  # a slot taken there still leaves one at the shadow time
+                last = open_now & (expected == 1)
+                if int(np.count_nonzero(spare)) + min(extra, int(np.count_nonzero(last))) < nodes:
+                    continue
+                chosen = pool.choose(nodes)
+                if int(np.count_nonzero(expected[chosen] == 1)) > extra:  # the strategy's pick costs too much
+                    taken = min(nodes, int(np.count_nonzero(spare)))
+                    chosen = pool.choose(taken, spare) if taken else chosen[:0]
+                    if taken < nodes:
+                        chosen = np.concatenate((chosen, pool.choose(nodes - taken, last)))
+                extra -= int(np.count_nonzero(expected[chosen] == 1))
+                expected[chosen] -= 1
+            started.append((job, self._record_start(job, pool.take(chosen), now)))
+            backfilled.append(position)
+        self._queue.remove_positions(sorted(backfilled))
+        return started
+
     def decide(self, now: float) -> list[Start]:
+        if self.spread_slots:
+            return self._decide_spread(now)
         started: list[Start] = []
         queue = self._queue.jobs
         pool = self.pool

@@ -37,6 +37,7 @@ class FcfsPolicy(SchedulingPolicy):
     """
 
     name = "fcfs"
+    places_spread_jobs = True
 
     def __init__(self, resources: ProcSet | int, *, order: str = "fcfs"):
         super().__init__(resources)
@@ -53,7 +54,10 @@ class FcfsPolicy(SchedulingPolicy):
         started: list[Start] = []
         jobs = self._queue.jobs
         count = 0
-        while count < len(jobs) and jobs[count].requested_resources <= self.pool.nb_free:
+        pool = self.pool
+        spread = self.spread_slots  # nodes of several slots: the head fits when that many nodes have a free slot
+        while count < len(jobs) and (pool.fits(jobs[count].requested_resources) if spread
+                                     else jobs[count].requested_resources <= pool.nb_free):
             job = jobs[count]
             started.append((job, self._start(job, now)))
             count += 1

@@ -20,9 +20,12 @@ allocates them without compute sharing); with ``slots`` on each node has the slo
 gives (1 without it: Batsim does not send core counts), several one-slot jobs share a node, and the run needs
 compute sharing (``batreplay run --compute-sharing``; a run description without it is refused) for Batsim to
 accept them. A job takes one slot on each of as many distinct
-nodes as it requests resources: with slots on, only one-slot jobs are placed (grid logs such as LCG; the policy
-rejects wider ones, counted), since the family's counting of free slots is exact for them. This module imports
-numpy and procset.
+nodes as it requests resources (Batsim gives a job distinct hosts, and one core of each). FCFS and EASY backfilling
+(any queue order) place such jobs exactly: a job fits when that many nodes have a free slot, and EASY's reservation
+asks when that many nodes will (:meth:`~batreplay.schedulers.easy.EasyPolicy.slot_shadow`). Conservative
+backfilling, reservation depths above 1 and easy-schedulus count free slots as one number, exact for one-slot jobs
+only: on nodes of several slots they place one-slot jobs (grid logs such as LCG) and reject wider ones, counted.
+This module imports numpy and procset.
 """
 
 from __future__ import annotations
@@ -179,22 +182,44 @@ class SlotPool:
         """Every node has one slot (whole-node allocation)."""
         return bool((self.capacity == 1).all())
 
+    def fits(self, count: int) -> bool:
+        """Whether ``count`` distinct nodes have a free slot now (a job of ``count`` slots can start)."""
+        return count <= np.count_nonzero(self.free_slots)
+
+    def choose(self, count: int, among: np.ndarray | None = None) -> np.ndarray:
+        """Positions (in :attr:`ids`) of the ``count`` distinct nodes with a free slot the strategy picks, among
+        the nodes where the boolean mask ``among`` is true (all by default); nothing is taken yet.
+
+        Raises:
+            ValueError: fewer than ``count`` such nodes, ``count`` < 1, or a strategy that picks badly.
+        """
+        free = self.free_slots if among is None else np.where(among, self.free_slots, 0)
+        available = int(np.count_nonzero(free))
+        if count < 1 or count > available:
+            raise ValueError(f"cannot take {count} nodes out of the {available} with a free slot")
+        chosen = np.asarray(self.strategy.choose(free, self.capacity - self.free_slots, self.speeds, count))
+        if len(set(chosen.tolist())) != count or (free[chosen] < 1).any():
+            raise ValueError(f"node selection {self.strategy.name} chose {list(chosen)}: not {count} distinct "
+                             "nodes with a free slot")
+        return chosen
+
+    def take(self, chosen: np.ndarray) -> ProcSet:
+        """Take one slot on each node at the positions ``chosen`` (as :meth:`choose` gives them)."""
+        self.free_slots[chosen] -= 1
+        self.nb_free -= len(chosen)
+        return ProcSet(*(int(r) for r in self.ids[chosen]))
+
     def allocate(self, count: int) -> ProcSet:
         """One slot on each of ``count`` distinct nodes, chosen by the strategy.
 
         Raises:
             ValueError: fewer than ``count`` nodes have a free slot, or ``count`` < 1.
         """
-        available = int(np.count_nonzero(self.free_slots))
-        if count < 1 or count > available:
-            raise ValueError(f"cannot take {count} nodes out of the {available} with a free slot")
-        chosen = self.strategy.choose(self.free_slots, self.capacity - self.free_slots, self.speeds, count)
-        if len(set(chosen.tolist())) != count or (self.free_slots[chosen] < 1).any():
-            raise ValueError(f"node selection {self.strategy.name} chose {list(chosen)}: not {count} distinct "
-                             "nodes with a free slot")
-        self.free_slots[chosen] -= 1
-        self.nb_free -= count
-        return ProcSet(*(int(r) for r in self.ids[chosen]))
+        return self.take(self.choose(count))
+
+    def positions(self, allocation: ProcSet) -> np.ndarray:
+        """Positions in :attr:`ids` of the nodes of ``allocation``."""
+        return np.fromiter((self.index[r] for r in allocation), dtype=np.int64)
 
     def release(self, allocation: ProcSet) -> None:
         """Give back one slot on each node of ``allocation``.

@@ -97,6 +97,9 @@ class SchedulingPolicy(abc.ABC):
 
     #: Short name of the policy (``fcfs``, ``easy``, ...).
     name: str = "abstract"
+    #: The policy places jobs of several slots on nodes of several slots exactly (one slot on each of as many
+    #: distinct nodes): it asks the pool whether they fit (``fits``), not how many slots are free.
+    places_spread_jobs: bool = False
 
     def __init__(self, resources: ProcSet | int):
         if isinstance(resources, int):
@@ -105,6 +108,7 @@ class SchedulingPolicy(abc.ABC):
             resources = ProcSet((0, resources - 1))
         self.pool: ResourcePool | SlotPool = ResourcePool(resources)
         self.one_slot_jobs = False  # jobs get one slot on each of their nodes, and only one-slot jobs are placed
+        self.spread_slots = False  # jobs of several slots take one on each of several nodes (FCFS and EASY)
         self.running = RunningJobs()
         self.rejections: list[Rejection] = []
         self._queued_ids: set[str] = set()
@@ -113,11 +117,14 @@ class SchedulingPolicy(abc.ABC):
         """Place jobs with ``pool`` (:class:`~batreplay.schedulers.node_selection.SlotPool`: a node selection, job
         slots) instead of whole nodes, lowest ids first; call before any job is submitted. With several slots on
         a node, only one-slot jobs are placed: the others are rejected at submission (see
-        :mod:`batreplay.schedulers.node_selection`)."""
+        :mod:`batreplay.schedulers.node_selection`), unless the policy places them on nodes of several slots
+        (:attr:`places_spread_jobs`: FCFS and EASY)."""
         if self._queued_ids or len(self.running):
             raise ValueError("use_pool: jobs are already queued or running")
         self.pool = pool
-        self.one_slot_jobs = not pool.one_slot_per_node
+        several = not pool.one_slot_per_node
+        self.spread_slots = several and self.places_spread_jobs
+        self.one_slot_jobs = several and not self.places_spread_jobs
 
     @property
     def nb_resources(self) -> int:
@@ -141,8 +148,8 @@ class SchedulingPolicy(abc.ABC):
         if job.id in self._queued_ids or job.id in self.running:
             raise ValueError(f"job {job.id} submitted twice (it is already waiting or running)")
         if self.one_slot_jobs and job.requested_resources > 1:
-            reason = (f"requests {job.requested_resources} resources but job-slot placement takes one-slot jobs "
-                      "only (scheduler option slots)")
+            reason = (f"requests {job.requested_resources} resources but {self.name} places one-slot jobs only on "
+                      "nodes of several job slots (scheduler option slots; FCFS and EASY place wider ones)")
         elif job.requested_resources > self.nb_resources:
             reason = (
                 f"requests {job.requested_resources} resources but the platform has only {self.nb_resources}"
@@ -197,7 +204,11 @@ class SchedulingPolicy(abc.ABC):
     def _start(self, job: QueuedJob, now: float) -> ProcSet:
         """Start ``job`` at ``now`` on the lowest free resource ids and record it as running, expected to end at
         ``now`` + :meth:`_expected_duration`."""
-        allocation = self.pool.allocate(job.requested_resources)
+        return self._record_start(job, self.pool.allocate(job.requested_resources), now)
+
+    def _record_start(self, job: QueuedJob, allocation: ProcSet, now: float) -> ProcSet:
+        """Record ``job``, given ``allocation`` at ``now``, as running (expected to end at ``now`` +
+        :meth:`_expected_duration`); returns the allocation."""
         self._queued_ids.discard(job.id)
         self.running.add(job, allocation, now, self._expected_duration(job))
         return allocation

@@ -35,6 +35,7 @@ class RunningJobs:
 
     def __init__(self) -> None:
         self._by_id: dict[str, RunningJob] = {}
+        self._by_sequence: dict[int, RunningJob] = {}
         self._order: list[tuple[float, int, int]] = []  # (expected end, sequence, nb resources)
         self._sequence = 0
 
@@ -65,6 +66,7 @@ class RunningJobs:
         entry = RunningJob(job, allocation, start, end, self._sequence)
         self._sequence += 1
         self._by_id[job.id] = entry
+        self._by_sequence[entry.sequence] = entry
         insort(self._order, (end, entry.sequence, job.requested_resources))
         return entry
 
@@ -75,10 +77,16 @@ class RunningJobs:
             KeyError: the job is not running.
         """
         entry = self._by_id.pop(job_id)
+        del self._by_sequence[entry.sequence]
         key = (entry.expected_end, entry.sequence, entry.job.requested_resources)
         index = bisect_left(self._order, key)
         del self._order[index]
         return entry
+
+    def by_end(self) -> Iterator[RunningJob]:
+        """The running jobs by increasing expected end (then start order); do not start or end jobs meanwhile."""
+        by_sequence = self._by_sequence
+        return (by_sequence[sequence] for _end, sequence, _nodes in self._order)
 
     def ends(self) -> list[tuple[float, int, int]]:
         """``(expected end, start sequence, nb resources)`` of every running job, by increasing expected end.

@@ -370,3 +370,22 @@ def test_coscheduling_scheduler_under_compute_sharing_equals_real_batsim(real_ba
                                for n in range(int(part.split("-")[0]), int(part.split("-")[-1]) + 1)}
                       for other in overlapping["allocated_resources"])
     assert shared > 50
+
+
+@pytest.mark.parametrize("scheduler", ["fcfs", "easy"])
+def test_jobs_of_several_slots_on_real_batsim_equal_embedded_engine(real_batsim, scheduler, tmp_path):
+    """The first 3,000 KTH-SP2 jobs (1 to 100 nodes) on the job slots of 100 nodes of two types (60 with 2 slots,
+    40 with 4), each job one slot on each of as many distinct nodes as it requests, chosen least loaded, under
+    compute sharing: real Batsim and the embedded engine write the same out_jobs.csv; no job is rejected."""
+    from batreplay.formats.out_jobs import read_out_jobs
+    from batreplay.platforms.generate import write_platform
+    from batreplay.platforms.node_types import NodeType
+
+    platform = write_platform(tmp_path / "typed.xml", node_types=[
+        NodeType("small", 60, 1e9, cores=2, slots=2), NodeType("big", 40, 1e9, cores=4, slots=4)])
+    embedded = _embedded_then_real(real_batsim, tmp_path, f"jobs of several slots, {scheduler}", workload=KTH,
+                                   max_jobs=NB_JOBS, platform=platform, scheduler=scheduler, compute_sharing=True,
+                                   scheduler_options={"slots": True, "node_selection": "least-loaded"})
+    jobs = read_out_jobs(embedded)
+    assert len(jobs) == NB_JOBS and (jobs["final_state"] != "REJECTED").all()
+    assert (jobs["requested_number_of_resources"] > 1).sum() > 1000

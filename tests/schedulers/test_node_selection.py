@@ -152,18 +152,139 @@ def test_no_node_runs_more_jobs_than_its_slots(tmp_path, workload, strategy, sch
     out = jobs_frame(engine.records)
     assert sorted(out["job_id"]) == sorted(j["id"] for j in workload["jobs"])  # every job ends once
     wide = {j["id"] for j in workload["jobs"] if j["res"] > 1}
-    assert set(out.loc[out["final_state"] == "REJECTED", "job_id"]) == wide  # one-slot jobs only, the others said
+    # FCFS and EASY spread a wider job over distinct nodes, a slot each; conservative places one-slot jobs only
+    rejected = wide if scheduler == "conservative" else set()
+    assert set(out.loc[out["final_state"] == "REJECTED", "job_id"]) == rejected
     ran = out[out["final_state"] != "REJECTED"]
     events = []
     for row in ran.itertuples():
-        (host,) = list(ProcSet.from_str(row.allocated_resources))
-        events += [(row.starting_time, 1, host), (row.finish_time, -1, host)]
+        hosts = list(ProcSet.from_str(row.allocated_resources))
+        assert len(hosts) == row.requested_number_of_resources  # distinct nodes
+        events += [(row.starting_time, 1, host) for host in hosts] + [(row.finish_time, -1, host) for host in hosts]
     load = [0] * platform.nb_compute
     for _time, change, host in sorted(events, key=lambda e: (e[0], e[1])):  # ends before starts at one instant
         load[host] += change
         assert load[host] <= platform.hosts[host].slots
-    # on these hosts a job never gets less than a core: it runs as fast as alone
+    # on these hosts a job never gets less than a core: it runs as fast as alone on its slowest node
     for row in ran.itertuples():
         seconds = float(row.profile[1:])
-        assert row.execution_time == pytest.approx(seconds / platform.hosts[int(row.allocated_resources)].speed
-                                                   * 1e9, abs=1e-5)
+        slowest = min(platform.hosts[h].speed for h in ProcSet.from_str(row.allocated_resources))
+        assert row.execution_time == pytest.approx(seconds / slowest * 1e9, abs=1e-5)
+
+
+# -- jobs of several slots, spread over nodes (FCFS and EASY) -------------------------------------------------------
+
+
+def drive_slots(policy, capacities: list[int], jobs: list[tuple[str, float, int, float, float]],
+                head_stays: bool = True):
+    """Play Batsim's part for ``policy`` on a slot pool of ``capacities`` (lowest-id): submissions of one instant in
+    one message, then one message per completion; jobs run their run time (<= walltime). Checks at each decision:
+    a job gets distinct nodes, no node runs more jobs than its slots, time never goes back; at the end every job
+    started once, and, when the head stays the head until it starts (``head_stays``: FCFS queue order), a job that
+    held EASY's reservation started no later than its first shadow time. Returns each job's start time and nodes."""
+    import heapq
+    import math
+
+    from batreplay.schedulers.easy import EasyPolicy
+    from batreplay.schedulers.policy import QueuedJob
+
+    nodes = list(range(len(capacities)))
+    policy.use_pool(SlotPool(nodes, capacities, NODE_SELECTIONS["lowest-id"](), [1e9] * len(nodes)))
+    used = [0] * len(nodes)
+    by_id = {j[0]: j for j in jobs}
+    result, first_shadow, running = {}, {}, []
+    index, sequence, last = 0, 0, -math.inf
+    while index < len(jobs) or running:
+        if index < len(jobs) and (not running or jobs[index][1] <= running[0][0]):
+            now = jobs[index][1]
+            while index < len(jobs) and jobs[index][1] == now:
+                name, _, res, walltime, _ = jobs[index]
+                assert policy.submit(QueuedJob(name, res, walltime)) is None
+                index += 1
+        else:
+            now, _, name = heapq.heappop(running)
+            assert policy.complete(name)
+            for node in result[name][1]:
+                used[node] -= 1
+        assert now >= last
+        last = now
+        for queued, allocation in policy.decide(now):
+            assert queued.id not in result, f"{queued.id} started twice"
+            hosts = list(allocation)
+            assert len(hosts) == queued.requested_resources
+            for node in hosts:
+                used[node] += 1
+                assert used[node] <= capacities[node], f"node {node} over its {capacities[node]} slots"
+            result[queued.id] = (now, hosts)
+            heapq.heappush(running, (now + by_id[queued.id][4], sequence, queued.id))
+            sequence += 1
+        if isinstance(policy, EasyPolicy) and policy.reservation is not None:
+            first_shadow.setdefault(policy.reservation.job_id, policy.reservation.shadow_time)
+    assert set(result) == set(by_id), "every job starts exactly once"
+    for name, shadow in first_shadow.items() if head_stays else ():
+        assert result[name][0] <= shadow + 1e-6, f"{name} held the reservation for {shadow}, started later"
+    return result
+
+
+@st.composite
+def slot_workloads(draw, nodes: int, widest: int):
+    jobs, now = [], 0.0
+    for number in range(draw(st.integers(1, 30))):
+        now += draw(st.sampled_from([0, 0, 1, 5, 20]))
+        walltime = draw(st.sampled_from([10.0, 30.0, 100.0]))
+        runtime = min(walltime, draw(st.sampled_from([1.0, 7.0, 30.0, 100.0])))
+        jobs.append((f"j{number}", now, draw(st.integers(1, min(widest, nodes))), walltime, runtime))
+    return jobs
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), capacities=st.lists(st.integers(1, 4), min_size=1, max_size=5),
+       kind=st.sampled_from(["fcfs", "easy", "easy-sjf", "easy-sjbf"]))
+def test_jobs_of_several_slots_are_placed_within_every_node(data, capacities, kind):
+    from batreplay.schedulers.registry import FAMILY
+
+    jobs = data.draw(slot_workloads(len(capacities), 3))
+    drive_slots(FAMILY[kind].policy(len(capacities)), capacities, jobs, head_stays=kind != "easy-sjf")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), capacities=st.lists(st.integers(1, 4), min_size=1, max_size=5), widest=st.sampled_from([1, 3]))
+def test_spread_easy_is_easy_on_whole_nodes_and_on_one_slot_jobs(data, capacities, widest):
+    """The per-node rules decide as EASY counted in slots where that is exact: on nodes of one slot (EASY on whole
+    nodes), and for one-slot jobs on nodes of several slots."""
+    from batreplay.schedulers.easy import EasyPolicy
+
+    if widest > 1:
+        capacities = [1] * len(capacities)
+    jobs = data.draw(slot_workloads(len(capacities), widest))
+    spread = EasyPolicy(len(capacities))
+    counted = EasyPolicy(len(capacities))
+    spread.places_spread_jobs = True
+    counted.places_spread_jobs = False
+    if widest > 1:  # whole nodes: force the per-node rules
+        original = spread.use_pool
+        spread.use_pool = lambda pool: (original(pool), setattr(spread, "spread_slots", True))
+    assert drive_slots(spread, capacities, jobs) == drive_slots(counted, capacities, jobs)
+
+
+def test_a_long_backfilled_job_keeps_the_last_free_slot_of_a_node_for_the_head():
+    """Two nodes of 2 slots; A (2 nodes, until 100) and C (1 slot on node 0) run, node 1 has a free slot; the head
+    H needs 2 nodes. If C ends at 30, H's shadow time is 30 with one free slot expected on each node, no extra
+    node: a long one-slot job L would take node 1's last expected slot and waits, a short one S (ends by 30) starts
+    there. If C ends at 100 with A, two slots are expected free on each node at 100: L may take node 1's free slot,
+    one is left for H."""
+    from batreplay.schedulers.easy import EasyPolicy
+    from batreplay.schedulers.policy import QueuedJob
+
+    for c_end, started, expected in [(30, {"S": [1]}, [1, 1]), (100, {"L": [1]}, [2, 1])]:
+        policy = EasyPolicy(2)
+        policy.use_pool(SlotPool([0, 1], [2, 2], NODE_SELECTIONS["lowest-id"](), [1e9, 1e9]))
+        policy.submit(QueuedJob("A", 2, 100))
+        policy.submit(QueuedJob("C", 1, c_end))
+        assert {q.id: list(a) for q, a in policy.decide(0)} == {"A": [0, 1], "C": [0]}
+        for job in (QueuedJob("H", 2, 10), QueuedJob("L", 1, 500), QueuedJob("S", 1, 20)):
+            policy.submit(job)
+        assert {q.id: list(a) for q, a in policy.decide(1)} == started
+        assert policy.reservation == ("H", float(c_end), 0)
+        shadow, at_shadow = policy.slot_shadow(policy.queue[0], 1)
+        assert shadow == c_end and list(at_shadow) == expected
