@@ -40,6 +40,7 @@ class ReservationDepthPolicy(FcfsPolicy):
     """
 
     name = "backfilling"
+    places_spread_jobs = False  # its backfilling counts free slots as one number (FcfsPolicy's head loop would not)
 
     def __init__(self, resources: ProcSet | int, *, depth: int, order: str = "fcfs",
                  backfill_order: str | None = None):

@@ -288,3 +288,20 @@ def test_a_long_backfilled_job_keeps_the_last_free_slot_of_a_node_for_the_head()
         assert policy.reservation == ("H", float(c_end), 0)
         shadow, at_shadow = policy.slot_shadow(policy.queue[0], 1)
         assert shadow == c_end and list(at_shadow) == expected
+
+
+@pytest.mark.parametrize(("depth", "rejects"), [(0, False), (1, False), (2, True), ("all", True)])
+def test_which_policies_place_jobs_of_several_slots(depth, rejects):
+    """FCFS and EASY place a 2-slot job on nodes of 2 slots; reservation depths above 1 and conservative backfilling,
+    which count free slots as one number, reject it with the reason."""
+    from batreplay.schedulers.backfilling import Backfilling
+    from batreplay.schedulers.policy import QueuedJob
+
+    policy = Backfilling("fcfs", depth).policy(3)
+    policy.use_pool(SlotPool([0, 1, 2], [2, 2, 2], NODE_SELECTIONS["lowest-id"](), [1e9] * 3))
+    rejection = policy.submit(QueuedJob("wide", 2, 10))
+    assert (rejection is not None) == rejects
+    if rejects:
+        assert "places one-slot jobs only" in rejection.reason
+    else:
+        assert [list(allocation) for _, allocation in policy.decide(0)] == [[0, 1]]
