@@ -249,3 +249,22 @@ def test_run_command_with_a_speedup_table(tmp_path):
     assert done.returncode != 0
     assert f"{table}:2: column 'speedup': '-2' is not a number > 0" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize("max_jobs", [3000, pytest.param(None, marks=pytest.mark.slow)])
+def test_none_model_without_sharing_changes_nothing_on_kth(max_jobs, tmp_path):
+    """Co-scheduling with the none model and no node shared writes today's out_jobs.csv, byte for byte, on KTH-SP2
+    (first 3,000 jobs; the whole log, slow): EASY with and without --speedup-model none, and easy-coscheduling
+    keeping one job per node."""
+    from batreplay.run.runner import RunSpec, run
+    from conftest import WORKLOADS
+
+    common = {"workload": WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz", "platform": "kth-sp2", "max_jobs": max_jobs}
+    run(RunSpec.build(scheduler="easy", out_dir=tmp_path / "today", **common))
+    run(RunSpec.build(scheduler="easy", out_dir=tmp_path / "none", speedup_model="none", **common))
+    run(RunSpec.build(scheduler="easy-coscheduling", out_dir=tmp_path / "cos", speedup_model="none",
+                      scheduler_options={"jobs_per_node": 1}, **common))
+    today = (tmp_path / "today" / "out_jobs.csv").read_bytes()
+    assert len(today.splitlines()) > 2900
+    assert (tmp_path / "none" / "out_jobs.csv").read_bytes() == today
+    assert (tmp_path / "cos" / "out_jobs.csv").read_bytes() == today
