@@ -139,8 +139,9 @@ class SchedulingPolicy(abc.ABC):
     def submit(self, job: QueuedJob) -> Rejection | None:
         """Take a newly submitted job into the queue, or reject it.
 
-        A job requesting more resources than the platform has, or fewer than one, can never run: it is
-        rejected, the rejection is appended to :attr:`rejections` and returned. Otherwise returns ``None``.
+        A job requesting more resources than the platform has (with jobs spread over nodes of several slots: more
+        than its nodes), or fewer than one, can never run: it is rejected, the rejection is appended to
+        :attr:`rejections` and returned. Otherwise returns ``None``.
 
         Raises:
             ValueError: a job with the same id is already waiting or running.
@@ -154,6 +155,9 @@ class SchedulingPolicy(abc.ABC):
             reason = (
                 f"requests {job.requested_resources} resources but the platform has only {self.nb_resources}"
             )
+        elif self.spread_slots and job.requested_resources > len(self.pool.ids):
+            reason = (f"requests {job.requested_resources} resources but the platform has only {len(self.pool.ids)} "
+                      "nodes (a job takes one slot on each of distinct nodes)")
         elif job.requested_resources < 1:
             reason = f"requests {job.requested_resources} resources (at least 1 is needed)"
         else:

@@ -305,3 +305,17 @@ def test_which_policies_place_jobs_of_several_slots(depth, rejects):
         assert "places one-slot jobs only" in rejection.reason
     else:
         assert [list(allocation) for _, allocation in policy.decide(0)] == [[0, 1]]
+
+
+def test_a_job_wider_than_the_nodes_is_rejected_even_with_slots_enough():
+    """Three nodes of 4 slots: a job of 4 slots needs 4 distinct nodes and can never run; it is rejected with the
+    reason (a run once stopped on it when the reservation looked for 4 nodes)."""
+    from batreplay.schedulers.easy import EasyPolicy
+    from batreplay.schedulers.policy import QueuedJob
+
+    policy = EasyPolicy(3)
+    policy.use_pool(SlotPool([0, 1, 2], [4, 4, 4], NODE_SELECTIONS["lowest-id"](), [1e9] * 3))
+    policy.submit(QueuedJob("A", 3, 100))
+    rejection = policy.submit(QueuedJob("wide", 4, 10))
+    assert rejection is not None and "only 3 nodes" in rejection.reason
+    assert [q.id for q, _ in policy.decide(0)] == ["A"] and policy.queue == ()
