@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from batreplay.engine.choices import ENGINES, SPEEDUP_MODEL_NAMES
+from batreplay.platforms.node_types import NodeTypeError, read_node_types
 from batreplay.platforms.reader import read_platform
 from batreplay.replay.registry import USER_MODELS as REPLAY_MODELS
 from batreplay.replay.registry import user_model
@@ -165,9 +166,11 @@ class LogSpec:
             root, or absolute), or the cached file (absolute) of a Parallel Workloads Archive catalogue name
             (:func:`batreplay.workloads.resolve.resolve_workload`).
         platform: the recorded machine: a shipped platform name (``kth-sp2``), a platform file as written,
-            or None when ``nodes`` is given.
-        nodes: number of nodes of a generated homogeneous cluster (instead of ``platform``), or None.
-        node_speed: speed of the generated cluster's nodes, flop/s.
+            or None when ``nodes`` or ``node_types`` is given.
+        nodes: number of nodes of a generated machine: the homogeneous cluster's (``nodes``, instead of
+            ``platform``), or the total count of the node types (``node_types``); None with ``platform``.
+        node_speed: speed of the generated homogeneous cluster's nodes, flop/s (unused with ``platform`` or
+            ``node_types``).
         profile: SWF conversion (``parallel_homogeneous`` or ``delay``, see :class:`batreplay.run.runner.RunSpec`).
         recorded_speed: node speed of the recorded machine, flop/s.
         max_jobs: simulate only the log's first jobs, or None for all.
@@ -183,6 +186,9 @@ class LogSpec:
             ``requested`` (field 8, as Rauch 2022's Schedulus does); the other is the fallback when missing.
         written: the ``workload`` key as written when it is a catalogue name (``KTH-SP2-1996-2.1-cln``), None
             when it is a path (then ``workload`` is the text as written).
+        node_types: the recorded machine as a node types file (:func:`batreplay.platforms.node_types.
+            read_node_types`), the path as written (relative to the campaign root), from which the campaign
+            generates the platform as ``batreplay platform --node-types`` does; None otherwise.
     """
 
     name: str
@@ -198,6 +204,7 @@ class LogSpec:
     zero_runtime: str = conversion_choice_default("zero_runtime")
     res_source: str = conversion_choice_default("res_source")
     written: str | None = None
+    node_types: str | None = None
 
     @property
     def as_written(self) -> str:
@@ -212,8 +219,11 @@ class LogSpec:
         return self.workload.lower().endswith(".json")
 
     @property
-    def platform_parameter(self) -> str | dict[str, float]:
-        """The recorded platform as it enters instance parameters: its name/path, or ``{nodes, speed}``."""
+    def platform_parameter(self) -> str | dict[str, Any]:
+        """The recorded platform as it enters instance parameters: its name/path, ``{nodes, speed}`` (a
+        generated cluster), or ``{node_types: path as written}`` (a node types file)."""
+        if self.node_types is not None:
+            return {"node_types": self.node_types}
         if self.platform is not None:
             return self.platform
         return {"nodes": int(self.nodes), "speed": float(self.node_speed)}
@@ -537,9 +547,14 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
         raise table.error("workload", f"{resolved}: not readable")
     platform = table.get("platform", str, None)
     nodes = table.get("nodes", int, None)
-    if (platform is None) == (nodes is None):
-        raise CampaignSpecError(f"{table.source}: {table.where}: give either 'platform' (a shipped platform name "
-                                f"or a file) or 'nodes' (a generated cluster), not {'both' if platform else 'neither'}")
+    node_types = table.get("node_types", str, None)
+    given = [key for key, value in (("platform", platform), ("nodes", nodes), ("node_types", node_types))
+             if value is not None]
+    if len(given) != 1:
+        how = {0: "neither", 2: "both " + " and ".join(map(repr, given)), 3: "all three"}[len(given)]
+        raise CampaignSpecError(f"{table.source}: {table.where}: give one of 'platform' (a shipped platform name "
+                                f"or a file), 'nodes' (a generated cluster) or 'node_types' (a node types file), "
+                                f"not {how}")
     groups: list[tuple[int, float]] = []
     if platform is not None:
         if platform in SHIPPED_PLATFORMS:
@@ -551,14 +566,24 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
                 raise table.error("platform", f"{platform!r} is neither a shipped platform "
                                               f"({', '.join(SHIPPED_PLATFORMS)}) nor a file ({candidate})")
         try:
-            groups = list(read_platform(candidate).speed_groups())
+            # the groups scale_platform scales one by one: equal speed, cores and properties (node types)
+            groups = [(count, speed) for count, speed, _cores, _props in read_platform(candidate).host_groups()]
         except (OSError, ValueError) as err:  # PlatformError is a ValueError; it names the file and line
             raise table.error("platform", " ".join(str(err).split())) from None
+    if node_types is not None:
+        candidate = Path(os.path.expanduser(node_types))
+        candidate = candidate if candidate.is_absolute() else spec_root / candidate
+        try:
+            types = read_node_types(candidate)
+        except NodeTypeError as err:  # names the file, and the line or the type
+            raise table.error("node_types", " ".join(str(err).split())) from None
+        groups = [(t.count, t.speed) for t in types]  # variants scale each type (scale_platform's host groups)
+        nodes = sum(t.count for t in types)
     if nodes is not None and nodes < 1:
         raise table.error("nodes", f"must be >= 1, got {nodes}")
     node_speed = table.get("node_speed", float, float(defaults.get("node_speed", REFERENCE_NODE_SPEED)))
-    _positive(table, "node_speed", node_speed)
-    if nodes is not None:
+    _positive(table, "node_speed", node_speed)  # checked, but used by 'nodes' only (as [defaults] node_speed)
+    if nodes is not None and node_types is None:
         groups = [(nodes, node_speed)]
     profile = table.get("profile", str, defaults.get("profile", WorkloadOptions().profile))
     if profile not in PROFILES:
@@ -576,7 +601,7 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
     table.finish()
     log = LogSpec(name, workload if written is None else str(resolved), platform, nodes, node_speed, profile,
                   recorded_speed, max_jobs, label, None if walltime_factor is None else float(walltime_factor),
-                  **choices, written=written)
+                  **choices, written=written, node_types=node_types)
     return log, groups
 
 
@@ -678,7 +703,8 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
     Returns:
         The :class:`CampaignSpec`. The whole file is checked before any instance runs: logs exist, are readable
         and have a known type (``.swf``, ``.swf.gz``, ``.json``; SWF only for feedback replay), platform files
-        read as Batsim platforms, every scaled variant gives a whole number of nodes >= 1 on every log's machine,
+        read as Batsim platforms, node types files read as node types, every scaled variant gives a whole number
+        of nodes >= 1 on every log's machine (on each of its node types),
         schedulers are registry names or existing files (relative to the root), a built-in scheduler's options
         are ones it declares, numbers are in range, session thresholds are minutes >= 0, and an experiment's
         speedup model (co-scheduling; embedded engine only) is known and builds from its options (its table read).
