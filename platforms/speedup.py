@@ -26,6 +26,7 @@ and pandas only.
 from __future__ import annotations
 
 import inspect
+import math
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -140,8 +141,8 @@ class TableSpeedup:
             raise SpeedupModelError(f"speedup option class_rule: expected an object with exactly the keys "
                                     f"{', '.join(keys)}, got {rule!r}")
         threshold = rule["threshold"]
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-            raise SpeedupModelError(f"speedup option class_rule: threshold {threshold!r} is not a number")
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+            raise SpeedupModelError(f"speedup option class_rule: threshold {threshold!r} is not a finite number")
         for key in ("below", "above"):
             if str(rule[key]) not in self.classes:
                 raise SpeedupModelError(f"speedup option class_rule: {key} = {rule[key]!r} is not a class of the "

@@ -135,6 +135,8 @@ class RunSpec:
         its options name none, and needs an engine that lets jobs share nodes unless it keeps one job per node."""
         options = self.scheduler.options
         name = self.scheduler.name
+        if options.get("speedup_options") and options.get("speedup_model") is None:
+            raise RunSpecError(f"scheduler {name}: option speedup_options given without speedup_model")
         if options.get("speedup_model") is None:
             if self.engine.speedup_model is None:
                 raise RunSpecError(f"scheduler {name} predicts speedups with a model: give --speedup-model (the "

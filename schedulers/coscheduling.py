@@ -47,6 +47,7 @@ from procset import ProcSet
 
 from batreplay.platforms.speedup import SPEEDUP_MODELS, SpeedupModel, kind_of, make_speedup_model
 from batreplay.schedulers.adapter import PolicyScheduler
+from batreplay.schedulers.easy import Reservation
 from batreplay.schedulers.policy import TIME_EPSILON, QueuedJob, SchedulingPolicy, Start
 from batreplay.schedulers.queue_order import ORDERS, OrderedQueue
 
@@ -159,6 +160,8 @@ class CoschedulingPolicy(SchedulingPolicy):
         self._queue = OrderedQueue(order)
         self._kinds: dict[str, Hashable] = {}  # job id -> kind, waiting and running jobs
         self._examples: dict[Hashable, Mapping[str, Any]] = {}  # kind -> one job of that kind, to ask the model
+        self._of_kind: dict[Hashable, int] = {}  # kind -> its waiting and running jobs (an example is kept while > 0)
+        self.reservation: Reservation | None = None  # the head's, as computed before backfilling (None: no head)
         self._fits: dict[tuple[Hashable, Hashable], bool] = {}  # (kind, kind) -> may share a node
 
     @property
@@ -174,13 +177,18 @@ class CoschedulingPolicy(SchedulingPolicy):
         kind = kind_of(self.model, job.description)
         self._kinds[job.id] = kind
         self._examples.setdefault(kind, job.description)
+        self._of_kind[kind] = self._of_kind.get(kind, 0) + 1
         self._queue.push(job)
 
     def complete(self, job_id: str) -> bool:
         if job_id not in self.running:
             return False
         entry = self.running.remove(job_id)
-        self.nodes.remove(job_id, entry.allocation, self._kinds.pop(job_id))
+        kind = self._kinds.pop(job_id)
+        self.nodes.remove(job_id, entry.allocation, kind)
+        self._of_kind[kind] -= 1
+        if not self._of_kind[kind]:  # no job of that kind left (the random model: one kind per job)
+            del self._of_kind[kind], self._examples[kind]
         return True
 
     def may_share(self, kind: Hashable, other: Hashable) -> bool:
@@ -246,17 +254,23 @@ class CoschedulingPolicy(SchedulingPolicy):
             count += 1
         self._queue.remove_head(count)
         if not queue:
+            self.reservation = None
             return started
 
         # 2. The head's reservation on whole free nodes.
         head = queue[0]
         shadow, extra = self.shadow(head, now)
+        self.reservation = Reservation(head.id, shadow, extra)
         limit = shadow - now + TIME_EPSILON
-        absolute = shadow + TIME_EPSILON
+        # a node is free of cost to the head only if expected busy past the shadow time, beyond any rounding of the
+        # ends of jobs backfilled by the walltime criterion (now + walltime <= shadow + TIME_EPSILON)
+        beyond = shadow + 2 * TIME_EPSILON
 
         # 3. Backfilling, in queue order.
         backfilled: list[int] = []
         for position in range(1, len(queue)):
+            if not (self.nodes.count < self.jobs_per_node).any():
+                break  # every node runs as many jobs as it may
             job = queue[position]
             nodes = job.requested_resources
             free, shared = self._welcoming(self._kinds[job.id])
@@ -266,7 +280,7 @@ class CoschedulingPolicy(SchedulingPolicy):
             if walltime is not None and walltime <= limit:
                 chosen = np.concatenate((free, shared))[:nodes]
             else:
-                later = self.nodes.free_time[shared] > absolute
+                later = self.nodes.free_time[shared] > beyond
                 costless = shared[later]
                 costly = np.concatenate((free, shared[~later]))
                 used = max(0, nodes - len(costless))
@@ -320,6 +334,8 @@ class Coscheduling(PolicyScheduler):
                            jobs_per_node=options.get("jobs_per_node", 2), order=options.get("order", "fcfs"))
         if not isinstance(options.get("speedup_options") or {}, dict):
             raise ValueError(f"option speedup_options: expected a JSON object, got {options['speedup_options']!r}")
+        if options.get("speedup_options") and options.get("speedup_model") is None:
+            raise ValueError("option speedup_options given without speedup_model")
         if options.get("speedup_model") is not None:
             make_model(options)
 

@@ -178,6 +178,8 @@ def test_table_model_classes_by_a_rule_on_a_field(tmp_path):
     assert model.speedup(narrow, wide) == 1.2 and model.speedup(wide, narrow) == 0.8
     with pytest.raises(SpeedupModelError, match="exactly the keys field, threshold, below, above"):
         TableSpeedup(table, class_rule={"field": "res", "threshold": 4, "below": "small"})
+    with pytest.raises(SpeedupModelError, match="threshold nan is not a finite number"):
+        TableSpeedup(table, class_rule={**rule, "threshold": float("nan")})
     with pytest.raises(SpeedupModelError, match="above = 'huge' is not a class"):
         TableSpeedup(table, class_rule={**rule, "above": "huge"})
     with pytest.raises(SpeedupModelError, match="job 'w0!3': field 'res' = None is not a number"):

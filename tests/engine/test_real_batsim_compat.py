@@ -359,16 +359,28 @@ def test_coscheduling_scheduler_under_compute_sharing_equals_real_batsim(real_ba
                                    scheduler_options=options, compute_sharing=True)
     from batreplay.formats.out_jobs import read_out_jobs
 
+    from procset import ProcSet
+
     jobs = read_out_jobs(embedded)
-    assert len(jobs) == NB_JOBS
-    shared = 0  # starts on a node that another job still runs on
+    assert len(jobs) == NB_JOBS and (jobs["final_state"] != "REJECTED").all()
+    events = []  # (time, 0 end / 1 start, job, nodes): ends first at one instant
     for row in jobs.itertuples():
-        nodes = {int(n) for part in str(row.allocated_resources).split()
-                 for n in range(int(part.split("-")[0]), int(part.split("-")[-1]) + 1)}
-        overlapping = jobs[(jobs["starting_time"] < row.starting_time) & (jobs["finish_time"] > row.starting_time)]
-        shared += any(nodes & {int(n) for part in str(other).split()
-                               for n in range(int(part.split("-")[0]), int(part.split("-")[-1]) + 1)}
-                      for other in overlapping["allocated_resources"])
+        nodes = list(ProcSet.from_str(row.allocated_resources))
+        events += [(row.starting_time, 1, row.job_id, nodes), (row.finish_time, 0, row.job_id, nodes)]
+    memory = set(jobs.loc[jobs["requested_number_of_resources"] >= 4, "job_id"])
+    on_node: dict[int, set] = {}
+    shared = 0  # a start beside a job already on the node
+    for _time, start, job_id, nodes in sorted(events, key=lambda e: (e[0], e[1])):
+        for node in nodes:
+            here = on_node.setdefault(node, set())
+            if not start:
+                here.discard(job_id)
+                continue
+            assert len(here) < 2, f"{job_id} is a third job on node {node}"  # jobs_per_node = 2
+            for other in here:  # at threshold 1.0 only a compute and a memory job pair up
+                assert (job_id in memory) != (other in memory), f"{job_id} and {other} share node {node}"
+                shared += 1
+            here.add(job_id)
     assert shared > 50
 
 

@@ -155,9 +155,8 @@ def drive(policy, jobs: list[tuple[str, float, int, float | None, float, str]], 
             result[name] = (now, nodes)
             heapq.heappush(running, (now + by_id[name][4], sequence, name))
             sequence += 1
-        if policy.queue and isinstance(policy, CoschedulingPolicy):
-            head = policy.queue[0]
-            first_shadow.setdefault(head.id, policy.shadow(head, now)[0])
+        if policy.reservation is not None:  # computed before the decision's backfilling
+            first_shadow.setdefault(policy.reservation.job_id, policy.reservation.shadow_time)
     assert set(result) == set(by_id), "every job starts exactly once"
     for name, shadow in first_shadow.items():
         assert result[name][0] <= shadow + 1e-6, f"{name} held the reservation for {shadow} but started later"
@@ -215,6 +214,9 @@ def test_a_run_gives_the_engine_model_to_the_scheduler(tmp_path):
                       scheduler_options={"speedup_model": "none"})
     RunSpec.build(workload=KTH, platform="kth-sp2", scheduler="easy-coscheduling", out_dir=tmp_path / "r",
                   scheduler_options={"speedup_model": "none", "jobs_per_node": 1})  # whole nodes: no sharing needed
+    with pytest.raises(RunSpecError, match="speedup_options given without speedup_model"):
+        RunSpec.build(workload=KTH, platform="kth-sp2", scheduler="easy-coscheduling", out_dir=tmp_path / "r",
+                      speedup_model="none", scheduler_options={"speedup_options": {"table": "x.csv"}})
 
 
 def test_kth_jobs_share_nodes_only_with_jobs_the_table_accepts(tmp_path):
