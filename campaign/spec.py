@@ -605,6 +605,15 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
     return log, groups
 
 
+def _rooted_table(speedup_options: dict[str, Any], root: Path) -> dict[str, Any]:
+    """Speedup model options with a relative ``table`` under ``root``, where instances run (for checks at load)."""
+    checked = dict(speedup_options)
+    written = checked.get("table")
+    if isinstance(written, str) and not Path(written).is_absolute():
+        checked["table"] = str(root / written)
+    return checked
+
+
 def _read_speedup(table: _Table, root: Path, engine: str) -> tuple[str | None, dict[str, Any]]:
     """The co-scheduling keys of an experiment, ``speedup_model`` and ``speedup_options``, checked as the run
     checks them (:class:`~batreplay.engine.simulate.EngineSpec`), and the model built once so that a missing or
@@ -624,12 +633,8 @@ def _read_speedup(table: _Table, root: Path, engine: str) -> tuple[str | None, d
                                            '"embedded")')
     from batreplay.platforms.speedup import SpeedupModelError, make_speedup_model  # (imports pandas when it reads)
 
-    checked = dict(options)
-    written = checked.get("table")
-    if isinstance(written, str) and not Path(written).is_absolute():
-        checked["table"] = str(root / written)
     try:
-        make_speedup_model(model, checked)
+        make_speedup_model(model, _rooted_table(options, root))
     except (ValueError, TypeError) as err:  # SpeedupModelError, or an option's value the model cannot convert
         message = str(err) if isinstance(err, SpeedupModelError) else f"speedup model {model!r}: {err}"
         raise table.error("speedup_options", " ".join(message.split())) from None
@@ -650,8 +655,11 @@ def _read_experiment(table: _Table, root: Path, engine: str = "embedded") -> Exp
     if options:  # no options: a built-in's defaults are valid (tests/test_startup_imports.py), a file's unchecked
         from batreplay.schedulers.registry import check_scheduler_options  # imports pybatsim: only when needed
 
+        checked = dict(options)
+        if isinstance(options.get("speedup_options"), dict):  # easy-coscheduling's own model: its table under root
+            checked["speedup_options"] = _rooted_table(options["speedup_options"], root)
         try:
-            check_scheduler_options(scheduler, options)
+            check_scheduler_options(scheduler, checked)
         except ValueError as err:
             raise table.error("scheduler_options", str(err)) from None
     sharing = table.get("compute_sharing", bool, False)

@@ -209,3 +209,19 @@ def test_a_coscheduling_experiment_without_a_model_or_sharing_is_refused_at_load
                                      f'speedup_options = {{ table = "s.csv", class_rule = {RULE_TOML} }}'))
     run_spec = run_spec_of(task_for(spec.instances()[1], spec))
     assert run_spec.scheduler.options["speedup_model"] == "table"  # the engine's model, given to the scheduler
+
+
+def test_the_scheduler_own_speedup_table_is_looked_for_under_the_root(tmp_path, monkeypatch):
+    """easy-coscheduling's scheduler option speedup_options names a table relative to the campaign root (where
+    instances run), not to the folder the campaign is loaded from."""
+    write_table(tmp_path / "tables" / "s.csv")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    own = (f'scheduler_options = {{ speedup_model = "table", speedup_options = {{ table = "tables/s.csv", '
+           f'class_rule = {RULE_TOML} }} }}')
+    text = spec_text(own, "compute_sharing = true", campaign='root = ".."').replace(
+        'name = "E"\nscheduler = "easy"', 'name = "E"\nscheduler = "easy-coscheduling"')
+    spec = load(tmp_path / "expe", text)
+    assert spec.instances()[1].params["scheduler_options"]["speedup_options"]["table"] == "tables/s.csv"
+    with pytest.raises(CampaignSpecError, match="no such file"):
+        load(tmp_path / "expe", text.replace("tables/s.csv", "tables/missing.csv"))
