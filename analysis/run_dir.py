@@ -281,6 +281,15 @@ def _platform_of(folder: Path, manifest: dict[str, Any], notes: list[str]) -> Pl
         return None
 
 
+def _shown(path: Path | str) -> str:
+    """``path`` as tables show it: relative to the current folder when it lies under it (a checkout's shipped
+    platform, a run directory's file), so that committed results name no folder of the machine; as given otherwise."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
+
 def _resolve_nb_resources(folder: Path, manifest: dict[str, Any], explicit: int | None
                           ) -> tuple[int | None, str | None, list[str], Platform | None]:
     """The number of resources, where it comes from, notes, and the platform when it was read for it (the one
@@ -294,7 +303,7 @@ def _resolve_nb_resources(folder: Path, manifest: dict[str, Any], explicit: int 
         platform, tried = _platform_from_manifest(folder, manifest)
         if platform is not None:
             read = read_platform(platform)
-            return read.nb_compute, f"platform {platform}", notes, read
+            return read.nb_compute, f"platform {_shown(platform)}", notes, read
         if tried:
             notes.append(f"platform named in {MANIFEST_NAME} not found ({', '.join(tried)})")
     schedule = folder / OUT_SCHEDULE_NAME
@@ -305,7 +314,7 @@ def _resolve_nb_resources(folder: Path, manifest: dict[str, Any], explicit: int 
     platform_xml = folder / "platform.xml"
     if platform_xml.is_file():
         read = read_platform(platform_xml)
-        return read.nb_compute, f"platform {platform_xml}", notes, read
+        return read.nb_compute, f"platform {_shown(platform_xml)}", notes, read
     return None, None, notes, None
 
 

@@ -410,3 +410,16 @@ def test_runs_named_on_the_command_line(tmp_path):
     for names in (["only one"], ["same", "same"], ["", "x"]):
         with pytest.raises(ValueError, match="--names: give 2 distinct non-empty names"):
             analyze([first, second], tmp_path / "refused", names=names)
+
+
+def test_the_node_count_source_names_a_file_under_the_current_folder_relatively(tmp_path, monkeypatch):
+    """A run whose run.json names a platform by its absolute path (a shipped platform resolved in the checkout) is
+    analysed from the folder above it: the source of the node count names the platform relatively, so that committed
+    tables name no folder of the machine."""
+    from batreplay.analysis.run_dir import _resolve_nb_resources
+    from batreplay.platforms.generate import write_platform
+
+    platform = write_platform(tmp_path / "platforms" / "c.xml", nodes=3, speed=1e9)
+    monkeypatch.chdir(tmp_path)
+    nodes, source, _notes, _read = _resolve_nb_resources(tmp_path, {"platform_file": str(platform.resolve())}, None)
+    assert (nodes, source) == (3, "platform platforms/c.xml")
