@@ -46,7 +46,7 @@ from batreplay.replay.registry import USER_MODELS as REPLAY_MODELS
 from batreplay.replay.registry import user_model
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
 from batreplay.replay.session_source import session_rule
-from batreplay.schedulers.names import SPEEDUP_PREDICTING
+from batreplay.schedulers.names import sharing_problem
 from batreplay.replay.sessions import session_spec_label
 from batreplay.workloads.loading import (
     DEFAULT_RECORDED_SPEED,
@@ -664,16 +664,10 @@ def _read_experiment(table: _Table, root: Path, engine: str = "embedded") -> Exp
             raise table.error("scheduler_options", str(err)) from None
     sharing = table.get("compute_sharing", bool, False)
     speedup_model, speedup_options = _read_speedup(table, root, engine)
-    if options.get("slots") is True and not sharing and speedup_model is None:
-        raise table.error("compute_sharing", "scheduler option slots puts several jobs on a node: it needs "
-                                             "compute_sharing = true (or a speedup_model)")
-    if scheduler in SPEEDUP_PREDICTING:  # what RunSpec checks, told before any instance runs
-        if options.get("speedup_model") is None and speedup_model is None:
-            raise table.error("speedup_model", f"scheduler {scheduler} predicts speedups with a model: give "
-                                               "speedup_model (or the scheduler option speedup_model)")
-        if options.get("jobs_per_node", 2) != 1 and not sharing and speedup_model is None:
-            raise table.error("compute_sharing", f"scheduler {scheduler} puts several jobs on a node: it needs a "
-                                                 "speedup_model or compute_sharing = true")
+    problem = sharing_problem(scheduler, options, shares_hosts=sharing or speedup_model is not None,
+                              engine_has_model=speedup_model is not None)  # what RunSpec checks, told at load
+    if problem is not None:
+        raise table.error(*problem)
     table.finish()
     return ExperimentSpec(name, scheduler, variant, dict(options), sharing, speedup_model, speedup_options)
 

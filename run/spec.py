@@ -31,7 +31,7 @@ from typing import Any
 from batreplay.deadline import check_seconds
 from batreplay.engine.simulate import EngineSpec
 from batreplay.replay.registry import ReplaySpec
-from batreplay.schedulers.names import SPEEDUP_PREDICTING
+from batreplay.schedulers.names import SPEEDUP_PREDICTING, sharing_problem
 from batreplay.workloads.loading import WorkloadOptions
 
 
@@ -124,29 +124,18 @@ class RunSpec:
                 check_seconds(self.timeout, "--timeout")
             except ValueError as err:
                 raise RunSpecError(str(err)) from None
-        if self.scheduler.options.get("slots") is True and not self.engine.shares_hosts:
-            raise RunSpecError("scheduler option slots puts several jobs on a node: it needs compute sharing "
-                               "(--compute-sharing, or compute_sharing = true in a campaign experiment)")
-        if self.scheduler.name in SPEEDUP_PREDICTING:
-            self._give_speedup_model()
-
-    def _give_speedup_model(self) -> None:
-        """A scheduler that predicts speedups (easy-coscheduling) gets the engine's speedup model and options when
-        its options name none, and needs an engine that lets jobs share nodes unless it keeps one job per node."""
-        options = self.scheduler.options
-        name = self.scheduler.name
-        if options.get("speedup_options") and options.get("speedup_model") is None:
+        name, options = self.scheduler.name, self.scheduler.options
+        if name in SPEEDUP_PREDICTING and options.get("speedup_options") and options.get("speedup_model") is None:
             raise RunSpecError(f"scheduler {name}: option speedup_options given without speedup_model")
-        if options.get("speedup_model") is None:
-            if self.engine.speedup_model is None:
-                raise RunSpecError(f"scheduler {name} predicts speedups with a model: give --speedup-model (the "
-                                   "engine's model, which it then uses) or the scheduler option speedup_model")
+        problem = sharing_problem(name, options, shares_hosts=self.engine.shares_hosts,
+                                  engine_has_model=self.engine.speedup_model is not None)
+        if problem is not None:
+            raise RunSpecError(problem[1])
+        if name in SPEEDUP_PREDICTING and options.get("speedup_model") is None:
+            # the scheduler predicts with the engine's model (recorded in run.json as its options)
             options = {**options, "speedup_model": self.engine.speedup_model,
                        "speedup_options": dict(self.engine.speedup_options)}
             object.__setattr__(self, "scheduler", SchedulerSpec(name, options))
-        if options.get("jobs_per_node", 2) != 1 and not self.engine.shares_hosts:
-            raise RunSpecError(f"scheduler {name} puts several jobs on a node: it needs co-scheduling "
-                               "(--speedup-model) or compute sharing (--compute-sharing)")
 
     @classmethod
     def build(cls, *, workload: str | Path, platform: str | Path, scheduler: str, out_dir: str | Path,

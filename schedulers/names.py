@@ -9,6 +9,8 @@ schedulers.
   queue order (a name of :data:`~batreplay.schedulers.queue_order.ORDERS`), a reservation depth (0 for none, 1 for
   EASY, ``"all"`` for conservative backfilling) and a backfilling order (None: the queue order).
 - :data:`OTHER_SCHEDULERS`: schedulers with a class of their own, as ``"module:Class"`` (imported by the registry).
+- :func:`sharing_problem`: what a scheduler's options need of the engine (nodes shared, a speedup model), checked
+  by run descriptions and campaign files alike before anything runs.
 """
 
 from __future__ import annotations
@@ -38,6 +40,30 @@ OTHER_SCHEDULERS: dict[str, str] = {
 #: Schedulers that predict speedups with a model of co-scheduling (scheduler options ``speedup_model`` and
 #: ``speedup_options``): a run gives them the engine's model (``--speedup-model``) when they name none.
 SPEEDUP_PREDICTING: tuple[str, ...] = ("easy-coscheduling",)
+
+
+def sharing_problem(name: str, options: dict, *, shares_hosts: bool, engine_has_model: bool) -> tuple[str, str] | None:
+    """What keeps scheduler ``name`` with ``options`` from running on an engine that lets jobs share hosts or not
+    (``shares_hosts``: compute sharing or co-scheduling) and applies a speedup model or not: None when nothing, else
+    ``(key, message)``, the campaign key to name (``compute_sharing``, ``speedup_model``) and one line.
+
+    Job slots (option ``slots``) put several jobs on a node; easy-coscheduling too (unless ``jobs_per_node`` is 1),
+    and it predicts with a speedup model: its option ``speedup_model``, or the engine's, which a run gives it.
+    """
+    if options.get("slots") is True and not shares_hosts:
+        return "compute_sharing", ("scheduler option slots puts several jobs on a node: it needs compute sharing "
+                                   "(--compute-sharing, or compute_sharing = true in a campaign experiment) or "
+                                   "co-scheduling (--speedup-model, speedup_model)")
+    if name in SPEEDUP_PREDICTING:
+        if options.get("speedup_model") is None and not engine_has_model:
+            return "speedup_model", (f"scheduler {name} predicts speedups with a model: give the engine's "
+                                     "(--speedup-model, or speedup_model in a campaign experiment), which it then "
+                                     "uses, or the scheduler option speedup_model")
+        if options.get("jobs_per_node", 2) != 1 and not shares_hosts:
+            return "compute_sharing", (f"scheduler {name} puts several jobs on a node: it needs co-scheduling "
+                                       "(--speedup-model, speedup_model) or compute sharing (--compute-sharing, "
+                                       "compute_sharing = true)")
+    return None
 
 #: Every built-in scheduler name, in registry order (the keys of :data:`batreplay.schedulers.registry.SCHEDULERS`).
 SCHEDULER_NAMES: tuple[str, ...] = (*FAMILY_MEMBERS, *OTHER_SCHEDULERS)
