@@ -54,10 +54,8 @@ class FcfsPolicy(SchedulingPolicy):
         started: list[Start] = []
         jobs = self._queue.jobs
         count = 0
-        pool = self.pool
-        spread = self.spread_slots  # nodes of several slots: the head fits when that many nodes have a free slot
-        while count < len(jobs) and (pool.fits(jobs[count].requested_resources) if spread
-                                     else jobs[count].requested_resources <= pool.nb_free):
+        fits = self.pool.fits  # on job slots: that many nodes have a free slot
+        while count < len(jobs) and fits(jobs[count].requested_resources):
             job = jobs[count]
             started.append((job, self._start(job, now)))
             count += 1

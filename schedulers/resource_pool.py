@@ -70,6 +70,10 @@ class ResourcePool:
         """Number of free resources."""
         return len(self._free_ids)
 
+    def fits(self, count: int) -> bool:
+        """Whether ``count`` resources are free (a job of ``count`` nodes can start)."""
+        return count <= len(self._free_ids)
+
     @property
     def free(self) -> ProcSet:
         """The free resources (a new ProcSet)."""
