@@ -76,11 +76,6 @@ class SharedNodes:
         self.kind_count = np.zeros((self.nb_total, 4), dtype=np.int64)  # jobs of each kind column on each node
         self.columns: dict[Hashable, int] = {}  # kind -> its column of kind_count
 
-    @property
-    def nb_free(self) -> int:
-        """Number of nodes running no job."""
-        return int(np.count_nonzero(self.count == 0))
-
     def column(self, kind: Hashable) -> int:
         """The column of ``kind`` in :attr:`kind_count` (a new one, when needed, reusing columns of kinds that no
         longer run anywhere)."""
