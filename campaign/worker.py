@@ -18,8 +18,11 @@ for every instance process. The process then:
 
 On an exception it writes ``<output_root>/<id>.failed.json`` (error, traceback, parameters) and exits 1. On
 SIGTERM (and SIGINT, except in forked instances, which leave Ctrl-C to the campaign runner) it exits 143 /
-130 without a failure record: an interrupted instance is simply not finished. If the process that started
-it dies (``kill -9`` of the campaign runner), it notices within a second and stops too.
+130 without a failure record, wherever the signal finds it (in a scheduler's code too: :class:`Stopped` is not
+taken for the scheduler exiting), and the run's staging folder is removed: an interrupted instance is simply
+not finished. If the process that started it dies (``kill -9`` of the campaign runner), it notices within a
+second and stops too. A task may name a ``progress_file``, where the run's progress is written as it goes
+(the web GUI's progress bars).
 """
 
 from __future__ import annotations
@@ -90,8 +93,19 @@ def task_for(instance, campaign) -> dict[str, Any]:
     }
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGINT reached the instance process: it stops unfinished, with exit status ``128 + signal``.
+
+    Not a ``SystemExit``: raised inside a scheduler's code, an exit would be taken for the scheduler's own (a
+    failed run, see :mod:`batreplay.schedulers.failures`), where a stop request is no failure of the run."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
 def _on_signal(signum, frame) -> None:
-    raise SystemExit(128 + signum)
+    raise Stopped(128 + signum)
 
 
 def _watch_parent(parent: int, runner: int | None) -> None:
@@ -117,6 +131,18 @@ def run_spec_of(task: dict[str, Any]):
                          out_dir=Path(task["output_root"]) / task["id"], force=True, **options)
 
 
+def _progress_writer(path: str | None):
+    """The ``on_progress`` of a run whose task names a ``progress_file`` (the web GUI's runs): each report is
+    written there atomically as ``{"now": simulated s, "done": jobs ended, "total": jobs}``; None without one."""
+    if not path:
+        return None
+
+    def write(now: float, done: int, total: int) -> None:
+        write_json_atomically(Path(path), {"now": now, "done": done, "total": total})
+
+    return write
+
+
 def execute(task: dict[str, Any]) -> int:
     """Run one instance in this process (see the module docstring); returns the exit status."""
     started = time.time()
@@ -131,7 +157,7 @@ def execute(task: dict[str, Any]) -> int:
         np.random.seed(seed % 2**32)
         from batreplay.run.runner import run
 
-        result = run(run_spec_of(task))
+        result = run(run_spec_of(task), on_progress=_progress_writer(task.get("progress_file")))
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as err:  # noqa: BLE001 - any failure of the instance is recorded, the campaign goes on
@@ -177,6 +203,8 @@ def process_main(task: dict[str, Any], log_path: str, runner: int) -> None:
     _prepare_process(runner, ignore_sigint=True)
     try:
         status = execute(task)
+    except Stopped as stop:
+        status = stop.status
     except SystemExit as stop:
         status = int(stop.code) if isinstance(stop.code, int) else 1
     sys.stdout.flush()
@@ -190,6 +218,8 @@ def main() -> int:
     task = json.loads(sys.stdin.read())
     try:
         return execute(task)
+    except Stopped as stop:
+        return stop.status
     except SystemExit as stop:
         return int(stop.code) if isinstance(stop.code, int) else 1
 

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -255,6 +256,33 @@ def test_ctrl_c_while_an_instance_starts_is_left_to_the_runner(tmp_path):
     stopped = run_isolated(task_for(other, spec), launcher="forkserver", on_start=lambda process: process.terminate())
     assert stopped.status == "interrupted"
     assert not list(spec.output_root.glob(f"*{FAILED_SUFFIX}"))
+
+
+@pytest.mark.skipif(not KTH.is_file(), reason="shared workloads not available")
+@pytest.mark.parametrize("launcher", ["forkserver", "subprocess"])
+def test_an_instance_stopped_in_the_middle_of_its_simulation_is_interrupted_not_failed(tmp_path, launcher):
+    """SIGTERM reaches the instance while the scheduler's code runs (the whole KTH-SP2 log, stopped once its
+    progress file says jobs have ended): the stop must not pass for the scheduler exiting (a failed instance with
+    a record) but leave the instance interrupted, with no run directory, staging folder or failure record."""
+    progress = tmp_path / "progress.json"
+    task = {"campaign": "t", "id": "whole-kth", "output_root": str(tmp_path / "out"), "root": str(tmp_path),
+            "params": {"scheduler": "fcfs", "seed": 0, "engine": "embedded"}, "labels": {},
+            "workload": str(KTH), "platform": "kth-sp2", "progress_file": str(progress)}
+
+    def stop_once_jobs_ended(process):
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError, ValueError):
+                if json.loads(progress.read_text())["done"] > 0:
+                    break
+            time.sleep(0.05)
+        process.terminate()
+
+    # (on_start returns before a subprocess instance has read its task: the watcher runs beside it)
+    outcome = run_isolated(task, launcher=launcher, on_start=lambda process: threading.Thread(
+        target=stop_once_jobs_ended, args=(process,), daemon=True).start())
+    assert outcome.status == "interrupted", outcome.error
+    assert sorted(os.listdir(tmp_path / "out")) == []
 
 
 def test_leftovers_of_an_interrupted_instance_are_removed(tmp_path):
