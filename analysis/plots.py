@@ -147,7 +147,7 @@ def _span(runs: Sequence[RunData]) -> tuple[float, float]:
     return min(lows), max(highs)
 
 
-def _recorded_submissions(runs: Sequence[RunData]) -> np.ndarray | None:
+def recorded_submissions(runs: Sequence[RunData]) -> np.ndarray | None:
     """Recorded submission times of the first run that knows them (all runs replay the same log)."""
     for run in runs:
         if run.has_recorded_submissions:
@@ -195,7 +195,7 @@ def plot_submissions(runs: Sequence[RunData], *, bin_seconds: float = SECONDS_PE
         edges = np.array([low, low + bin_seconds])
     divisor, unit = time_unit(high - low)
     figure, (axis,) = _new_figure()
-    recorded = _recorded_submissions(runs)
+    recorded = recorded_submissions(runs)
     series = [("recorded (rigid)", recorded, RECORDED_COLOUR, "--")] if recorded is not None else []
     series += [(run.name, run.jobs["submission_time"].to_numpy(dtype="float64"), run_colour(i), "-")
                for i, run in enumerate(runs)]
@@ -212,7 +212,7 @@ def plot_submissions(runs: Sequence[RunData], *, bin_seconds: float = SECONDS_PE
     return figure
 
 
-def _cumulative_curve(values: np.ndarray, divisor: float) -> tuple[np.ndarray, np.ndarray]:
+def cumulative_curve(values: np.ndarray, divisor: float) -> tuple[np.ndarray, np.ndarray]:
     """x, y of the cumulative count of ``values`` (NaN ignored); sampled on a grid when there are many."""
     values = np.sort(values[~np.isnan(values)])
     if values.size <= MAX_CURVE_POINTS:
@@ -240,13 +240,13 @@ def plot_cumulative_jobs(runs: Sequence[RunData]) -> Figure:
     low, high = _span(runs)
     divisor, unit = time_unit(high - low)
     figure, (top, bottom) = _new_figure(2, height=3.0)
-    recorded = _recorded_submissions(runs)
+    recorded = recorded_submissions(runs)
     if recorded is not None:
-        top.step(*_cumulative_curve(recorded, divisor), where="post", color=RECORDED_COLOUR, linestyle="--",
+        top.step(*cumulative_curve(recorded, divisor), where="post", color=RECORDED_COLOUR, linestyle="--",
                  linewidth=1.0, label="recorded (rigid)")
     for i, run in enumerate(runs):
         for axis, column in ((top, "submission_time"), (bottom, "finish_time")):
-            axis.step(*_cumulative_curve(run.jobs[column].to_numpy(dtype="float64"), divisor), where="post",
+            axis.step(*cumulative_curve(run.jobs[column].to_numpy(dtype="float64"), divisor), where="post",
                       color=run_colour(i), linewidth=1.0, label=run.name)
     top.set(ylabel="jobs submitted")
     bottom.set(ylabel="jobs finished", xlabel=f"time ({unit})")
@@ -488,19 +488,27 @@ def gantt_rectangles(jobs: pd.DataFrame, window: TimeWindow) -> pd.DataFrame:
     finish = jobs["finish_time"].to_numpy(dtype="float64")
     with np.errstate(invalid="ignore"):
         inside = (start <= window.end) & (finish >= window.start) & ~np.isnan(start)
+    kept = np.flatnonzero(inside)
+    texts = jobs["allocated_resources"].to_numpy()[kept].tolist()
+    full_ids = jobs[FULL_ID].to_numpy()[kept].tolist()
+    job_ids = jobs["job_id"].to_numpy()[kept].tolist()
+    lefts = np.maximum(start[kept], window.start)
+    widths = (np.minimum(finish[kept], window.end) - lefts).tolist()
+    lefts = lefts.tolist()
+    blocks_of: dict[str, list[tuple[int, int]]] = {}  # jobs often share an allocation: parse each text once
     rows = []
-    for k in np.flatnonzero(inside):
-        text = str(jobs["allocated_resources"].iloc[k]).strip()
-        try:
-            blocks = ProcSet.from_str(text).intervals()
-        except (ValueError, TypeError) as err:
-            raise ValueError(f"job {jobs[FULL_ID].iloc[k]}: allocated_resources {text!r} is not an interval set"
-                             f": {err}") from err
-        left = max(start[k], window.start)
-        width = min(finish[k], window.end) - left
-        for block in blocks:
-            rows.append((jobs[FULL_ID].iloc[k], jobs["job_id"].iloc[k], left, width, block.inf,
-                         block.sup - block.inf + 1))
+    for index, raw in enumerate(texts):
+        text = str(raw).strip()
+        blocks = blocks_of.get(text)
+        if blocks is None:
+            try:
+                blocks = [(block.inf, block.sup - block.inf + 1) for block in ProcSet.from_str(text).intervals()]
+            except (ValueError, TypeError) as err:
+                raise ValueError(f"job {full_ids[index]}: allocated_resources {text!r} is not an interval set"
+                                 f": {err}") from err
+            blocks_of[text] = blocks
+        for bottom, height in blocks:
+            rows.append((full_ids[index], job_ids[index], lefts[index], widths[index], bottom, height))
     frame = pd.DataFrame(rows, columns=[FULL_ID, "job_id", "left", "width", "bottom", "height"])
     return frame.sort_values(["left", "bottom"], kind="stable").reset_index(drop=True)
 
