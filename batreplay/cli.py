@@ -173,6 +173,32 @@ def _cmd_fetch(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _cmd_ui(args: argparse.Namespace, console: Console) -> int:
+    import secrets
+
+    from batreplay.ui.app import UiConfig, serve
+
+    if args.workers < 1:
+        raise ValueError(f"--workers {args.workers}: at least 1 run at a time")
+    loopback = args.host in ("127.0.0.1", "localhost", "::1")
+    token = args.token or (None if loopback else secrets.token_urlsafe(24))
+    campaigns = args.campaigns if args.campaigns is not None else ("expe" if Path("expe").is_dir() else None)
+    config = UiConfig(runs_dir=Path(args.runs_dir), allowed=[Path(folder) for folder in args.allow],
+                      token=token, workers=args.workers, campaigns=Path(campaigns) if campaigns else None)
+
+    def ready(url: str) -> None:
+        console.print(f"batreplay ui: open {url}", highlight=False, soft_wrap=True)
+        if token and not loopback:
+            console.print("access token above: anyone with it can run simulations here", highlight=False)
+        console.print("runs in " + str(Path(args.runs_dir).resolve()) + "; stop with Ctrl-C", highlight=False)
+
+    try:
+        serve(config, host=args.host, port=args.port, on_ready=ready)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``batreplay`` command."""
     parser = argparse.ArgumentParser(prog="batreplay", description=__doc__.splitlines()[0])
@@ -303,6 +329,23 @@ def build_parser() -> argparse.ArgumentParser:
     from batreplay.campaign.cli import add_campaign_commands
 
     add_campaign_commands(commands)
+
+    ui = commands.add_parser("ui", help="a local web app to launch, watch and browse simulations")
+    ui.add_argument("--runs-dir", default="runs", metavar="DIR",
+                    help="where the app keeps its runs, uploads and generated platforms (default: %(default)s)")
+    ui.add_argument("--allow", action="append", default=[], metavar="DIR",
+                    help="a folder whose files (workloads, platforms, node types, scheduler files) the form may use; "
+                         "repeatable (the runs folder and the log cache always are)")
+    ui.add_argument("--host", default="127.0.0.1",
+                    help="address to bind (default: %(default)s, this machine only); any other needs the token, "
+                         "generated and printed unless --token is given")
+    ui.add_argument("--port", type=int, default=8050, help="TCP port (default: %(default)s; 0: a free one)")
+    ui.add_argument("--token", default=None, help="access token to require (default: none on 127.0.0.1)")
+    ui.add_argument("--workers", type=int, default=1, help="runs simulated at once (default: %(default)s)")
+    ui.add_argument("--campaigns", default=None, metavar="DIR",
+                    help="folder of campaign files for the Campaigns page (default: expe when it is in the current "
+                         "folder); their runs go under the runs folder")
+    ui.set_defaults(handler=_cmd_ui)
 
     fetch = commands.add_parser("fetch", help="download a Parallel Workloads Archive log into the cache")
     fetch.add_argument("log", help="catalogue name (e.g. KTH-SP2-1996-2.1-cln) or URL")

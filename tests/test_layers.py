@@ -10,6 +10,7 @@ Layers, lowest first (a module may import its own layer and lower ones only)::
     analysis    batreplay.analysis
     run         batreplay.run (one run: its specification and run directory)
     campaign    batreplay.campaign
+    ui          batreplay.ui (the web GUI: it launches runs and campaigns, and shows their analysis)
     cli         batreplay.cli
 
 Every import statement counts, including those inside functions (lazy imports), as parsed from the source files.
@@ -32,6 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("analysis", ("batreplay.analysis",)),
     ("run", ("batreplay.run",)),
     ("campaign", ("batreplay.campaign",)),
+    ("ui", ("batreplay.ui",)),
     ("cli", ("batreplay.cli",)),
 ]
 
@@ -39,7 +41,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 FOLDERS = {"batreplay": "batreplay", "batreplay.workloads": "workloads", "batreplay.platforms": "platforms",
            "batreplay.formats": "formats", "batreplay.schedulers": "schedulers", "batreplay.replay": "replay",
            "batreplay.engine": "engine", "batreplay.analysis": "analysis", "batreplay.run": "run",
-           "batreplay.campaign": "campaign"}
+           "batreplay.campaign": "campaign", "batreplay.ui": "ui"}
 
 
 def layer_of(module: str) -> int | None:

@@ -1,0 +1,204 @@
+"""The web GUI end to end, in headless Chromium, as a user drives it: fill the New-run form, watch the run, find
+it in Runs, open its detail page, cancel a long run, and get the one-line errors of a path that leaves the
+allowed folders and of a bad upload.
+
+The expected values are computed independently: the same run through ``batreplay.run.runner.run`` (the command
+line's path) must give the same ``out_jobs.csv``, byte for byte, and the makespan the Runs table shows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pandas as pd
+import pytest
+
+from batreplay.run.runner import run
+from batreplay.run.spec import RunSpec
+from conftest import REPO_ROOT, WORKLOADS
+from ui_server import PATIENCE_S, browser, page, ui_server  # noqa: F401 - fixtures
+
+KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
+pytestmark = pytest.mark.skipif(not (WORKLOADS / KTH).is_file(), reason="shared workloads not available")
+
+
+def snapshot(page, name: str) -> None:
+    """Save a full-page screenshot as ``$BATREPLAY_SCREENSHOTS/<name>.png`` when that variable names a folder
+    (to look at the pages by eye; ``docs/images/`` holds the README's)."""
+    folder = os.environ.get("BATREPLAY_SCREENSHOTS")
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+        page.screenshot(path=os.path.join(folder, f"{name}.png"), full_page=True)
+
+
+def choose(page, dropdown: str, value: str) -> None:
+    """Pick ``value`` in the Dash dropdown ``#dropdown`` as a user does: open it, click the option."""
+    page.click(f"#{dropdown}")
+    page.click(f"[role=option]:has(input[value='{value}'])")
+
+
+def launch(page, server, *, workload: str, scheduler: str = "easy", max_jobs: int | None = None) -> str:
+    """Fill the New-run form and press Launch; returns the run id the page shows."""
+    page.goto(server.page_url("/"))
+    page.fill("#workload-path", workload)
+    choose(page, "scheduler", scheduler)
+    if max_jobs is not None:
+        page.fill("#max-jobs", str(max_jobs))
+    page.click("#launch")
+    page.wait_for_function("document.querySelector('#run-status') && "
+                           "document.querySelector('#run-status').textContent.includes(':')")
+    return page.text_content("#run-status").split(":")[0]
+
+
+@pytest.fixture(scope="module")
+def cli_easy_2000(tmp_path_factory):
+    """The reference: 2,000 KTH-SP2 jobs with EASY, run as ``batreplay run`` runs it."""
+    out = tmp_path_factory.mktemp("cli") / "easy"
+    run(RunSpec.build(workload=WORKLOADS / KTH, platform="kth-sp2", scheduler="easy", max_jobs=2000, out_dir=out))
+    return out
+
+
+def test_a_run_launched_from_the_form_is_the_command_lines_run_and_is_listed_with_its_makespan(
+        page, ui_server, cli_easy_2000):
+    run_id = launch(page, ui_server, workload=KTH, max_jobs=2000)
+    page.wait_for_selector("#open-run", timeout=PATIENCE_S * 1000)
+    snapshot(page, "ui-new-run")
+    assert "finished" in page.text_content("#run-status")
+    assert page.get_attribute("#progress", "value") == "1"
+    produced = ui_server.runs_dir / run_id / "out_jobs.csv"
+    assert produced.read_bytes() == (cli_easy_2000 / "out_jobs.csv").read_bytes()
+
+    page.goto(ui_server.page_url("/runs"))
+    row = page.locator("#runs-table tr", has_text=run_id)
+    row.wait_for()
+    headers = page.locator("#runs-table th.dash-header").all_text_contents()
+    cells = row.locator("td.dash-cell").all_text_contents()
+    shown = dict(zip([header.strip() for header in headers], [cell.strip() for cell in cells]))
+    snapshot(page, "ui-runs")
+    expected = pd.read_csv(cli_easy_2000 / "out_jobs.csv")
+    makespan = expected.finish_time.max() - expected.submission_time.min()
+    assert float(shown["makespan (s)"].replace(",", "")) == pytest.approx(makespan, rel=1e-9)
+    assert shown["jobs"] == "2000" and shown["scheduler"] == "easy" and shown["status"] == "done"
+
+    # the same form again: the finished run is reused, not run a second time
+    mtime = os.stat(produced).st_mtime_ns
+    assert launch(page, ui_server, workload=KTH, max_jobs=2000) == run_id
+    page.wait_for_selector("#open-run")
+    assert "reused" in page.text_content("#run-status")
+    assert os.stat(produced).st_mtime_ns == mtime
+
+
+def test_the_detail_page_draws_every_started_job_in_the_gantt_chart_and_links_every_file(
+        page, ui_server, cli_easy_2000):
+    run_id = launch(page, ui_server, workload=KTH, max_jobs=2000)
+    page.wait_for_selector("#open-run")
+    page.click("#open-run")
+    page.wait_for_function("document.querySelector('#gantt .js-plotly-plot') && "
+                           "document.querySelector('#gantt .js-plotly-plot').layout")
+    drawn = page.evaluate("document.querySelector('#gantt .js-plotly-plot').layout.meta.jobs")
+    page.wait_for_timeout(1000)  # (the figures below the Gantt chart finish drawing: for the screenshot only)
+    snapshot(page, "ui-run-detail")
+    jobs = pd.read_csv(cli_easy_2000 / "out_jobs.csv")
+    assert drawn == int((jobs.starting_time >= 0).sum()) == 2000
+    # the adequacy table against the log the run replayed (Baranov et al. 2018), as `batreplay analyze --swf` has it
+    page.wait_for_selector("#adequacy-table td")
+    first_k = page.locator("#adequacy-table tr", has_text="all").locator("td").all_text_contents()
+    assert first_k[0].startswith("all") and "2,000" in first_k[0]
+    links = page.locator("a.download").all_text_contents()
+    assert sorted(links) == sorted(path.name for path in (ui_server.runs_dir / run_id).iterdir())  # all files
+    response = page.request.get(ui_server.page_url(f"/files/{run_id}/out_jobs.csv"))
+    assert response.ok and response.body() == (cli_easy_2000 / "out_jobs.csv").read_bytes()
+    report = page.request.get(ui_server.page_url(f"/reports/{run_id}/report.html"), timeout=PATIENCE_S * 1000)
+    assert report.ok and b"Table I" in report.body() and run_id.encode() in report.body()
+
+
+def test_two_runs_selected_in_runs_are_compared_metric_by_metric(page, ui_server):
+    easy = launch(page, ui_server, workload=KTH, max_jobs=2000)
+    page.wait_for_selector("#open-run")
+    fcfs = launch(page, ui_server, workload=KTH, scheduler="fcfs", max_jobs=2000)
+    page.wait_for_selector("#open-run")
+    page.goto(ui_server.page_url("/runs"))
+    for run_id in (easy, fcfs):
+        page.locator("#runs-table tr", has_text=run_id).locator("input[type=checkbox]").check()
+    page.click("#compare-selected")
+    page.wait_for_selector("#comparison-table td")
+    table = {cells[0]: cells for cells in (row.locator("td").all_text_contents()
+                                           for row in page.locator("#comparison-table tr").all()) if cells}
+    header = [cell.strip() for cell in page.locator("#comparison-table th").all_text_contents() if cell.strip()]
+    first, second = header[1].removeprefix("1: "), header[2].removeprefix("2: ")
+    assert {first, second} == {easy, fcfs} and header[3:] == ["2 - 1", "2 vs 1"]
+    expected = {name: json.loads((ui_server.runs_dir / name / "metrics.json").read_text()) for name in (easy, fcfs)}
+    jobs_row = table["jobs"]
+    assert jobs_row[1:3] == ["2000", "2000"] and jobs_row[3] == "+0"
+    wait_row = next(cells for label, cells in table.items() if label.startswith("mean waiting time"))
+    assert float(wait_row[4].rstrip(" %")) == pytest.approx(
+        100 * (expected[second]["mean_waiting_time"] / expected[first]["mean_waiting_time"] - 1), abs=0.05)
+    for graph in ("compare-series", "compare-cumulative"):
+        page.wait_for_function(f"document.querySelector('#{graph} .js-plotly-plot') && "
+                               f"document.querySelector('#{graph} .js-plotly-plot').layout")
+    snapshot(page, "ui-compare")
+    runs = page.evaluate("document.querySelector('#compare-series .js-plotly-plot').layout.meta.runs")
+    assert runs == [first, second]
+    jobs = page.evaluate("document.querySelector('#compare-cumulative .js-plotly-plot').layout.meta.jobs")
+    assert jobs == [2000, 2000]
+
+
+def test_a_campaign_is_launched_from_its_page_and_its_report_opens(page, ui_server):
+    page.goto(ui_server.page_url("/campaigns"))
+    page.wait_for_selector("li.campaign")
+    assert "outside the folders this app may read" in page.locator("li.campaign", has_text="outside").text_content()
+    tiny = page.locator("li.campaign", has_text="tiny")
+    assert "0/2 instances finished" in tiny.text_content()
+    page.fill("#campaign-workers", "1")
+    tiny.locator("button").click()
+    page.wait_for_selector("#campaign-status-tiny:has-text('done')", timeout=PATIENCE_S * 1000)
+    page.wait_for_selector("#report-tiny")
+    assert "2/2 instances finished" in page.locator("li.campaign", has_text="tiny").text_content()
+    snapshot(page, "ui-campaigns")
+    output = ui_server.runs_dir / "campaigns" / "tiny"
+    assert len(list(output.glob("*/instance.json"))) == 2
+    report = page.request.get(ui_server.page_url("/campaign-reports/tiny/report.html"))
+    assert report.ok and b"tiny" in report.body()
+
+
+def test_cancelling_a_long_run_leaves_nothing_of_it(page, ui_server):
+    run_id = launch(page, ui_server, workload=KTH, scheduler="fcfs")  # the whole log: long enough to cancel
+    page.wait_for_function("/running, [1-9]/.test(document.querySelector('#run-status').textContent)")
+    page.click("#cancel")
+    page.wait_for_function("document.querySelector('#run-status').textContent.includes('cancelled')")
+    leftovers = [name for name in os.listdir(ui_server.runs_dir) if run_id in name]
+    assert leftovers == [], leftovers
+    staging = [name for name in os.listdir(ui_server.runs_dir) if name.startswith(".") and "stag" in name]
+    assert staging == []
+
+
+@pytest.mark.parametrize("typed, message", [
+    ("../../etc/passwd", "contains '..'"),
+    ("/etc/passwd", "outside the folders this app may read"),
+    ("escape.swf", "outside the folders this app may read"),  # a symbolic link in an allowed folder
+])
+def test_a_path_that_leaves_the_allowed_folders_is_refused_in_the_page(page, ui_server, typed, message):
+    link = ui_server.inputs / "escape.swf"
+    if not link.is_symlink():
+        link.symlink_to(REPO_ROOT / "README.md")  # the repository is not an allowed folder
+    page.goto(ui_server.page_url("/"))
+    page.fill("#workload-path", typed)
+    page.click("#launch")
+    page.wait_for_function("document.querySelector('#form-error').textContent.length > 0")
+    error = page.text_content("#form-error")
+    snapshot(page, "ui-refused-path")
+    assert error.startswith("workload: ") and message in error and "\n" not in error
+
+
+def test_a_bad_upload_shows_the_readers_one_line_error(page, ui_server, tmp_path):
+    bad = tmp_path / "broken.swf"
+    bad.write_text("; MaxProcs: 4\n1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n2 5 0 ten 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n")
+    page.goto(ui_server.page_url("/"))
+    page.set_input_files("#upload input[type=file]", str(bad))
+    page.wait_for_selector("#upload-error")
+    snapshot(page, "ui-bad-upload")
+    error = page.text_content("#upload-error")
+    assert re.search(r"broken\.swf.*line 3", error), error
+    assert not any("broken" in path.name for path in (ui_server.runs_dir / "uploads").iterdir())

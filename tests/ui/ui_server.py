@@ -1,0 +1,141 @@
+"""A `batreplay ui` server in a process of its own, and headless Chromium, for the web GUI's tests (imported as fixtures).
+
+The server is the console command a user runs (``python -m batreplay.cli ui``), on a free port, with a runs
+folder of the test's, the shared workloads and an inputs folder as its allowed folders, and an empty log cache.
+The browser is Debian's Chromium driven by Playwright (``executable_path``: no browser is downloaded); the tests
+that need it are skipped when no Chromium is installed or Playwright cannot start it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conftest import WORKLOADS
+
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+# This machine's network is closed: Chromium must not try to reach Google's services at start.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+#: Upper bound of a server start, a page or a run to appear: only a failure waits this long.
+PATIENCE_S = 180
+
+
+@dataclass
+class UiServer:
+    """A running ``batreplay ui``: its base URL (token included when it has one), folders and process."""
+
+    url: str
+    runs_dir: Path
+    inputs: Path
+    process: subprocess.Popen
+
+    def page_url(self, path: str) -> str:
+        base, _, query = self.url.partition("?")
+        return base.rstrip("/") + path + (f"?{query}" if query else "")
+
+
+def start_ui(runs_dir: Path, inputs: Path, cache: Path, *extra: str) -> UiServer:
+    """Start ``batreplay ui`` and wait for the line giving its address (its first line of output)."""
+    command = [sys.executable, "-m", "batreplay.cli", "ui", "--runs-dir", str(runs_dir), "--allow", str(WORKLOADS),
+               "--allow", str(inputs), "--port", "0", *extra]
+    env = dict(os.environ, BATREPLAY_CACHE=str(cache), COLUMNS="300")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    deadline = time.monotonic() + PATIENCE_S
+    seen = []
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        match = re.search(r"open (http://\S+)", line)
+        if match:
+            return UiServer(match.group(1), runs_dir, inputs, process)
+    process.kill()
+    raise AssertionError("batreplay ui did not start:\n" + "".join(seen))
+
+
+def stop_ui(server: UiServer) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+
+
+CAMPAIGN = """
+[campaign]
+name = "{name}"
+description = "{jobs} KTH-SP2 jobs, EASY and FCFS"
+root = "."
+
+[[logs]]
+name = "kth-sp2"
+workload = "{workload}"
+platform = "kth-sp2"
+max_jobs = {jobs}
+
+[matrix]
+platforms = ["recorded"]
+schedulers = ["easy", "fcfs"]
+replay_models = ["rigid"]
+seeds = [0]
+"""
+
+
+def write_campaigns(folder: Path, outside: Path) -> None:
+    """Two campaign files: ``tiny`` (300 KTH-SP2 jobs, EASY and FCFS) and ``outside``, whose log is a readable SWF
+    file outside the allowed folders."""
+    folder.mkdir(parents=True)
+    (folder / "tiny.toml").write_text(CAMPAIGN.format(name="tiny", jobs=300, workload=WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"))
+    outside.write_text("1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n")
+    (folder / "outside.toml").write_text(CAMPAIGN.format(name="outside", jobs=1, workload=outside))
+
+
+@pytest.fixture(scope="module")
+def ui_server(tmp_path_factory) -> Iterator[UiServer]:
+    root = tmp_path_factory.mktemp("ui")
+    inputs = root / "inputs"
+    inputs.mkdir()
+    write_campaigns(inputs / "campaigns", root / "outside.swf")
+    server = start_ui(root / "runs", inputs, root / "cache", "--campaigns", str(inputs / "campaigns"))
+    yield server
+    stop_ui(server)
+
+
+def chromium_path() -> str | None:
+    for name in CHROMIUM_NAMES:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    binary = chromium_path()
+    if binary is None:
+        pytest.skip("no Chromium on PATH (Debian package chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=binary, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    opened = context.new_page()
+    opened.set_default_timeout(PATIENCE_S * 1000)
+    yield opened
+    context.close()

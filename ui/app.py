@@ -1,0 +1,516 @@
+"""The web application of ``batreplay ui``: pages to launch, watch and browse simulations.
+
+Built on Dash (Plotly's framework for analytical web apps, maintained by Plotly): its pages are Python
+components and callbacks, so the form reuses the command line's own checks and registries in-process, and
+its graphs are Plotly figures with zoom and pan in the browser, which the Gantt chart of a whole log needs.
+Panel was the other candidate; Dash was chosen for its plain HTTP callbacks (a page works in any browser
+without a live websocket per session, and a headless browser test drives it like a user), its sortable
+DataTable, and its Flask server, on which the file downloads and the access token are ordinary routes.
+
+Pages:
+
+- ``/`` **New run**: the form (:mod:`batreplay.ui.run_form`); the run starts in a background worker
+  (:mod:`batreplay.ui.launcher`) with a live progress bar and a Cancel button.
+- ``/runs`` **Runs**: every run under the runs directory (:mod:`batreplay.ui.run_index`), sortable.
+- ``/runs/<run id>`` **Run detail**: its metrics, interactive figures (:mod:`batreplay.ui.figures`) and
+  download links for every output file and the static HTML report (``batreplay analyze``'s, built on first
+  request).
+- ``/compare?runs=a,b`` **Compare**: two runs or more side by side (:mod:`batreplay.ui.comparison`): the metrics
+  with their differences to the first, utilisation and queue length overlaid, cumulative submissions.
+- ``/campaigns`` **Campaigns**: the campaign files of a folder, how many instances are done, launch or resume
+  one on this machine or a Dask cluster, and its report (:mod:`batreplay.ui.campaigns`).
+
+Security: the app binds to 127.0.0.1 unless told otherwise (:func:`serve`); bound elsewhere it requires an
+access token (``?token=...`` once, then a cookie). It reads files only under its runs directory and the folders
+named at start (:class:`~batreplay.ui.sandbox.Sandbox`), and writes only under the runs directory.
+"""
+
+from __future__ import annotations
+
+import hmac
+import threading
+from urllib.parse import parse_qs
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dash import ALL, Dash, Input, Output, State, ctx, dash_table, dcc, html, no_update
+from flask import abort, request, send_from_directory
+
+from batreplay.campaign.spec import CampaignSpecError
+from batreplay.ui.campaigns import CAMPAIGNS, REPORT, Campaigns
+from batreplay.ui.comparison import read_metrics
+from batreplay.ui.launcher import CANCELLED, DONE, FAILED, Launcher
+from batreplay.ui.run_form import (
+    MAX_UPLOAD_BYTES,
+    RECORDED,
+    FormError,
+    RunForm,
+    build_run,
+    form_choices,
+    save_upload,
+    scheduler_options_text,
+)
+from batreplay.ui.run_index import COLUMNS, list_runs, run_directory, run_files
+from batreplay.ui.sandbox import Sandbox, SandboxError
+
+TOKEN_COOKIE = "batreplay_token"
+REPORTS = ".reports"
+#: How often a page showing a run under way asks for news, in milliseconds.
+POLL_MS = 500
+
+
+@dataclass
+class UiConfig:
+    """What the app serves.
+
+    Attributes:
+        runs_dir: where runs, uploads and generated platforms go.
+        allowed: folders whose files the form may use (workloads, platforms, node types, scheduler files).
+        token: the access token every request must carry, or None (loopback only).
+        workers: runs simulated at the same time.
+        upload_limit: largest uploaded workload, bytes.
+        campaigns: the folder of campaign files the Campaigns page lists (readable too), or None.
+    """
+
+    runs_dir: Path
+    allowed: list[Path] = field(default_factory=list)
+    campaigns: Path | None = None
+    token: str | None = None
+    workers: int = 1
+    upload_limit: int = MAX_UPLOAD_BYTES
+
+
+def _field(label: str, control, note: str = "") -> html.Div:
+    children = [html.Label(label, className="field-label"), control]
+    if note:
+        children.append(html.Div(note, className="field-note"))
+    return html.Div(children, className="field")
+
+
+def _new_run_page(sandbox: Sandbox) -> html.Div:
+    choices = form_choices(sandbox)
+    return html.Div([
+        html.H2("New run"),
+        _field("Workload", dcc.Dropdown(id="workload", options=choices["workload"], value=None,
+                                        clearable=True, placeholder="a log or workload file")),
+        _field("... or a path", dcc.Input(id="workload-path", type="text", debounce=False,
+                                          placeholder="relative to an allowed folder"),
+               "A path typed here wins over the list."),
+        _field("... or upload an SWF / Batsim JSON file",
+               dcc.Upload(id="upload", children=html.Div("Drop a file here or click to choose one"),
+                          className="upload", multiple=False)),
+        html.Div(id="upload-status", className="status"),
+        _field("Platform", dcc.Dropdown(id="platform", options=choices["platform"], value="kth-sp2",
+                                        clearable=False)),
+        _field("Platform variant", dcc.Dropdown(id="variant", options=choices["variant"], value=RECORDED,
+                                                clearable=False)),
+        _field("Node types (instead of the platform)",
+               dcc.Dropdown(id="node-types", options=choices["node_types"], value=None, clearable=True,
+                            placeholder="none")),
+        _field("Scheduler", dcc.Dropdown(id="scheduler", options=choices["scheduler"], value="easy",
+                                         clearable=False)),
+        _field("Scheduler options (JSON)", dcc.Textarea(id="scheduler-options", value=scheduler_options_text("easy"),
+                                                        style={"width": "100%", "height": "6em"}),
+               "Declared options with their defaults."),
+        _field("Replay", dcc.RadioItems(id="replay", options=choices["replay"], value="rigid")),
+        _field("Sessions (feedback replay)", dcc.Input(id="sessions", type="text", value="arrival:60")),
+        _field("Max jobs", dcc.Input(id="max-jobs", type="number", min=1, step=1, placeholder="all jobs")),
+        _field("Engine", dcc.RadioItems(id="engine", options=choices["engine"], value="embedded")),
+        html.Button("Launch", id="launch", n_clicks=0),
+        html.Div(id="form-error", className="error"),
+        html.Div([
+            html.Div(id="run-status", className="status"),
+            html.Progress(id="progress", value="0", max="1", style={"width": "60%"}),
+            html.Button("Cancel", id="cancel", n_clicks=0),
+            html.Div(id="run-link"),
+        ], id="run-panel"),
+        dcc.Store(id="current-run"),
+        dcc.Interval(id="poll", interval=POLL_MS, disabled=True),
+    ])
+
+
+def _runs_page() -> html.Div:
+    columns = [{"name": title, "id": key, "presentation": "markdown"} if key == "run_id" else
+               {"name": title, "id": key, "type": "numeric", "format": {"specifier": ",.4~f"}}
+               if key in ("makespan", "mean_waiting_time", "mean_bounded_slowdown", "utilisation", "wall_seconds")
+               else {"name": title, "id": key} for key, title in COLUMNS]
+    return html.Div([
+        html.H2("Runs"),
+        html.Div(dcc.Link("compare the selected runs", href="/compare", id="compare-selected"),
+                 className="field-note"),
+        dash_table.DataTable(id="runs-table", columns=columns, data=[], sort_action="native",
+                             filter_action="native", page_size=50, markdown_options={"link_target": "_self"},
+                             row_selectable="multi", selected_row_ids=[], style_table={"overflowX": "auto"},
+                             style_cell={"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}),
+        dcc.Interval(id="runs-poll", interval=2 * POLL_MS),
+    ])
+
+
+def replayed_log(run, sandbox: Sandbox) -> Path | None:
+    """The SWF log a run replayed, when it is one and the app may read it (else None)."""
+    workload = str(run.spec.get("workload", ""))
+    if not workload.lower().endswith((".swf", ".swf.gz")):
+        return None
+    try:
+        return sandbox.resolve(workload, "workload")
+    except SandboxError:
+        return None
+
+
+def _adequacy_section(run, sandbox: Sandbox) -> list:
+    """The adequacy table of a run against the log it replayed (Baranov et al. 2018, Table I, as the HTML report
+    shows it), or why there is none."""
+    from batreplay.analysis.adequacy import StreamMismatchError
+    from batreplay.analysis.analyze_report import table_i_side_by_side
+    from batreplay.analysis.run_adequacy import adequacy_against_log, refusal_note
+    from batreplay.workloads.swf import read_swf
+
+    log = replayed_log(run, sandbox)
+    if log is None:
+        return []
+    title = html.H3("Adequacy against the recorded log (Baranov et al. 2018, Table I)")
+    try:
+        table, notes = adequacy_against_log(run, read_swf(log))
+    except StreamMismatchError as err:
+        return [title, html.P(refusal_note(run, err), id="adequacy-note")]
+    except (ValueError, OSError) as err:
+        return [title, html.P(f"no adequacy table: {err}", id="adequacy-note")]
+    shown = table_i_side_by_side(table.assign(run=run.name))
+    return [title, dash_table.DataTable(id="adequacy-table", data=shown.to_dict("records"),
+                                        columns=[{"name": column, "id": column} for column in shown.columns],
+                                        style_table={"overflowX": "auto"}),
+            html.Ul([html.Li(note.removeprefix("vs log: ")) for note in notes], className="field-note")]
+
+
+def _run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:
+    from batreplay.analysis.metric_registry import summary_rows
+    from batreplay.analysis.run_dir import load_run
+    from batreplay.ui import figures
+
+    folder = run_directory(runs_dir, run_id)
+    if folder is None:
+        return html.Div([html.H2("Run not found"), html.P(f"No finished run called {run_id!r} here.",
+                                                          className="error")])
+    try:
+        run = load_run(folder)
+    except (ValueError, OSError) as err:
+        return html.Div([html.H2(run_id), html.P(f"This run cannot be read: {err}", className="error")])
+    rows = summary_rows(read_metrics(folder))
+    files = run_files(folder)
+    graphs = [
+        dcc.RadioItems(id="gantt-colour", options=[{"label": "colour by user", "value": "user"},
+                                                   {"label": "colour by state", "value": "state"}],
+                       value="user", inline=True),
+        dcc.Graph(id="gantt", figure=figures.gantt_figure(run, color_by="user"), style={"height": "600px"}),
+        dcc.Graph(id="utilisation", figure=figures.utilisation_figure(run)),
+        dcc.Graph(id="waiting", figure=figures.waiting_time_figure(run)),
+    ]
+    lateness = figures.lateness_of(run)
+    if lateness is not None:
+        graphs.append(dcc.Graph(id="lateness", figure=figures.lateness_figure(lateness)))
+    return html.Div([
+        html.H2(run_id),
+        dcc.Store(id="detail-run", data=run_id),
+        dash_table.DataTable(id="metrics-table", data=[{"metric": label, "value": text} for label, text in rows],
+                             columns=[{"name": "metric", "id": "metric"}, {"name": "value", "id": "value"}],
+                             style_cell={"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}),
+        *graphs,
+        *_adequacy_section(run, sandbox),
+        html.H3("Files"),
+        html.Ul([html.Li(html.A(name, href=f"/files/{run_id}/{name}", className="download")) for name in files]
+                + [html.Li(html.A("static HTML report", href=f"/reports/{run_id}/report.html", target="_blank",
+                                  id="report-link"))]),
+    ])
+
+
+def _compare_page(runs_dir: Path, search: str | None) -> html.Div:
+    finished = [row["run_id"] for row in list_runs(runs_dir) if row.get("status") == DONE]
+    chosen = [name for name in parse_qs((search or "").lstrip("?")).get("runs", [""])[0].split(",") if name in finished]
+    return html.Div([
+        html.H2("Compare runs"),
+        _field("Runs (the first is the reference)",
+               dcc.Dropdown(id="compare-runs", options=[{"label": name, "value": name} for name in finished],
+                            value=chosen, multi=True, placeholder="two runs or more")),
+        dcc.Loading(html.Div(id="comparison")),
+    ])
+
+
+def _comparison(runs_dir: Path, chosen: list[str]) -> list:
+    from batreplay.analysis.run_dir import load_run
+    from batreplay.ui import figures
+    from batreplay.ui.comparison import REFERENCE_NOTE, comparison_rows
+
+    folders = [folder for folder in (run_directory(runs_dir, name) for name in chosen or []) if folder is not None]
+    if len(folders) < 2:
+        return [html.P("Choose two finished runs or more.")]
+    columns, rows = comparison_rows([folder.name for folder in folders],
+                                    [read_metrics(folder) for folder in folders])
+    runs = [load_run(folder) for folder in folders]
+    return [
+        dash_table.DataTable(id="comparison-table", data=rows, columns=[{"name": c, "id": c} for c in columns],
+                             style_table={"overflowX": "auto"}, style_cell={"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}),
+        html.P(REFERENCE_NOTE, className="field-note"),
+        dcc.Graph(id="compare-series", figure=figures.comparison_series_figure(runs)),
+        dcc.Graph(id="compare-cumulative", figure=figures.cumulative_submissions_figure(runs)),
+    ]
+
+
+def _campaigns_page(campaigns: Campaigns) -> html.Div:
+    if campaigns.folder is None:
+        return html.Div([html.H2("Campaigns"),
+                         html.P("No campaign folder: start the app with --campaigns DIR (expe/ by default when "
+                                "it is in the current folder).")])
+    return html.Div([
+        html.H2("Campaigns"),
+        html.P(f"Campaign files of {campaigns.folder}; their runs go under "
+               f"{campaigns.sandbox.runs_dir / CAMPAIGNS}."),
+        _field("Executor", dcc.RadioItems(id="campaign-executor", value="local", inline=True, options=[
+            {"label": "this machine", "value": "local"}, {"label": "Dask cluster", "value": "dask"}])),
+        _field("Workers (this machine)", dcc.Input(id="campaign-workers", type="number", min=1, step=1, value=2)),
+        _field("Dask scheduler address", dcc.Input(id="campaign-address", type="text",
+                                                   placeholder="tcp://host:8786")),
+        html.Div(id="campaign-error", className="error"),
+        html.Div(id="campaign-list"),
+        dcc.Interval(id="campaigns-poll", interval=2 * POLL_MS),
+    ])
+
+
+def _campaign_rows(campaigns: Campaigns) -> list:
+    items = []
+    for entry in campaigns.entries():
+        job = campaigns.jobs.get(entry.key)
+        parts = [html.B(entry.key), f" ({entry.path.name}) "]
+        if entry.error:
+            parts.append(html.Span(f"cannot run: {entry.error}", className="error"))
+        else:
+            parts += [f"{entry.description} - {entry.finished}/{entry.total} instances finished"
+                      + (f", {entry.failed} failed" if entry.failed else "") + " ",
+                      html.Button("Run / resume", id={"type": "campaign-run", "key": entry.key}, n_clicks=0)]
+            if entry.report is not None:
+                parts += [" ", html.A("report", href=f"/campaign-reports/{entry.key}/report.html", target="_blank",
+                                      id=f"report-{entry.key}")]
+        if job is not None:
+            parts.append(html.Div(f"{job.status}: {job.message}", id=f"campaign-status-{entry.key}",
+                                  className="status"))
+        items.append(html.Li(parts, className="campaign"))
+    return [html.Ul(items)] if items else [html.P("No campaign file (*.toml) in this folder.")]
+
+
+def _nav() -> html.Nav:
+    return html.Nav([dcc.Link("New run", href="/"), " | ", dcc.Link("Runs", href="/runs"), " | ",
+                     dcc.Link("Compare", href="/compare"), " | ", dcc.Link("Campaigns", href="/campaigns")],
+                    className="nav")
+
+
+def create_app(config: UiConfig) -> Dash:
+    """The Dash application serving ``config`` (its Flask server is ``app.server``).
+
+    Raises:
+        SandboxError: an allowed folder that is not a directory.
+    """
+    from batreplay.workloads.pwa import default_cache_dir
+
+    cache = default_cache_dir()
+    readable = [*config.allowed, *([config.campaigns] if config.campaigns else []), *([cache] if cache.is_dir() else [])]
+    sandbox = Sandbox(config.runs_dir, readable)
+    launcher = Launcher(sandbox.runs_dir, workers=config.workers)
+    campaigns = Campaigns(Path(config.campaigns).resolve() if config.campaigns else None, sandbox)
+    runs_dir = sandbox.runs_dir
+    app = Dash(__name__, title="batreplay", suppress_callback_exceptions=True, update_title=None)
+    app.launcher = launcher  # (for shutting down)
+    app.layout = html.Div([
+        html.H1("batreplay"), _nav(), dcc.Location(id="url"), html.Div(id="page"),
+    ], className="app")
+    server = app.server
+    # an upload travels base64-encoded (4/3 of its size): larger requests are refused before they are read
+    server.config["MAX_CONTENT_LENGTH"] = config.upload_limit * 4 // 3 + (1 << 20)
+    report_lock = threading.Lock()
+
+    if config.token:
+        @server.before_request
+        def _check_token():
+            given = request.args.get("token") or request.cookies.get(TOKEN_COOKIE) or ""
+            if not hmac.compare_digest(given.encode(), config.token.encode()):
+                abort(403)
+
+        @server.after_request
+        def _remember_token(response):
+            if request.args.get("token"):
+                response.set_cookie(TOKEN_COOKIE, config.token, httponly=True, samesite="Strict")
+            return response
+
+    @server.route("/files/<run_id>/<name>")
+    def _download(run_id: str, name: str):
+        folder = run_directory(runs_dir, run_id)
+        if folder is None or name not in run_files(folder):
+            abort(404)
+        return send_from_directory(folder, name, as_attachment=True)
+
+    @server.route("/reports/<run_id>/<path:name>")
+    def _report(run_id: str, name: str):
+        folder = run_directory(runs_dir, run_id)
+        if folder is None:
+            abort(404)
+        out = runs_dir / REPORTS / run_id
+        with report_lock:
+            if not (out / "report.html").is_file():
+                from batreplay.analysis.analyze_command import analyze
+                from batreplay.analysis.run_dir import load_run
+
+                analyze([folder], out, swf_log=replayed_log(load_run(folder), sandbox))
+        return send_from_directory(out, name)
+
+    @server.route("/campaign-reports/<key>/<path:name>")
+    def _campaign_report(key: str, name: str):
+        if key.startswith(".") or key != Path(key).name:
+            abort(404)
+        folder = campaigns.output_root(key) / REPORT
+        if not (folder / "report.html").is_file():
+            abort(404)
+        return send_from_directory(folder, name)
+
+    @app.callback(Output("page", "children"), Input("url", "pathname"), Input("url", "search"))
+    def _page(pathname: str | None, search: str | None):
+        path = (pathname or "/").rstrip("/") or "/"
+        if path == "/":
+            return _new_run_page(sandbox)
+        if path == "/runs":
+            return _runs_page()
+        if path == "/compare":
+            return _compare_page(runs_dir, search)
+        if path == "/campaigns":
+            return _campaigns_page(campaigns)
+        if path.startswith("/runs/"):
+            return _run_detail_page(runs_dir, path.removeprefix("/runs/"), sandbox)
+        return html.Div([html.H2("Not found"), html.P(f"No page at {path}.")])
+
+    @app.callback(Output("scheduler-options", "value"), Input("scheduler", "value"), prevent_initial_call=True)
+    def _scheduler_defaults(name: str | None):
+        return scheduler_options_text(name) if name else no_update
+
+    @app.callback(Output("workload-path", "value"), Output("upload-status", "children"),
+                  Input("upload", "contents"), State("upload", "filename"), prevent_initial_call=True)
+    def _upload(contents: str | None, filename: str | None):
+        if not contents:
+            return no_update, no_update
+        try:
+            path = save_upload(sandbox, filename or "", contents, limit=config.upload_limit)
+        except FormError as err:
+            return no_update, html.Span(str(err), className="error", id="upload-error")
+        return str(path.relative_to(runs_dir)), f"uploaded: {filename} (checked: a readable workload)"
+
+    @app.callback(Output("current-run", "data"), Output("form-error", "children"), Output("poll", "disabled"),
+                  Input("launch", "n_clicks"),
+                  State("workload", "value"), State("workload-path", "value"), State("platform", "value"),
+                  State("variant", "value"), State("node-types", "value"), State("scheduler", "value"),
+                  State("scheduler-options", "value"), State("replay", "value"), State("sessions", "value"),
+                  State("max-jobs", "value"), State("engine", "value"), prevent_initial_call=True)
+    def _launch(_clicks, workload, workload_path, platform, variant, node_types, scheduler, options, replay,
+                sessions, max_jobs, engine):
+        form = RunForm(workload=workload_path if workload_path and workload_path.strip() else workload,
+                       platform=platform, variant=variant, node_types=node_types, scheduler=scheduler,
+                       scheduler_options=options, replay=replay, sessions=sessions, max_jobs=max_jobs,
+                       engine=engine)
+        try:
+            planned = build_run(form, sandbox)
+        except (FormError, SandboxError) as err:
+            return no_update, str(err), True
+        launcher.submit(planned.run_id, planned.spec)
+        return planned.run_id, "", False
+
+    @app.callback(Output("run-status", "children"), Output("progress", "value"), Output("run-link", "children"),
+                  Output("poll", "disabled", allow_duplicate=True),
+                  Input("poll", "n_intervals"), Input("current-run", "data"), prevent_initial_call=True)
+    def _poll(_ticks, run_id: str | None):
+        state = launcher.state(run_id) if run_id else None
+        if state is None:
+            return no_update, no_update, no_update, True
+        fraction = state.done / state.total if state.total else 0.0
+        if state.status == DONE:
+            text = f"{run_id}: finished" + (" (reused: the same run had finished before)" if state.reused else "")
+            return text, "1", dcc.Link("open the run", href=f"/runs/{run_id}", id="open-run"), True
+        if state.status in (FAILED, CANCELLED):
+            return f"{run_id}: {state.status}: {state.error}", str(fraction), "", True
+        return (f"{run_id}: {state.status}, {state.done}/{state.total} jobs, t = {state.now:,.0f} s",
+                str(fraction), "", False)
+
+    @app.callback(Output("run-status", "children", allow_duplicate=True), Input("cancel", "n_clicks"),
+                  State("current-run", "data"), prevent_initial_call=True)
+    def _cancel(_clicks, run_id: str | None):
+        if run_id and launcher.cancel(run_id):
+            return f"{run_id}: cancelling..."
+        return no_update
+
+    @app.callback(Output("runs-table", "data"), Input("runs-poll", "n_intervals"))
+    def _runs(_ticks):
+        rows = list_runs(runs_dir, launcher.states())
+        for row in rows:
+            row["id"] = row["run_id"]  # (the row's identity for selection)
+            row["run_id"] = (f"[{row['run_id']}](/runs/{row['run_id']})" if row.get("status") == DONE
+                             else row["run_id"])
+        return rows
+
+    @app.callback(Output("compare-selected", "href"), Input("runs-table", "selected_row_ids"))
+    def _compare_link(selected: list[str] | None):
+        return "/compare?runs=" + ",".join(selected or [])
+
+    @app.callback(Output("gantt", "figure"), Input("gantt-colour", "value"), State("detail-run", "data"),
+                  prevent_initial_call=True)
+    def _gantt_colour(colour: str, run_id: str):
+        from batreplay.analysis.run_dir import load_run
+        from batreplay.ui import figures
+
+        folder = run_directory(runs_dir, run_id)
+        if folder is None:
+            return no_update
+        return figures.gantt_figure(load_run(folder), color_by=colour)
+
+    @app.callback(Output("comparison", "children"), Input("compare-runs", "value"))
+    def _compare(chosen: list[str] | None):
+        return _comparison(runs_dir, chosen or [])
+
+    @app.callback(Output("campaign-list", "children"), Input("campaigns-poll", "n_intervals"))
+    def _campaign_list(_ticks):
+        return _campaign_rows(campaigns)
+
+    @app.callback(Output("campaign-error", "children"), Input({"type": "campaign-run", "key": ALL}, "n_clicks"),
+                  State("campaign-executor", "value"), State("campaign-workers", "value"),
+                  State("campaign-address", "value"), prevent_initial_call=True)
+    def _campaign_launch(clicks, executor: str, workers, address: str | None):
+        if not ctx.triggered_id or not any(clicks):
+            return no_update
+        try:
+            campaigns.launch(ctx.triggered_id["key"], executor=executor, workers=int(workers) if workers else None,
+                             scheduler_address=(address or "").strip() or None)
+        except (SandboxError, CampaignSpecError, ValueError) as err:
+            return str(err).splitlines()[0]
+        return ""
+
+    return app
+
+
+def serve(config: UiConfig, *, host: str = "127.0.0.1", port: int = 8050, on_ready: Any = None) -> None:
+    """Serve the app until interrupted; runs under way are cancelled on the way out.
+
+    Args:
+        host: the address to bind. Anything but a loopback address requires ``config.token``.
+        port: the TCP port (0: a free one).
+        on_ready: called with the URL once the server listens.
+
+    Raises:
+        ValueError: a non-loopback ``host`` without a token.
+    """
+    from werkzeug.serving import make_server
+
+    if host not in ("127.0.0.1", "localhost", "::1") and not config.token:
+        raise ValueError(f"--host {host}: binding beyond this machine needs an access token")
+    app = create_app(config)
+    server = make_server(host, port, app.server, threaded=True)
+    url = f"http://{host}:{server.server_port}/" + (f"?token={config.token}" if config.token else "")
+    if on_ready is not None:
+        on_ready(url)
+    try:
+        server.serve_forever()
+    finally:
+        app.launcher.shutdown()

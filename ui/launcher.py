@@ -1,0 +1,155 @@
+"""Runs launched from the web GUI: each in a background worker process, with progress and cancellation.
+
+A run goes through the campaign machinery (:func:`batreplay.campaign.executors.run_isolated`): a fresh process
+(``python -m batreplay.campaign.worker``) runs it into ``<runs dir>/<run id>``, written atomically, then
+``instance.json``; a failure leaves ``<run id>.failed.json`` with its one-line error and no run directory. The
+worker writes its progress to ``<runs dir>/.<run id>.progress.json``, which :meth:`Launcher.state` reads.
+
+- A run already finished is not run again (:meth:`Launcher.submit` returns it as ``done``, ``reused``).
+- A run already running or waiting is not started twice.
+- :meth:`Launcher.cancel` stops it with SIGTERM: the worker removes its staging directory on the way out, so
+  nothing of the run is left (no run directory, no failure record).
+- Runs wait in a queue and at most ``workers`` run at a time. If the app stops, its worker processes stop too
+  (they watch their parent); finished runs stay on disk and are listed at the next start.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from batreplay.campaign.executors import run_isolated
+from batreplay.campaign.worker import FAILED_SUFFIX, is_finished
+from batreplay.run.spec import FLAT_FIELDS, RunSpec
+
+#: The campaign name recorded in the ``instance.json`` of runs launched from the GUI.
+UI_CAMPAIGN = "ui"
+QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
+
+
+@dataclass
+class RunState:
+    """Where a launched run stands.
+
+    Attributes:
+        run_id: its directory's name under the runs directory.
+        status: ``queued``, ``running``, ``done``, ``failed`` or ``cancelled``.
+        error: the one-line reason of a failure (or of a cancellation), else ``""``.
+        reused: True when the run had finished before and was not run again.
+        done, total: jobs ended so far and jobs to simulate (0 and 0 until the worker reports).
+        now: simulated time reached, in seconds.
+        wall_seconds: wall-clock time of the worker process, once it ended.
+    """
+
+    run_id: str
+    status: str
+    error: str = ""
+    reused: bool = False
+    done: int = 0
+    total: int = 0
+    now: float = 0.0
+    wall_seconds: float = 0.0
+    _process: Any = field(default=None, repr=False)
+    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
+
+
+def task_of(run_id: str, spec: RunSpec, runs_dir: Path) -> dict[str, Any]:
+    """The worker task of ``spec`` (see :func:`batreplay.campaign.worker.task_for`): its run options as the
+    instance's parameters, the workload and platform as given, the runs directory as output root and working
+    folder, and the progress file."""
+    flat = spec.to_dict()
+    params = {key: flat[key] for key in FLAT_FIELDS if key in flat}
+    params.update(scheduler=spec.scheduler.name, seed=0)
+    return {"campaign": UI_CAMPAIGN, "id": run_id, "output_root": str(runs_dir), "params": params,
+            "labels": {"scheduler": spec.scheduler.name, "replay": spec.replay.label},
+            "root": str(runs_dir), "workload": str(spec.workload), "platform": spec.platform,
+            "progress_file": str(progress_path(runs_dir, run_id))}
+
+
+def progress_path(runs_dir: Path, run_id: str) -> Path:
+    """Where the worker of ``run_id`` writes its progress."""
+    return Path(runs_dir) / f".{run_id}.progress.json"
+
+
+class Launcher:
+    """Starts, tracks and cancels runs under ``runs_dir``, at most ``workers`` at a time."""
+
+    def __init__(self, runs_dir: str | Path, *, workers: int = 1) -> None:
+        self.runs_dir = Path(runs_dir)
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batreplay-ui-run")
+        self._states: dict[str, RunState] = {}
+        self._lock = threading.Lock()
+
+    def submit(self, run_id: str, spec: RunSpec) -> RunState:
+        """Start ``spec`` as ``run_id`` unless it has finished already or is under way; returns its state."""
+        with self._lock:
+            current = self._states.get(run_id)
+            if current is not None and current.status in (QUEUED, RUNNING):
+                return current
+            if is_finished(self.runs_dir, run_id):
+                state = self._states[run_id] = RunState(run_id, DONE, reused=True)
+                return state
+            (self.runs_dir / f"{run_id}{FAILED_SUFFIX}").unlink(missing_ok=True)  # a new attempt
+            state = self._states[run_id] = RunState(run_id, QUEUED)
+        self._pool.submit(self._run, state, task_of(run_id, spec, self.runs_dir))
+        return state
+
+    def _run(self, state: RunState, task: dict[str, Any]) -> None:
+        def started(process) -> None:
+            state._process = process
+            state.status = RUNNING
+
+        started_at = time.time()
+        try:
+            outcome = run_isolated(task, launcher="subprocess", on_start=started, stop=state._stop)
+        except Exception as err:  # noqa: BLE001 - shown in the page: the app itself goes on
+            state.status, state.error = FAILED, f"{type(err).__name__}: {err}"
+            return
+        finally:
+            state._process = None
+            progress_path(self.runs_dir, state.run_id).unlink(missing_ok=True)
+        state.wall_seconds = outcome.wall_seconds or time.time() - started_at
+        if outcome.status == "done":
+            state.status = DONE
+        elif outcome.status == "interrupted":
+            state.status, state.error = CANCELLED, "cancelled"
+        else:
+            state.status, state.error = FAILED, outcome.error
+
+    def cancel(self, run_id: str) -> bool:
+        """Stop ``run_id`` if it waits or runs (nothing of it is kept); False when it does neither."""
+        with self._lock:
+            state = self._states.get(run_id)
+            if state is None or state.status not in (QUEUED, RUNNING):
+                return False
+            state._stop.set()
+            process = state._process
+        if process is not None:
+            process.terminate()
+        return True
+
+    def state(self, run_id: str) -> RunState | None:
+        """The state of a run launched by this app (progress read from the worker's file), or None."""
+        state = self._states.get(run_id)
+        if state is not None and state.status == RUNNING:
+            try:
+                report = json.loads(progress_path(self.runs_dir, run_id).read_text())
+                state.done, state.total, state.now = int(report["done"]), int(report["total"]), float(report["now"])
+            except (OSError, ValueError, KeyError):
+                pass  # not written yet, or between two writes
+        return state
+
+    def states(self) -> list[RunState]:
+        """Every run launched by this app since it started."""
+        return [self.state(run_id) for run_id in list(self._states)]
+
+    def shutdown(self) -> None:
+        """Cancel every run that waits or runs, and wait for the workers to stop."""
+        for run_id in list(self._states):
+            self.cancel(run_id)
+        self._pool.shutdown(wait=True)

@@ -1,0 +1,122 @@
+"""The runs under the GUI's runs directory, one row each, for the Runs page.
+
+A finished run is a run directory (``run.json``, ``metrics.json``; see :func:`batreplay.run.runner.run`); a failed
+one is the failure record ``<run id>.failed.json`` its worker left (see :mod:`batreplay.campaign.worker`); runs
+waiting or under way come from the :class:`~batreplay.ui.launcher.Launcher`. Everything is read from the files,
+so a restarted app lists every finished run again. A folder or record that cannot be read is listed as
+``unreadable`` with the reason, never skipped silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from batreplay.analysis.run_dir import MANIFEST_NAME
+from batreplay.campaign.worker import FAILED_SUFFIX
+from batreplay.ui.launcher import DONE, FAILED, RunState
+
+#: Columns of the Runs table, in order: (key, title). Times are seconds of simulated time.
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("run_id", "run"),
+    ("status", "status"),
+    ("workload", "workload"),
+    ("platform", "platform"),
+    ("scheduler", "scheduler"),
+    ("replay", "replay"),
+    ("engine", "engine"),
+    ("nb_jobs", "jobs"),
+    ("makespan", "makespan (s)"),
+    ("mean_waiting_time", "mean wait (s)"),
+    ("mean_bounded_slowdown", "mean bounded slowdown"),
+    ("utilisation", "utilisation"),
+    ("wall_seconds", "wall time (s)"),
+    ("finished", "finished (UTC)"),
+    ("error", "error"),
+)
+_METRICS = ("nb_jobs", "makespan", "mean_waiting_time", "mean_bounded_slowdown", "utilisation")
+UNREADABLE = "unreadable"
+
+
+def _when(path: Path) -> str:
+    return datetime.fromtimestamp(path.stat().st_mtime, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _spec_columns(spec: dict[str, Any]) -> dict[str, Any]:
+    replay = spec.get("replay", "rigid")
+    if spec.get("sessions"):
+        replay = f"{replay} ({spec['sessions']})"
+    return {"workload": Path(str(spec.get("workload", ""))).name, "platform": Path(str(spec.get("platform", ""))).name,
+            "scheduler": Path(str(spec.get("scheduler", ""))).name, "replay": replay,
+            "engine": spec.get("engine", "")}
+
+
+def finished_row(folder: Path) -> dict[str, Any]:
+    """The row of a run directory: its spec's main choices, its key metrics, wall time and end time.
+
+    A folder whose ``run.json`` or ``metrics.json`` cannot be read gives an ``unreadable`` row with the reason."""
+    row: dict[str, Any] = {"run_id": folder.name, "status": DONE}
+    try:
+        manifest = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
+        metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+        row.update(_spec_columns(manifest["spec"]))
+        row.update({key: metrics.get(key) for key in _METRICS})
+        row["wall_seconds"] = manifest.get("wall_seconds")
+        row["finished"] = _when(folder / "metrics.json")
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        row.update(status=UNREADABLE, error=f"{type(err).__name__}: {err}")
+    return row
+
+
+def failed_row(record: Path) -> dict[str, Any]:
+    """The row of a failure record: the run's choices (from its parameters) and its one-line error."""
+    run_id = record.name.removesuffix(FAILED_SUFFIX)
+    try:
+        document = json.loads(record.read_text(encoding="utf-8"))
+        row = {"run_id": run_id, "status": FAILED, **_spec_columns(document.get("params", {})),
+               "error": str(document.get("error", "")).splitlines()[0] if document.get("error") else "",
+               "wall_seconds": document.get("wall_seconds"), "finished": _when(record)}
+    except (OSError, ValueError) as err:
+        row = {"run_id": run_id, "status": UNREADABLE, "error": f"{type(err).__name__}: {err}"}
+    return row
+
+
+def list_runs(runs_dir: Path, launched: Iterable[RunState] = ()) -> list[dict[str, Any]]:
+    """Every run under ``runs_dir`` (finished, failed) and those of ``launched`` still waiting or running,
+    newest first; each row has the keys of :data:`COLUMNS` that apply."""
+    rows: dict[str, dict[str, Any]] = {}
+    for entry in sorted(os.scandir(runs_dir), key=lambda item: item.name) if runs_dir.is_dir() else []:
+        path = Path(entry.path)
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir(follow_symlinks=False) and (path / MANIFEST_NAME).is_file():
+            rows[entry.name] = finished_row(path)
+        elif entry.name.endswith(FAILED_SUFFIX) and entry.is_file(follow_symlinks=False):
+            row = failed_row(path)
+            rows.setdefault(row["run_id"], row)
+    for state in launched:
+        if state is not None and state.status not in (DONE, FAILED):
+            rows[state.run_id] = {"run_id": state.run_id, "status": state.status, "nb_jobs": state.total or None,
+                                  "error": state.error}
+    return sorted(rows.values(), key=lambda row: row.get("finished") or "9999", reverse=True)
+
+
+def run_directory(runs_dir: Path, run_id: str) -> Path | None:
+    """The directory of the finished run ``run_id`` under ``runs_dir``, or None (a name with a path separator, a
+    hidden name or ``..`` is never looked up)."""
+    if not run_id or run_id.startswith(".") or "/" in run_id or "\\" in run_id or run_id != Path(run_id).name:
+        return None
+    folder = runs_dir / run_id
+    if folder.is_symlink() or not (folder / MANIFEST_NAME).is_file():
+        return None
+    return folder
+
+
+def run_files(folder: Path) -> list[str]:
+    """The names of the files of a run directory that may be downloaded: regular files only, never a symbolic
+    link (which could lead out of the runs folder), sorted."""
+    return sorted(entry.name for entry in os.scandir(folder) if entry.is_file(follow_symlinks=False))
