@@ -162,8 +162,9 @@ def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
 
 
 #: Modules the local forkserver imports once, so that each instance process starts without import cost.
+#: The first one makes the server ignore SIGINT (:mod:`batreplay.campaign.forkserver_signals`).
 FORKSERVER_PRELOAD: tuple[str, ...] = (
-    "batreplay.campaign.worker", "batreplay.run.runner", "batreplay.replay.broker", "batreplay.replay.feedback",
+    "batreplay.campaign.forkserver_signals", "batreplay.campaign.worker", "batreplay.run.runner", "batreplay.replay.broker", "batreplay.replay.feedback",
     "batreplay.replay.session_graph", "batreplay.replay.sessions",
 )
 _FORKSERVER_LOCK = threading.Lock()
@@ -173,12 +174,8 @@ def _forkserver_context():
     """The ``forkserver`` multiprocessing context, its server started with :data:`FORKSERVER_PRELOAD` imported
     and ``PYTHONHASHSEED=0`` (set for the server's start only).
 
-    Started from the main thread (as :meth:`LocalExecutor.run` does), the server is started with SIGINT
-    ignored, a disposition that survives fork and exec: Python then leaves SIGINT ignored in the server and in
-    every instance process forked from it, so a Ctrl-C that reaches the process group while an instance is
-    starting cannot kill it half-way with a ``KeyboardInterrupt`` (which would look like a crash). The
-    instance keeps ignoring SIGINT (:func:`batreplay.campaign.worker.process_main`); the campaign runner,
-    which owns Ctrl-C, stops it with SIGTERM.
+    Every instance process forked from it is born ignoring SIGINT (:mod:`batreplay.campaign.forkserver_signals`,
+    imported first by the server).
     """
     import multiprocessing
     from multiprocessing import forkserver
@@ -188,13 +185,9 @@ def _forkserver_context():
         context.set_forkserver_preload(list(FORKSERVER_PRELOAD))
         previous = os.environ.get("PYTHONHASHSEED")
         os.environ["PYTHONHASHSEED"] = "0"
-        in_main_thread = threading.current_thread() is threading.main_thread()
-        sigint = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main_thread else None
         try:
             forkserver.ensure_running()
         finally:
-            if in_main_thread:
-                signal.signal(signal.SIGINT, sigint)
             if previous is None:
                 del os.environ["PYTHONHASHSEED"]
             else:

@@ -334,6 +334,31 @@ class CampaignSpec:
         path = Path(os.path.expanduser(str(path)))
         return path if path.is_absolute() else self.root / path
 
+    def input_files(self) -> list[tuple[str, Path]]:
+        """Every file the campaign reads, as ``(what, path)`` with relative paths under :attr:`root`: each log's
+        workload, platform file and node types, each experiment's scheduler file and speedup table, and the
+        report's published values and explanations. A shipped platform or a catalogue log
+        name is not a path and is left out (the app that checks these paths lets them be)."""
+        from batreplay.schedulers.names import names_a_file  # (no pybatsim)
+
+        found: list[tuple[str, Path]] = []
+        for log in self.logs:
+            for key in ("workload", "platform", "node_types"):
+                value = getattr(log, key)
+                if value and (self.resolve(value).exists() or "/" in value or "\\" in value):
+                    found.append((f"[[logs]] {log.name}, {key}", self.resolve(value)))
+        for experiment in self.experiments:
+            if names_a_file(experiment.scheduler):
+                found.append((f"[[experiments]] {experiment.name}, scheduler", self.resolve(experiment.scheduler)))
+            table = experiment.speedup_options.get("table")
+            if isinstance(table, str):
+                found.append((f"[[experiments]] {experiment.name}, speedup_options table", self.resolve(table)))
+        for key in ("published", "explanations"):
+            value = getattr(self.report, key)
+            if value is not None:
+                found.append((f"[report] {key}", self.resolve(value)))
+        return found
+
     def instances(self) -> list[Instance]:
         """Every instance, in the order logs x experiments x replays x seeds (ids unique, checked)."""
         result: list[Instance] = []

@@ -200,24 +200,23 @@ def process_main(task: dict[str, Any], log_path: str, runner: int) -> None:
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
     os.close(log_fd)
-    _prepare_process(runner, ignore_sigint=True)
-    try:
+    try:  # (from the moment the handlers are set, a stop may come at any point)
+        _prepare_process(runner, ignore_sigint=True)
         status = execute(task)
+        sys.stdout.flush()
+        sys.stderr.flush()
     except Stopped as stop:
         status = stop.status
     except SystemExit as stop:
         status = int(stop.code) if isinstance(stop.code, int) else 1
-    sys.stdout.flush()
-    sys.stderr.flush()
     sys.exit(status)
 
 
 def main() -> int:
     """Entry point of ``python -m batreplay.campaign.worker``: read the task from stdin and run it."""
-    _prepare_process()
-    task = json.loads(sys.stdin.read())
     try:
-        return execute(task)
+        _prepare_process()
+        return execute(json.loads(sys.stdin.read()))
     except Stopped as stop:
         return stop.status
     except SystemExit as stop:

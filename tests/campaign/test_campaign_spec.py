@@ -350,3 +350,18 @@ def test_an_experiment_with_compute_sharing_reaches_the_run(tmp_path):
     with pytest.raises(CampaignSpecError, match="key 'compute_sharing': scheduler option slots"):
         load_campaign(write_spec(tmp_path, experiments("scheduler_options = { slots = true }")(minimal()),
                                  name="slots.toml"))
+
+
+@pytest.mark.skipif(not WORKLOADS.is_dir(), reason="shared workloads not available")
+def test_input_files_name_every_file_a_campaign_reads():
+    """What the web GUI checks against its allowed folders: logs, speedup tables, the report's files."""
+    co = load_campaign(EXPE / "co-scheduling.toml")
+    found = {(what, path.resolve()) for what, path in co.input_files()}
+    assert ("[[logs]] kth, workload", (WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz").resolve()) in found
+    tables = {path for what, path in found if what.endswith("speedup_options table")}
+    assert tables == {(EXPE / "speedups" / "two-classes.csv").resolve()}
+    feedback = load_campaign(EXPE / "replay-feedback-2024.toml")
+    reported = {what: path.resolve() for what, path in feedback.input_files() if what.startswith("[report]")}
+    assert reported == {"[report] published": (EXPE / "published" / "madon2024-fgcs.csv").resolve(),
+                        "[report] explanations": (EXPE / "explanations" / "replay-feedback-2024.md").resolve()}
+    assert all(path.exists() for _what, path in co.input_files() + feedback.input_files())
