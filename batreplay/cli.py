@@ -176,15 +176,16 @@ def _cmd_fetch(args: argparse.Namespace, console: Console) -> int:
 def _cmd_ui(args: argparse.Namespace, console: Console) -> int:
     import secrets
 
-    from batreplay.ui.app import UiConfig, serve
+    from batreplay.ui.app import LOOPBACK_HOSTS, UiConfig, serve
 
     if args.workers < 1:
         raise ValueError(f"--workers {args.workers}: at least 1 run at a time")
-    loopback = args.host in ("127.0.0.1", "localhost", "::1")
+    loopback = args.host in LOOPBACK_HOSTS
     token = args.token or (None if loopback else secrets.token_urlsafe(24))
     campaigns = args.campaigns if args.campaigns is not None else ("expe" if Path("expe").is_dir() else None)
     config = UiConfig(runs_dir=Path(args.runs_dir), allowed=[Path(folder) for folder in args.allow],
-                      token=token, workers=args.workers, campaigns=Path(campaigns) if campaigns else None)
+                      token=token, workers=args.workers, campaigns=Path(campaigns) if campaigns else None,
+                      dask_address=args.dask_address)
 
     def ready(url: str) -> None:
         console.print(f"batreplay ui: open {url}", highlight=False, soft_wrap=True)
@@ -345,6 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--campaigns", default=None, metavar="DIR",
                     help="folder of campaign files for the Campaigns page (default: expe when it is in the current "
                          "folder); their runs go under the runs folder")
+    ui.add_argument("--dask-address", default=None, metavar="ADDRESS",
+                    help="a Dask scheduler (tcp://HOST:8786) the Campaigns page may run campaigns on")
     ui.set_defaults(handler=_cmd_ui)
 
     fetch = commands.add_parser("fetch", help="download a Parallel Workloads Archive log into the cache")

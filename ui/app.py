@@ -55,9 +55,32 @@ from batreplay.ui.run_index import COLUMNS, list_runs, run_directory, run_files
 from batreplay.ui.sandbox import Sandbox, SandboxError
 
 TOKEN_COOKIE = "batreplay_token"
+#: The addresses of this machine only: the app binds to one of them unless given a token.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 REPORTS = ".reports"
 #: How often a page showing a run under way asks for news, in milliseconds.
 POLL_MS = 500
+#: What reading a run's files may raise: the readers' one-line errors (ValueError and its kinds), a file gone or
+#: unreadable (OSError), a JSON document of another shape (KeyError, TypeError). A page says it in one line.
+READ_ERRORS = (ValueError, OSError, KeyError, TypeError)
+
+
+def _text(value: Any) -> str | None:
+    """A form value as text (None stays None): a browser can send any JSON value."""
+    return value if value is None or isinstance(value, str) else str(value)
+
+
+def _whole(value: Any) -> int | None:
+    """A whole number sent by the page, or None when it is none."""
+    try:
+        return int(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _error_page(title: str, err: BaseException) -> html.Div:
+    return html.Div([html.H2(title), html.P(str(err).splitlines()[0] if str(err) else type(err).__name__,
+                                            className="error", id="page-error")])
 
 
 @dataclass
@@ -71,11 +94,13 @@ class UiConfig:
         workers: runs simulated at the same time.
         upload_limit: largest uploaded workload, bytes.
         campaigns: the folder of campaign files the Campaigns page lists (readable too), or None.
+        dask_address: the Dask scheduler campaigns may run on, or None (this machine only).
     """
 
     runs_dir: Path
     allowed: list[Path] = field(default_factory=list)
     campaigns: Path | None = None
+    dask_address: str | None = None
     token: str | None = None
     workers: int = 1
     upload_limit: int = MAX_UPLOAD_BYTES
@@ -266,10 +291,11 @@ def _campaigns_page(campaigns: Campaigns) -> html.Div:
         html.P(f"Campaign files of {campaigns.folder}; their runs go under "
                f"{campaigns.sandbox.runs_dir / CAMPAIGNS}."),
         _field("Executor", dcc.RadioItems(id="campaign-executor", value="local", inline=True, options=[
-            {"label": "this machine", "value": "local"}, {"label": "Dask cluster", "value": "dask"}])),
+            {"label": "this machine", "value": "local"},
+            {"label": f"Dask cluster ({campaigns.dask_address})" if campaigns.dask_address
+             else "Dask cluster (start the app with --dask-address)", "value": "dask",
+             "disabled": not campaigns.dask_address}])),
         _field("Workers (this machine)", dcc.Input(id="campaign-workers", type="number", min=1, step=1, value=2)),
-        _field("Dask scheduler address", dcc.Input(id="campaign-address", type="text",
-                                                   placeholder="tcp://host:8786")),
         html.Div(id="campaign-error", className="error"),
         html.Div(id="campaign-list"),
         dcc.Interval(id="campaigns-poll", interval=2 * POLL_MS),
@@ -315,7 +341,8 @@ def create_app(config: UiConfig) -> Dash:
     readable = [*config.allowed, *([config.campaigns] if config.campaigns else []), *([cache] if cache.is_dir() else [])]
     sandbox = Sandbox(config.runs_dir, readable)
     launcher = Launcher(sandbox.runs_dir, workers=config.workers)
-    campaigns = Campaigns(Path(config.campaigns).resolve() if config.campaigns else None, sandbox)
+    campaigns = Campaigns(Path(config.campaigns).resolve() if config.campaigns else None, sandbox,
+                          config.dask_address)
     runs_dir = sandbox.runs_dir
     app = Dash(__name__, title="batreplay", suppress_callback_exceptions=True, update_title=None)
     app.launcher = launcher  # (for shutting down)
@@ -336,9 +363,19 @@ def create_app(config: UiConfig) -> Dash:
 
         @server.after_request
         def _remember_token(response):
-            if request.args.get("token"):
+            given = request.args.get("token") or ""
+            if given and hmac.compare_digest(given.encode(), config.token.encode()):  # (never after a refusal)
                 response.set_cookie(TOKEN_COOKIE, config.token, httponly=True, samesite="Strict")
             return response
+    else:
+        @server.before_request
+        def _check_host():
+            # Without a token only this machine's own names are served: a web page whose name resolves to
+            # 127.0.0.1 (DNS rebinding) cannot drive the app from a browser.
+            name = request.host.rsplit(":", 1)[0].strip("[]") if not request.host.endswith("]") else \
+                request.host.strip("[]")
+            if name not in LOOPBACK_HOSTS:
+                abort(403)
 
     @server.route("/files/<run_id>/<name>")
     def _download(run_id: str, name: str):
@@ -358,7 +395,11 @@ def create_app(config: UiConfig) -> Dash:
                 from batreplay.analysis.analyze_command import analyze
                 from batreplay.analysis.run_dir import load_run
 
-                analyze([folder], out, swf_log=replayed_log(load_run(folder), sandbox))
+                try:
+                    analyze([folder], out, swf_log=replayed_log(load_run(folder), sandbox))
+                except READ_ERRORS as err:
+                    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+                    return f"the report of {run_id} could not be built: {text}\n", 500, {"Content-Type": "text/plain"}
         return send_from_directory(out, name)
 
     @server.route("/campaign-reports/<key>/<path:name>")
@@ -373,16 +414,19 @@ def create_app(config: UiConfig) -> Dash:
     @app.callback(Output("page", "children"), Input("url", "pathname"), Input("url", "search"))
     def _page(pathname: str | None, search: str | None):
         path = (pathname or "/").rstrip("/") or "/"
-        if path == "/":
-            return _new_run_page(sandbox)
-        if path == "/runs":
-            return _runs_page()
-        if path == "/compare":
-            return _compare_page(runs_dir, search)
-        if path == "/campaigns":
-            return _campaigns_page(campaigns)
-        if path.startswith("/runs/"):
-            return _run_detail_page(runs_dir, path.removeprefix("/runs/"), sandbox)
+        try:
+            if path == "/":
+                return _new_run_page(sandbox)
+            if path == "/runs":
+                return _runs_page()
+            if path == "/compare":
+                return _compare_page(runs_dir, search)
+            if path == "/campaigns":
+                return _campaigns_page(campaigns)
+            if path.startswith("/runs/"):
+                return _run_detail_page(runs_dir, path.removeprefix("/runs/"), sandbox)
+        except READ_ERRORS as err:
+            return _error_page(f"{path}: cannot be shown", err)
         return html.Div([html.H2("Not found"), html.P(f"No page at {path}.")])
 
     @app.callback(Output("scheduler-options", "value"), Input("scheduler", "value"), prevent_initial_call=True)
@@ -408,14 +452,17 @@ def create_app(config: UiConfig) -> Dash:
                   State("max-jobs", "value"), State("engine", "value"), prevent_initial_call=True)
     def _launch(_clicks, workload, workload_path, platform, variant, node_types, scheduler, options, replay,
                 sessions, max_jobs, engine):
-        form = RunForm(workload=workload_path if workload_path and workload_path.strip() else workload,
-                       platform=platform, variant=variant, node_types=node_types, scheduler=scheduler,
-                       scheduler_options=options, replay=replay, sessions=sessions, max_jobs=max_jobs,
-                       engine=engine)
+        typed = _text(workload_path)
+        form = RunForm(workload=typed if typed and typed.strip() else _text(workload), platform=_text(platform),
+                       variant=_text(variant), node_types=_text(node_types), scheduler=_text(scheduler),
+                       scheduler_options=_text(options), replay=_text(replay), sessions=_text(sessions),
+                       max_jobs=_text(max_jobs), engine=_text(engine))
         try:
             planned = build_run(form, sandbox)
         except (FormError, SandboxError) as err:
             return no_update, str(err), True
+        except READ_ERRORS as err:  # an input file that cannot be read (its reader says why)
+            return no_update, f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}", True
         launcher.submit(planned.run_id, planned.spec)
         return planned.run_id, "", False
 
@@ -462,13 +509,20 @@ def create_app(config: UiConfig) -> Dash:
         from batreplay.ui import figures
 
         folder = run_directory(runs_dir, run_id)
-        if folder is None:
+        if folder is None or colour not in ("user", "state"):
             return no_update
-        return figures.gantt_figure(load_run(folder), color_by=colour)
+        try:
+            return figures.gantt_figure(load_run(folder), color_by=colour)
+        except READ_ERRORS:
+            return no_update  # (the page shows the chart it had; reloading it says what is wrong)
 
     @app.callback(Output("comparison", "children"), Input("compare-runs", "value"))
-    def _compare(chosen: list[str] | None):
-        return _comparison(runs_dir, chosen or [])
+    def _compare(chosen: Any):
+        names = [name for name in chosen if isinstance(name, str)] if isinstance(chosen, list) else []
+        try:
+            return _comparison(runs_dir, names)
+        except READ_ERRORS as err:
+            return [_error_page("These runs cannot be compared", err)]
 
     @app.callback(Output("campaign-list", "children"), Input("campaigns-poll", "n_intervals"))
     def _campaign_list(_ticks):
@@ -476,14 +530,13 @@ def create_app(config: UiConfig) -> Dash:
 
     @app.callback(Output("campaign-error", "children"), Input({"type": "campaign-run", "key": ALL}, "n_clicks"),
                   State("campaign-executor", "value"), State("campaign-workers", "value"),
-                  State("campaign-address", "value"), prevent_initial_call=True)
-    def _campaign_launch(clicks, executor: str, workers, address: str | None):
-        if not ctx.triggered_id or not any(clicks):
+                  prevent_initial_call=True)
+    def _campaign_launch(clicks, executor: str, workers):
+        if not ctx.triggered_id or not any(clicks or []):
             return no_update
         try:
-            campaigns.launch(ctx.triggered_id["key"], executor=executor, workers=int(workers) if workers else None,
-                             scheduler_address=(address or "").strip() or None)
-        except (SandboxError, CampaignSpecError, ValueError) as err:
+            campaigns.launch(ctx.triggered_id.get("key"), workers=_whole(workers), dask=executor == "dask")
+        except (SandboxError, CampaignSpecError, ValueError, OSError) as err:
             return str(err).splitlines()[0]
         return ""
 
@@ -503,11 +556,12 @@ def serve(config: UiConfig, *, host: str = "127.0.0.1", port: int = 8050, on_rea
     """
     from werkzeug.serving import make_server
 
-    if host not in ("127.0.0.1", "localhost", "::1") and not config.token:
+    if host not in LOOPBACK_HOSTS and not config.token:
         raise ValueError(f"--host {host}: binding beyond this machine needs an access token")
     app = create_app(config)
     server = make_server(host, port, app.server, threaded=True)
-    url = f"http://{host}:{server.server_port}/" + (f"?token={config.token}" if config.token else "")
+    shown = f"[{host}]" if ":" in host else host  # an IPv6 address goes in brackets
+    url = f"http://{shown}:{server.server_port}/" + (f"?token={config.token}" if config.token else "")
     if on_ready is not None:
         on_ready(url)
     try:

@@ -3,15 +3,18 @@
 A campaign (``expe/*.toml``, see :mod:`batreplay.campaign.spec`) launched from the GUI writes its run
 directories under ``<runs dir>/campaigns/<name>/`` (not where its file says: the app writes only under its runs
 folder), and its report under ``<runs dir>/campaigns/<name>/report/``. Launching it again resumes it: finished
-instances are kept, the others run (:func:`batreplay.campaign.runner.run_campaign`), on this machine or on a Dask
-cluster (:func:`batreplay.campaign.executors.make_executor`). Its report is built when the run ends.
+instances are kept, the others run (:func:`batreplay.campaign.runner.run_campaign`), on this machine or on the Dask
+cluster named when the app started (:func:`batreplay.campaign.executors.make_executor`; never an address sent by
+the page). Its report is built when the run ends.
 
-A campaign file that cannot be loaded, or whose logs or platform files lie outside the folders the app may
-read, is listed with its one-line reason and cannot be launched.
+A campaign file that cannot be loaded, or that reads a file outside the folders the app may read (any of
+:meth:`~batreplay.campaign.spec.CampaignSpec.input_files`: logs, platforms, node types, scheduler files,
+speedup tables, the report's files), is listed with its one-line reason and cannot be launched.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +24,8 @@ from batreplay.campaign.spec import CampaignSpec, CampaignSpecError, load_campai
 from batreplay.ui.sandbox import Sandbox, SandboxError
 
 CAMPAIGNS = "campaigns"
+#: What a campaign key (a campaign file's name without ``.toml``) may be made of.
+KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 REPORT = "report"
 IDLE, RUNNING, DONE, FAILED = "idle", "running", "done", "failed"
 
@@ -51,7 +56,8 @@ class CampaignEntry:
 
 @dataclass
 class CampaignJob:
-    """A campaign launched from the app: ``status`` (``running``, ``done``, ``failed``) and a one-line message."""
+    """A campaign launched from the app: ``status`` (``idle`` until launched, then ``running``, ``done`` or
+    ``failed``) and a one-line message."""
 
     status: str = IDLE
     message: str = ""
@@ -64,35 +70,51 @@ class Campaigns:
     Args:
         folder: where the campaign files are (None: no campaign).
         sandbox: the folders the app may read and its runs folder.
+        dask_address: the Dask scheduler campaigns may run on (given at start, never by the page: a client of a
+            Dask scheduler runs what it sends back), or None.
     """
 
-    def __init__(self, folder: Path | None, sandbox: Sandbox) -> None:
+    def __init__(self, folder: Path | None, sandbox: Sandbox, dask_address: str | None = None) -> None:
         self.folder = folder
         self.sandbox = sandbox
+        self.dask_address = dask_address
         self.jobs: dict[str, CampaignJob] = {}
         self._lock = threading.Lock()
 
+    @staticmethod
+    def check_key(key: object) -> str:
+        """``key`` if it can name a campaign file of the folder (a plain file name: no separator, no ``..``).
+
+        Raises:
+            SandboxError: anything else (a browser can send any value)."""
+        if not isinstance(key, str) or not KEY.fullmatch(key) or ".." in key:
+            raise SandboxError(f"campaign: {key!r} is not the name of a campaign file")
+        return key
+
     def output_root(self, key: str) -> Path:
-        """Where the GUI runs the campaign ``key``: ``<runs dir>/campaigns/<key>``."""
-        return self.sandbox.runs_dir / CAMPAIGNS / key
+        """Where the GUI runs the campaign ``key``: ``<runs dir>/campaigns/<key>``.
+
+        Raises:
+            SandboxError: ``key`` is not a plain name (:meth:`check_key`)."""
+        return self.sandbox.runs_dir / CAMPAIGNS / self.check_key(key)
 
     def load(self, key: str) -> CampaignSpec:
         """The campaign ``key``, its run directories under :meth:`output_root`.
 
         Raises:
-            SandboxError: no such campaign file, or one whose inputs lie outside the allowed folders.
+            SandboxError: a key that is not a plain name, no such campaign file, or one that reads a file outside
+                the allowed folders (:meth:`CampaignSpec.input_files`; the file named).
             CampaignSpecError: the file does not load (its one-line message).
         """
         if self.folder is None:
             raise SandboxError("no campaign folder was given at start (batreplay ui --campaigns DIR)")
+        output_root = self.output_root(key)
         path = self.sandbox.resolve(str(self.folder / f"{key}.toml"), "campaign")
-        spec = load_campaign(path, output_root=self.output_root(key))
-        for log in spec.logs:
-            for what, value in (("workload", log.workload), ("platform", log.platform), ("node_types", log.node_types)):
-                if value and (spec.resolve(value).exists() or "/" in str(value)):
-                    if not self.sandbox.contains(spec.resolve(value)):
-                        raise SandboxError(f"{path.name}: [[logs]] {log.name}, {what} {value} is outside the "
-                                           f"folders this app may read ({self.sandbox.describe_roots()})")
+        spec = load_campaign(path, output_root=output_root)
+        for what, file in spec.input_files():
+            if not self.sandbox.contains(file):
+                raise SandboxError(f"{path.name}: {what} {file} is outside the folders this app may read "
+                                   f"({self.sandbox.describe_roots()})")
         return spec
 
     def entries(self) -> list[CampaignEntry]:
@@ -117,19 +139,23 @@ class Campaigns:
             entries.append(entry)
         return entries
 
-    def launch(self, key: str, *, executor: str = "local", workers: int | None = None,
-               scheduler_address: str | None = None) -> CampaignJob:
-        """Run (or resume) the campaign ``key`` in a background thread, then build its report.
+    def launch(self, key: str, *, workers: int | None = None, dask: bool = False) -> CampaignJob:
+        """Run (or resume) the campaign ``key`` in a background thread, then build its report: on this machine
+        with ``workers`` instance processes, or (``dask``) on the Dask scheduler named when the app started.
 
         Raises:
-            SandboxError, CampaignSpecError: as :meth:`load`; ValueError: executor options refused
-                (:func:`~batreplay.campaign.executors.make_executor`).
+            SandboxError, CampaignSpecError: as :meth:`load`; ValueError: Dask asked for without a scheduler
+                address, or executor options refused (:func:`~batreplay.campaign.executors.make_executor`).
         """
         from batreplay.campaign.executors import make_executor
 
+        if key not in {entry.key for entry in self.entries()}:
+            raise SandboxError(f"campaign: {key!r} is not a campaign file of {self.folder}")
         spec = self.load(key)
-        chosen = make_executor(executor, workers=workers if executor == "local" else None,
-                               scheduler_address=scheduler_address if executor == "dask" else None)
+        if dask and not self.dask_address:
+            raise ValueError("no Dask scheduler: start the app with --dask-address tcp://HOST:8786")
+        chosen = (make_executor("dask", scheduler_address=self.dask_address) if dask
+                  else make_executor("local", workers=workers))
         with self._lock:
             job = self.jobs.get(key)
             if job is not None and job.status == RUNNING:
@@ -149,8 +175,10 @@ class Campaigns:
         try:
             summary = run_campaign(spec, executor=executor, console=quiet, show_progress=False)
             build_report(spec, self.output_root(key) / REPORT, console=quiet)
-        except (CampaignBusyError, CampaignSpecError, ValueError, OSError, RuntimeError) as err:
-            job.status, job.message = FAILED, str(err).splitlines()[0] if str(err) else type(err).__name__
+        except Exception as err:  # noqa: BLE001 - shown in the page; the job must not stay "running"
+            text = str(err).splitlines()[0] if str(err) else ""
+            job.status, job.message = FAILED, f"{type(err).__name__}: {text}" if not isinstance(
+                err, (CampaignBusyError, CampaignSpecError)) else text
             return
         job.status = DONE
         job.message = (f"{summary.already_finished + len(summary.done)}/{summary.total} instances finished, "

@@ -94,15 +94,19 @@ class Launcher:
             if is_finished(self.runs_dir, run_id):
                 state = self._states[run_id] = RunState(run_id, DONE, reused=True)
                 return state
-            (self.runs_dir / f"{run_id}{FAILED_SUFFIX}").unlink(missing_ok=True)  # a new attempt
+            for record in (f"{run_id}{FAILED_SUFFIX}", f"{run_id}.failed.log"):  # a new attempt
+                (self.runs_dir / record).unlink(missing_ok=True)
             state = self._states[run_id] = RunState(run_id, QUEUED)
         self._pool.submit(self._run, state, task_of(run_id, spec, self.runs_dir))
         return state
 
     def _run(self, state: RunState, task: dict[str, Any]) -> None:
         def started(process) -> None:
-            state._process = process
-            state.status = RUNNING
+            with self._lock:  # a Cancel that came while the process started stops it now
+                state._process = process
+                state.status = RUNNING
+                if state._stop.is_set():
+                    process.terminate()
 
         started_at = time.time()
         try:
@@ -119,7 +123,7 @@ class Launcher:
         elif outcome.status == "interrupted":
             state.status, state.error = CANCELLED, "cancelled"
         else:
-            state.status, state.error = FAILED, outcome.error
+            state.status, state.error = FAILED, (outcome.error or "failed").splitlines()[0]
 
     def cancel(self, run_id: str) -> bool:
         """Stop ``run_id`` if it waits or runs (nothing of it is kept); False when it does neither."""

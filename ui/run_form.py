@@ -103,7 +103,8 @@ def form_choices(sandbox: Sandbox) -> dict[str, list[dict[str, str]]]:
     """Every choice of the form, as ``{field: [{"label": ..., "value": ...}]}`` lists (Dash's option format).
 
     Keys: ``workload`` (cached catalogue logs, then files under the allowed folders), ``platform``, ``variant``,
-    ``node_types``, ``scheduler`` (each with its one-line description), ``replay``, ``engine``."""
+    ``node_types``, ``scheduler`` (the registry's, each with its one-line description, then the ``.py`` files under
+    the allowed folders, as pybatsim scheduler files), ``replay``, ``engine``."""
     from batreplay.engine.batsim_launcher import BatsimNotFound, find_batsim
     from batreplay.schedulers.registry import SCHEDULERS, describe
 
@@ -118,6 +119,8 @@ def form_choices(sandbox: Sandbox) -> dict[str, list[dict[str, str]]]:
                  for name, (nodes, speed) in SCALED_VARIANTS.items()]
     node_types = [{"label": sandbox.shown(path), "value": str(path)} for path in sandbox.files((".toml",))]
     schedulers = [{"label": f"{name}: {describe(name)}", "value": name} for name in SCHEDULERS]
+    schedulers += [{"label": f"scheduler file {sandbox.shown(path)}", "value": str(path)}
+                   for path in sandbox.files((".py",))]  # pybatsim scheduler files (BatsimScheduler subclasses)
     replays = [{"label": f"{name}: {entry.summary}", "value": name} for name, entry in USER_MODELS.items()]
     engines = [{"label": "embedded (Batsim 4.2.1 exact, in-process)", "value": "embedded"}]
     try:

@@ -67,7 +67,7 @@ def finished_row(folder: Path) -> dict[str, Any]:
         row.update({key: metrics.get(key) for key in _METRICS})
         row["wall_seconds"] = manifest.get("wall_seconds")
         row["finished"] = _when(folder / "metrics.json")
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:  # (a JSON value of another shape)
         row.update(status=UNREADABLE, error=f"{type(err).__name__}: {err}")
     return row
 
@@ -80,7 +80,7 @@ def failed_row(record: Path) -> dict[str, Any]:
         row = {"run_id": run_id, "status": FAILED, **_spec_columns(document.get("params", {})),
                "error": str(document.get("error", "")).splitlines()[0] if document.get("error") else "",
                "wall_seconds": document.get("wall_seconds"), "finished": _when(record)}
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, AttributeError, TypeError) as err:  # (a JSON value of another shape)
         row = {"run_id": run_id, "status": UNREADABLE, "error": f"{type(err).__name__}: {err}"}
     return row
 
@@ -108,7 +108,7 @@ def list_runs(runs_dir: Path, launched: Iterable[RunState] = ()) -> list[dict[st
 def run_directory(runs_dir: Path, run_id: str) -> Path | None:
     """The directory of the finished run ``run_id`` under ``runs_dir``, or None (a name with a path separator, a
     hidden name or ``..`` is never looked up)."""
-    if not run_id or run_id.startswith(".") or "/" in run_id or "\\" in run_id or run_id != Path(run_id).name:
+    if not isinstance(run_id, str) or not run_id or run_id.startswith(".") or "/" in run_id or "\\" in run_id or run_id != Path(run_id).name:
         return None
     folder = runs_dir / run_id
     if folder.is_symlink() or not (folder / MANIFEST_NAME).is_file():

@@ -60,7 +60,7 @@ class Sandbox:
         Args:
             text: a path as typed or sent by the browser: relative (to an allowed folder) or absolute.
             what: the parameter's name, for the message (``workload``, ``platform``...).
-            kind: ``file``, ``dir`` or ``any`` (what must exist there).
+            kind: ``file`` or ``dir`` (what must exist there).
 
         Returns:
             The absolute path with symbolic links resolved.

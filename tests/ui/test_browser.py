@@ -18,7 +18,7 @@ import pytest
 from batreplay.run.runner import run
 from batreplay.run.spec import RunSpec
 from conftest import REPO_ROOT, WORKLOADS
-from ui_server import PATIENCE_S, browser, page, ui_server  # noqa: F401 - fixtures
+from ui_server import PATIENCE_S, SLOW_SCHEDULER, browser, page, ui_server  # noqa: F401 - fixtures
 
 KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
 pytestmark = pytest.mark.skipif(not (WORKLOADS / KTH).is_file(), reason="shared workloads not available")
@@ -164,10 +164,13 @@ def test_a_campaign_is_launched_from_its_page_and_its_report_opens(page, ui_serv
 
 
 def test_cancelling_a_long_run_leaves_nothing_of_it(page, ui_server):
-    run_id = launch(page, ui_server, workload=KTH, scheduler="fcfs")  # the whole log: long enough to cancel
-    page.wait_for_function("/running, [1-9]/.test(document.querySelector('#run-status').textContent)")
+    slow = str(ui_server.inputs / SLOW_SCHEDULER[0])  # a scheduler file of an allowed folder, listed in the form
+    run_id = launch(page, ui_server, workload=KTH, scheduler=slow, max_jobs=3000)
+    page.wait_for_function("/running, [1-9]|failed|finished/.test(document.querySelector('#run-status').textContent)")
+    assert "running" in page.text_content("#run-status")
     page.click("#cancel")
-    page.wait_for_function("document.querySelector('#run-status').textContent.includes('cancelled')")
+    page.wait_for_function("/cancelled|failed|finished/.test(document.querySelector('#run-status').textContent)")
+    assert "cancelled" in page.text_content("#run-status")
     leftovers = [name for name in os.listdir(ui_server.runs_dir) if run_id in name]
     assert leftovers == [], leftovers
     staging = [name for name in os.listdir(ui_server.runs_dir) if name.startswith(".") and "stag" in name]

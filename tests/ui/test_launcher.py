@@ -14,6 +14,7 @@ from batreplay.ui.run_form import RunForm, build_run
 from batreplay.ui.run_index import list_runs, run_directory
 from batreplay.ui.sandbox import Sandbox
 from conftest import WORKLOADS
+from ui_server import SLOW_SCHEDULER
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 pytestmark = pytest.mark.skipif(not KTH.is_file(), reason="shared workloads not available")
@@ -31,7 +32,10 @@ def wait_until(condition, what: str) -> None:
 @pytest.fixture
 def sandbox(tmp_path, monkeypatch):
     monkeypatch.setenv("BATREPLAY_CACHE", str(tmp_path / "cache"))
-    return Sandbox(tmp_path / "runs", [WORKLOADS])
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    (inputs / SLOW_SCHEDULER[0]).write_text(SLOW_SCHEDULER[1])
+    return Sandbox(tmp_path / "runs", [WORKLOADS, inputs])
 
 
 def test_a_run_is_done_once_and_then_reused_and_listed(sandbox):
@@ -55,17 +59,19 @@ def test_a_run_is_done_once_and_then_reused_and_listed(sandbox):
 
 
 def test_a_cancelled_run_is_stopped_mid_simulation_and_leaves_nothing(sandbox):
-    """SIGTERM reaches the worker while the scheduler's code runs: the run is cancelled, not failed (the stop is
-    not taken for the scheduler exiting), and neither a run directory, a staging folder nor a failure record
-    is left."""
+    """SIGTERM reaches the worker while the scheduler's code runs (a scheduler file that thinks 20 ms per job): the
+    run is cancelled, not failed (the stop is not taken for the scheduler exiting), and neither a run directory,
+    a staging folder nor a failure record is left."""
     launcher = Launcher(sandbox.runs_dir)
-    planned = build_run(RunForm(workload=str(KTH), scheduler="fcfs"), sandbox)
+    planned = build_run(RunForm(workload=str(KTH), scheduler=SLOW_SCHEDULER[0], max_jobs=3000), sandbox)
     state = launcher.submit(planned.run_id, planned.spec)
-    wait_until(lambda: launcher.state(planned.run_id).done > 0, "jobs to end")
+    wait_until(lambda: launcher.state(planned.run_id).done > 0 or state.status not in ("queued", "running"),
+               "jobs to end")
+    assert state.status == "running", state.error
     assert launcher.cancel(planned.run_id)
     wait_until(lambda: state.status not in ("queued", "running"), "the run to stop")
     assert state.status == CANCELLED, state.error
-    assert [name for name in os.listdir(sandbox.runs_dir) if name != "platforms"] == []
+    assert os.listdir(sandbox.runs_dir) == []
     assert list_runs(sandbox.runs_dir) == []  # nothing on disk: a restarted app lists nothing
     row, = list_runs(sandbox.runs_dir, launcher.states())  # this app remembers it was cancelled
     assert (row["run_id"], row["status"]) == (planned.run_id, CANCELLED)

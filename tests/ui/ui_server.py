@@ -72,6 +72,22 @@ def stop_ui(server: UiServer) -> None:
         server.process.kill()
 
 
+#: A pybatsim scheduler file: FCFS that thinks 20 ms over each job that ends, so that a run lasts long enough to
+#: be cancelled whatever the machine's speed (3,000 jobs: at least a minute). Its class is the file's stem,
+#: capitalised, as pybatsim's launcher expects.
+SLOW_SCHEDULER = ("slowFcfs.py", '''"""FCFS that thinks 20 ms over each job that ends (a test scheduler)."""
+import time
+
+from batreplay.schedulers.fcfs import Fcfs
+
+
+class SlowFcfs(Fcfs):
+    def onJobCompletion(self, job):
+        time.sleep(0.02)
+        super().onJobCompletion(job)
+''')
+
+
 CAMPAIGN = """
 [campaign]
 name = "{name}"
@@ -107,6 +123,7 @@ def ui_server(tmp_path_factory) -> Iterator[UiServer]:
     inputs = root / "inputs"
     inputs.mkdir()
     write_campaigns(inputs / "campaigns", root / "outside.swf")
+    (inputs / SLOW_SCHEDULER[0]).write_text(SLOW_SCHEDULER[1])
     server = start_ui(root / "runs", inputs, root / "cache", "--campaigns", str(inputs / "campaigns"))
     yield server
     stop_ui(server)
