@@ -7,7 +7,7 @@ Panel was the other candidate; Dash was chosen for its plain HTTP callbacks (a p
 without a live websocket per session, and a headless browser test drives it like a user), its sortable
 DataTable, and its Flask server, on which the file downloads and the access token are ordinary routes.
 
-Pages:
+Pages (laid out in :mod:`batreplay.ui.pages`; this module routes URLs to them and wires their callbacks):
 
 - ``/`` **New run**: the form (:mod:`batreplay.ui.run_form`); the run starts in a background worker
   (:mod:`batreplay.ui.launcher`) with a live progress bar and a Cancel button.
@@ -20,46 +20,42 @@ Pages:
 - ``/campaigns`` **Campaigns**: the campaign files of a folder, how many instances are done, launch or resume
   one on this machine or a Dask cluster, and its report (:mod:`batreplay.ui.campaigns`).
 
-Security: the app binds to 127.0.0.1 unless told otherwise (:func:`serve`); bound elsewhere it requires an
-access token (``?token=...`` once, then a cookie). It reads files only under its runs directory and the folders
-named at start (:class:`~batreplay.ui.sandbox.Sandbox`), and writes only under the runs directory.
+Security: the app binds to 127.0.0.1 unless told otherwise (:func:`serve`) and then serves only requests addressed
+to this machine's own names (no DNS rebinding); bound elsewhere it requires an access token (``?token=...`` once,
+then a cookie). It reads files only under its runs directory and the folders named at start
+(:class:`~batreplay.ui.sandbox.Sandbox`), and writes only under the runs directory.
 """
 
 from __future__ import annotations
 
 import hmac
 import threading
-from urllib.parse import parse_qs
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dash import ALL, Dash, Input, Output, State, ctx, dash_table, dcc, html, no_update
+from dash import ALL, Dash, Input, Output, State, ctx, dcc, html, no_update
 from flask import abort, request, send_from_directory
 
 from batreplay.campaign.spec import CampaignSpecError
-from batreplay.ui.campaigns import CAMPAIGNS, REPORT, Campaigns
-from batreplay.ui.comparison import read_metrics
+from batreplay.ui import pages
+from batreplay.ui.campaigns import REPORT, Campaigns
 from batreplay.ui.launcher import CANCELLED, DONE, FAILED, Launcher
 from batreplay.ui.run_form import (
     MAX_UPLOAD_BYTES,
-    RECORDED,
     FormError,
     RunForm,
     build_run,
-    form_choices,
     save_upload,
     scheduler_options_text,
 )
-from batreplay.ui.run_index import COLUMNS, list_runs, run_directory, run_files
+from batreplay.ui.run_index import list_runs, run_directory, run_files
 from batreplay.ui.sandbox import Sandbox, SandboxError
 
 TOKEN_COOKIE = "batreplay_token"
 #: The addresses of this machine only: the app binds to one of them unless given a token.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 REPORTS = ".reports"
-#: How often a page showing a run under way asks for news, in milliseconds.
-POLL_MS = 500
 #: What reading a run's files may raise: the readers' one-line errors (ValueError and its kinds), a file gone or
 #: unreadable (OSError), a JSON document of another shape (KeyError, TypeError). A page says it in one line.
 READ_ERRORS = (ValueError, OSError, KeyError, TypeError)
@@ -76,11 +72,6 @@ def _whole(value: Any) -> int | None:
         return int(value) if value not in (None, "") else None
     except (TypeError, ValueError):
         return None
-
-
-def _error_page(title: str, err: BaseException) -> html.Div:
-    return html.Div([html.H2(title), html.P(str(err).splitlines()[0] if str(err) else type(err).__name__,
-                                            className="error", id="page-error")])
 
 
 @dataclass
@@ -106,229 +97,6 @@ class UiConfig:
     upload_limit: int = MAX_UPLOAD_BYTES
 
 
-def _field(label: str, control, note: str = "") -> html.Div:
-    children = [html.Label(label, className="field-label"), control]
-    if note:
-        children.append(html.Div(note, className="field-note"))
-    return html.Div(children, className="field")
-
-
-def _new_run_page(sandbox: Sandbox) -> html.Div:
-    choices = form_choices(sandbox)
-    return html.Div([
-        html.H2("New run"),
-        _field("Workload", dcc.Dropdown(id="workload", options=choices["workload"], value=None,
-                                        clearable=True, placeholder="a log or workload file")),
-        _field("... or a path", dcc.Input(id="workload-path", type="text", debounce=False,
-                                          placeholder="relative to an allowed folder"),
-               "A path typed here wins over the list."),
-        _field("... or upload an SWF / Batsim JSON file",
-               dcc.Upload(id="upload", children=html.Div("Drop a file here or click to choose one"),
-                          className="upload", multiple=False)),
-        html.Div(id="upload-status", className="status"),
-        _field("Platform", dcc.Dropdown(id="platform", options=choices["platform"], value="kth-sp2",
-                                        clearable=False)),
-        _field("Platform variant", dcc.Dropdown(id="variant", options=choices["variant"], value=RECORDED,
-                                                clearable=False)),
-        _field("Node types (instead of the platform)",
-               dcc.Dropdown(id="node-types", options=choices["node_types"], value=None, clearable=True,
-                            placeholder="none")),
-        _field("Scheduler", dcc.Dropdown(id="scheduler", options=choices["scheduler"], value="easy",
-                                         clearable=False)),
-        _field("Scheduler options (JSON)", dcc.Textarea(id="scheduler-options", value=scheduler_options_text("easy"),
-                                                        style={"width": "100%", "height": "6em"}),
-               "Declared options with their defaults."),
-        _field("Replay", dcc.RadioItems(id="replay", options=choices["replay"], value="rigid")),
-        _field("Sessions (feedback replay)", dcc.Input(id="sessions", type="text", value="arrival:60")),
-        _field("Max jobs", dcc.Input(id="max-jobs", type="number", min=1, step=1, placeholder="all jobs")),
-        _field("Engine", dcc.RadioItems(id="engine", options=choices["engine"], value="embedded")),
-        html.Button("Launch", id="launch", n_clicks=0),
-        html.Div(id="form-error", className="error"),
-        html.Div([
-            html.Div(id="run-status", className="status"),
-            html.Progress(id="progress", value="0", max="1", style={"width": "60%"}),
-            html.Button("Cancel", id="cancel", n_clicks=0),
-            html.Div(id="run-link"),
-        ], id="run-panel"),
-        dcc.Store(id="current-run"),
-        dcc.Interval(id="poll", interval=POLL_MS, disabled=True),
-    ])
-
-
-def _runs_page() -> html.Div:
-    columns = [{"name": title, "id": key, "presentation": "markdown"} if key == "run_id" else
-               {"name": title, "id": key, "type": "numeric", "format": {"specifier": ",.4~f"}}
-               if key in ("makespan", "mean_waiting_time", "mean_bounded_slowdown", "utilisation", "wall_seconds")
-               else {"name": title, "id": key} for key, title in COLUMNS]
-    return html.Div([
-        html.H2("Runs"),
-        html.Div(dcc.Link("compare the selected runs", href="/compare", id="compare-selected"),
-                 className="field-note"),
-        dash_table.DataTable(id="runs-table", columns=columns, data=[], sort_action="native",
-                             filter_action="native", page_size=50, markdown_options={"link_target": "_self"},
-                             row_selectable="multi", selected_row_ids=[], style_table={"overflowX": "auto"},
-                             style_cell={"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}),
-        dcc.Interval(id="runs-poll", interval=2 * POLL_MS),
-    ])
-
-
-def replayed_log(run, sandbox: Sandbox) -> Path | None:
-    """The SWF log a run replayed, when it is one and the app may read it (else None)."""
-    workload = str(run.spec.get("workload", ""))
-    if not workload.lower().endswith((".swf", ".swf.gz")):
-        return None
-    try:
-        return sandbox.resolve(workload, "workload")
-    except SandboxError:
-        return None
-
-
-def _adequacy_section(run, sandbox: Sandbox) -> list:
-    """The adequacy table of a run against the log it replayed (Baranov et al. 2018, Table I, as the HTML report
-    shows it), or why there is none."""
-    from batreplay.analysis.adequacy import StreamMismatchError
-    from batreplay.analysis.analyze_report import table_i_side_by_side
-    from batreplay.analysis.run_adequacy import adequacy_against_log, refusal_note
-    from batreplay.workloads.swf import read_swf
-
-    log = replayed_log(run, sandbox)
-    if log is None:
-        return []
-    title = html.H3("Adequacy against the recorded log (Baranov et al. 2018, Table I)")
-    try:
-        table, notes = adequacy_against_log(run, read_swf(log))
-    except StreamMismatchError as err:
-        return [title, html.P(refusal_note(run, err), id="adequacy-note")]
-    except (ValueError, OSError) as err:
-        return [title, html.P(f"no adequacy table: {err}", id="adequacy-note")]
-    shown = table_i_side_by_side(table.assign(run=run.name))
-    return [title, dash_table.DataTable(id="adequacy-table", data=shown.to_dict("records"),
-                                        columns=[{"name": column, "id": column} for column in shown.columns],
-                                        style_table={"overflowX": "auto"}),
-            html.Ul([html.Li(note.removeprefix("vs log: ")) for note in notes], className="field-note")]
-
-
-def _run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:
-    from batreplay.analysis.metric_registry import summary_rows
-    from batreplay.analysis.run_dir import load_run
-    from batreplay.ui import figures
-
-    folder = run_directory(runs_dir, run_id)
-    if folder is None:
-        return html.Div([html.H2("Run not found"), html.P(f"No finished run called {run_id!r} here.",
-                                                          className="error")])
-    try:
-        run = load_run(folder)
-    except (ValueError, OSError) as err:
-        return html.Div([html.H2(run_id), html.P(f"This run cannot be read: {err}", className="error")])
-    rows = summary_rows(read_metrics(folder))
-    files = run_files(folder)
-    graphs = [
-        dcc.RadioItems(id="gantt-colour", options=[{"label": "colour by user", "value": "user"},
-                                                   {"label": "colour by state", "value": "state"}],
-                       value="user", inline=True),
-        dcc.Graph(id="gantt", figure=figures.gantt_figure(run, color_by="user"), style={"height": "600px"}),
-        dcc.Graph(id="utilisation", figure=figures.utilisation_figure(run)),
-        dcc.Graph(id="waiting", figure=figures.waiting_time_figure(run)),
-    ]
-    lateness = figures.lateness_of(run)
-    if lateness is not None:
-        graphs.append(dcc.Graph(id="lateness", figure=figures.lateness_figure(lateness)))
-    return html.Div([
-        html.H2(run_id),
-        dcc.Store(id="detail-run", data=run_id),
-        dash_table.DataTable(id="metrics-table", data=[{"metric": label, "value": text} for label, text in rows],
-                             columns=[{"name": "metric", "id": "metric"}, {"name": "value", "id": "value"}],
-                             style_cell={"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}),
-        *graphs,
-        *_adequacy_section(run, sandbox),
-        html.H3("Files"),
-        html.Ul([html.Li(html.A(name, href=f"/files/{run_id}/{name}", className="download")) for name in files]
-                + [html.Li(html.A("static HTML report", href=f"/reports/{run_id}/report.html", target="_blank",
-                                  id="report-link"))]),
-    ])
-
-
-def _compare_page(runs_dir: Path, search: str | None) -> html.Div:
-    finished = [row["run_id"] for row in list_runs(runs_dir) if row.get("status") == DONE]
-    chosen = [name for name in parse_qs((search or "").lstrip("?")).get("runs", [""])[0].split(",") if name in finished]
-    return html.Div([
-        html.H2("Compare runs"),
-        _field("Runs (the first is the reference)",
-               dcc.Dropdown(id="compare-runs", options=[{"label": name, "value": name} for name in finished],
-                            value=chosen, multi=True, placeholder="two runs or more")),
-        dcc.Loading(html.Div(id="comparison")),
-    ])
-
-
-def _comparison(runs_dir: Path, chosen: list[str]) -> list:
-    from batreplay.analysis.run_dir import load_run
-    from batreplay.ui import figures
-    from batreplay.ui.comparison import REFERENCE_NOTE, comparison_rows
-
-    folders = [folder for folder in (run_directory(runs_dir, name) for name in chosen or []) if folder is not None]
-    if len(folders) < 2:
-        return [html.P("Choose two finished runs or more.")]
-    columns, rows = comparison_rows([folder.name for folder in folders],
-                                    [read_metrics(folder) for folder in folders])
-    runs = [load_run(folder) for folder in folders]
-    return [
-        dash_table.DataTable(id="comparison-table", data=rows, columns=[{"name": c, "id": c} for c in columns],
-                             style_table={"overflowX": "auto"}, style_cell={"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}),
-        html.P(REFERENCE_NOTE, className="field-note"),
-        dcc.Graph(id="compare-series", figure=figures.comparison_series_figure(runs)),
-        dcc.Graph(id="compare-cumulative", figure=figures.cumulative_submissions_figure(runs)),
-    ]
-
-
-def _campaigns_page(campaigns: Campaigns) -> html.Div:
-    if campaigns.folder is None:
-        return html.Div([html.H2("Campaigns"),
-                         html.P("No campaign folder: start the app with --campaigns DIR (expe/ by default when "
-                                "it is in the current folder).")])
-    return html.Div([
-        html.H2("Campaigns"),
-        html.P(f"Campaign files of {campaigns.folder}; their runs go under "
-               f"{campaigns.sandbox.runs_dir / CAMPAIGNS}."),
-        _field("Executor", dcc.RadioItems(id="campaign-executor", value="local", inline=True, options=[
-            {"label": "this machine", "value": "local"},
-            {"label": f"Dask cluster ({campaigns.dask_address})" if campaigns.dask_address
-             else "Dask cluster (start the app with --dask-address)", "value": "dask",
-             "disabled": not campaigns.dask_address}])),
-        _field("Workers (this machine)", dcc.Input(id="campaign-workers", type="number", min=1, step=1, value=2)),
-        html.Div(id="campaign-error", className="error"),
-        html.Div(id="campaign-list"),
-        dcc.Interval(id="campaigns-poll", interval=2 * POLL_MS),
-    ])
-
-
-def _campaign_rows(campaigns: Campaigns) -> list:
-    items = []
-    for entry in campaigns.entries():
-        job = campaigns.jobs.get(entry.key)
-        parts = [html.B(entry.key), f" ({entry.path.name}) "]
-        if entry.error:
-            parts.append(html.Span(f"cannot run: {entry.error}", className="error"))
-        else:
-            parts += [f"{entry.description} - {entry.finished}/{entry.total} instances finished"
-                      + (f", {entry.failed} failed" if entry.failed else "") + " ",
-                      html.Button("Run / resume", id={"type": "campaign-run", "key": entry.key}, n_clicks=0)]
-            if entry.report is not None:
-                parts += [" ", html.A("report", href=f"/campaign-reports/{entry.key}/report.html", target="_blank",
-                                      id=f"report-{entry.key}")]
-        if job is not None:
-            parts.append(html.Div(f"{job.status}: {job.message}", id=f"campaign-status-{entry.key}",
-                                  className="status"))
-        items.append(html.Li(parts, className="campaign"))
-    return [html.Ul(items)] if items else [html.P("No campaign file (*.toml) in this folder.")]
-
-
-def _nav() -> html.Nav:
-    return html.Nav([dcc.Link("New run", href="/"), " | ", dcc.Link("Runs", href="/runs"), " | ",
-                     dcc.Link("Compare", href="/compare"), " | ", dcc.Link("Campaigns", href="/campaigns")],
-                    className="nav")
-
-
 def create_app(config: UiConfig) -> Dash:
     """The Dash application serving ``config`` (its Flask server is ``app.server``).
 
@@ -347,7 +115,7 @@ def create_app(config: UiConfig) -> Dash:
     app = Dash(__name__, title="batreplay", suppress_callback_exceptions=True, update_title=None)
     app.launcher = launcher  # (for shutting down)
     app.layout = html.Div([
-        html.H1("batreplay"), _nav(), dcc.Location(id="url"), html.Div(id="page"),
+        html.H1("batreplay"), pages.nav(), dcc.Location(id="url"), html.Div(id="page"),
     ], className="app")
     server = app.server
     # an upload travels base64-encoded (4/3 of its size): larger requests are refused before they are read
@@ -396,7 +164,7 @@ def create_app(config: UiConfig) -> Dash:
                 from batreplay.analysis.run_dir import load_run
 
                 try:
-                    analyze([folder], out, swf_log=replayed_log(load_run(folder), sandbox))
+                    analyze([folder], out, swf_log=pages.replayed_log(load_run(folder), sandbox))
                 except READ_ERRORS as err:
                     text = str(err).splitlines()[0] if str(err) else type(err).__name__
                     return f"the report of {run_id} could not be built: {text}\n", 500, {"Content-Type": "text/plain"}
@@ -416,17 +184,17 @@ def create_app(config: UiConfig) -> Dash:
         path = (pathname or "/").rstrip("/") or "/"
         try:
             if path == "/":
-                return _new_run_page(sandbox)
+                return pages.new_run_page(sandbox)
             if path == "/runs":
-                return _runs_page()
+                return pages.runs_page()
             if path == "/compare":
-                return _compare_page(runs_dir, search)
+                return pages.compare_page(runs_dir, search)
             if path == "/campaigns":
-                return _campaigns_page(campaigns)
+                return pages.campaigns_page(campaigns)
             if path.startswith("/runs/"):
-                return _run_detail_page(runs_dir, path.removeprefix("/runs/"), sandbox)
+                return pages.run_detail_page(runs_dir, path.removeprefix("/runs/"), sandbox)
         except READ_ERRORS as err:
-            return _error_page(f"{path}: cannot be shown", err)
+            return pages.error_page(f"{path}: cannot be shown", err)
         return html.Div([html.H2("Not found"), html.P(f"No page at {path}.")])
 
     @app.callback(Output("scheduler-options", "value"), Input("scheduler", "value"), prevent_initial_call=True)
@@ -520,13 +288,13 @@ def create_app(config: UiConfig) -> Dash:
     def _compare(chosen: Any):
         names = [name for name in chosen if isinstance(name, str)] if isinstance(chosen, list) else []
         try:
-            return _comparison(runs_dir, names)
+            return pages.comparison(runs_dir, names)
         except READ_ERRORS as err:
-            return [_error_page("These runs cannot be compared", err)]
+            return [pages.error_page("These runs cannot be compared", err)]
 
     @app.callback(Output("campaign-list", "children"), Input("campaigns-poll", "n_intervals"))
     def _campaign_list(_ticks):
-        return _campaign_rows(campaigns)
+        return pages.campaign_rows(campaigns)
 
     @app.callback(Output("campaign-error", "children"), Input({"type": "campaign-run", "key": ALL}, "n_clicks"),
                   State("campaign-executor", "value"), State("campaign-workers", "value"),

@@ -1,0 +1,251 @@
+"""The pages of the web GUI (:mod:`batreplay.ui.app`): their layouts, as Dash components, and the parts the
+callbacks refresh (the comparison, the campaign list). Each page function takes what it shows (the runs folder,
+the sandbox, the campaigns) and returns components; :mod:`batreplay.ui.app` routes URLs to them and wires the
+callbacks. Component ids (``#launch``, ``#run-status``, ``#gantt``...) are what the callbacks and the browser
+tests address.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs
+
+from dash import dash_table, dcc, html
+
+from batreplay.ui.campaigns import CAMPAIGNS, Campaigns
+from batreplay.ui.comparison import read_metrics
+from batreplay.ui.launcher import DONE
+from batreplay.ui.run_form import RECORDED, form_choices, scheduler_options_text
+from batreplay.ui.run_index import COLUMNS, list_runs, run_directory, run_files
+from batreplay.ui.sandbox import Sandbox, SandboxError
+
+#: How often a page showing a run under way asks for news, in milliseconds.
+POLL_MS = 500
+
+
+def error_page(title: str, err: BaseException) -> html.Div:
+    return html.Div([html.H2(title), html.P(str(err).splitlines()[0] if str(err) else type(err).__name__,
+                                            className="error", id="page-error")])
+
+
+def _field(label: str, control, note: str = "") -> html.Div:
+    children = [html.Label(label, className="field-label"), control]
+    if note:
+        children.append(html.Div(note, className="field-note"))
+    return html.Div(children, className="field")
+
+
+def new_run_page(sandbox: Sandbox) -> html.Div:
+    choices = form_choices(sandbox)
+    return html.Div([
+        html.H2("New run"),
+        _field("Workload", dcc.Dropdown(id="workload", options=choices["workload"], value=None,
+                                        clearable=True, placeholder="a log or workload file")),
+        _field("... or a path", dcc.Input(id="workload-path", type="text", debounce=False,
+                                          placeholder="relative to an allowed folder"),
+               "A path typed here wins over the list."),
+        _field("... or upload an SWF / Batsim JSON file",
+               dcc.Upload(id="upload", children=html.Div("Drop a file here or click to choose one"),
+                          className="upload", multiple=False)),
+        html.Div(id="upload-status", className="status"),
+        _field("Platform", dcc.Dropdown(id="platform", options=choices["platform"], value="kth-sp2",
+                                        clearable=False)),
+        _field("Platform variant", dcc.Dropdown(id="variant", options=choices["variant"], value=RECORDED,
+                                                clearable=False)),
+        _field("Node types (instead of the platform)",
+               dcc.Dropdown(id="node-types", options=choices["node_types"], value=None, clearable=True,
+                            placeholder="none")),
+        _field("Scheduler", dcc.Dropdown(id="scheduler", options=choices["scheduler"], value="easy",
+                                         clearable=False)),
+        _field("Scheduler options (JSON)", dcc.Textarea(id="scheduler-options", value=scheduler_options_text("easy"),
+                                                        style={"width": "100%", "height": "6em"}),
+               "Declared options with their defaults."),
+        _field("Replay", dcc.RadioItems(id="replay", options=choices["replay"], value="rigid")),
+        _field("Sessions (feedback replay)", dcc.Input(id="sessions", type="text", value="arrival:60")),
+        _field("Max jobs", dcc.Input(id="max-jobs", type="number", min=1, step=1, placeholder="all jobs")),
+        _field("Engine", dcc.RadioItems(id="engine", options=choices["engine"], value="embedded")),
+        html.Button("Launch", id="launch", n_clicks=0),
+        html.Div(id="form-error", className="error"),
+        html.Div([
+            html.Div(id="run-status", className="status"),
+            html.Progress(id="progress", value="0", max="1", style={"width": "60%"}),
+            html.Button("Cancel", id="cancel", n_clicks=0),
+            html.Div(id="run-link"),
+        ], id="run-panel"),
+        dcc.Store(id="current-run"),
+        dcc.Interval(id="poll", interval=POLL_MS, disabled=True),
+    ])
+
+
+def runs_page() -> html.Div:
+    columns = [{"name": title, "id": key, "presentation": "markdown"} if key == "run_id" else
+               {"name": title, "id": key, "type": "numeric", "format": {"specifier": ",.4~f"}}
+               if key in ("makespan", "mean_waiting_time", "mean_bounded_slowdown", "utilisation", "wall_seconds")
+               else {"name": title, "id": key} for key, title in COLUMNS]
+    return html.Div([
+        html.H2("Runs"),
+        html.Div(dcc.Link("compare the selected runs", href="/compare", id="compare-selected"),
+                 className="field-note"),
+        dash_table.DataTable(id="runs-table", columns=columns, data=[], sort_action="native",
+                             filter_action="native", page_size=50, markdown_options={"link_target": "_self"},
+                             row_selectable="multi", selected_row_ids=[], style_table={"overflowX": "auto"},
+                             style_cell={"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}),
+        dcc.Interval(id="runs-poll", interval=2 * POLL_MS),
+    ])
+
+
+def replayed_log(run, sandbox: Sandbox) -> Path | None:
+    """The SWF log a run replayed, when it is one and the app may read it (else None)."""
+    workload = str(run.spec.get("workload", ""))
+    if not workload.lower().endswith((".swf", ".swf.gz")):
+        return None
+    try:
+        return sandbox.resolve(workload, "workload")
+    except SandboxError:
+        return None
+
+
+def _adequacy_section(run, sandbox: Sandbox) -> list:
+    """The adequacy table of a run against the log it replayed (Baranov et al. 2018, Table I, as the HTML report
+    shows it), or why there is none."""
+    from batreplay.analysis.adequacy import StreamMismatchError
+    from batreplay.analysis.analyze_report import table_i_side_by_side
+    from batreplay.analysis.run_adequacy import adequacy_against_log, refusal_note
+    from batreplay.workloads.swf import read_swf
+
+    log = replayed_log(run, sandbox)
+    if log is None:
+        return []
+    title = html.H3("Adequacy against the recorded log (Baranov et al. 2018, Table I)")
+    try:
+        table, notes = adequacy_against_log(run, read_swf(log))
+    except StreamMismatchError as err:
+        return [title, html.P(refusal_note(run, err), id="adequacy-note")]
+    except (ValueError, OSError) as err:
+        return [title, html.P(f"no adequacy table: {err}", id="adequacy-note")]
+    shown = table_i_side_by_side(table.assign(run=run.name))
+    return [title, dash_table.DataTable(id="adequacy-table", data=shown.to_dict("records"),
+                                        columns=[{"name": column, "id": column} for column in shown.columns],
+                                        style_table={"overflowX": "auto"}),
+            html.Ul([html.Li(note.removeprefix("vs log: ")) for note in notes], className="field-note")]
+
+
+def run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:
+    from batreplay.analysis.metric_registry import summary_rows
+    from batreplay.analysis.run_dir import load_run
+    from batreplay.ui import figures
+
+    folder = run_directory(runs_dir, run_id)
+    if folder is None:
+        return html.Div([html.H2("Run not found"), html.P(f"No finished run called {run_id!r} here.",
+                                                          className="error")])
+    try:
+        run = load_run(folder)
+    except (ValueError, OSError) as err:
+        return html.Div([html.H2(run_id), html.P(f"This run cannot be read: {err}", className="error")])
+    rows = summary_rows(read_metrics(folder))
+    files = run_files(folder)
+    graphs = [
+        dcc.RadioItems(id="gantt-colour", options=[{"label": "colour by user", "value": "user"},
+                                                   {"label": "colour by state", "value": "state"}],
+                       value="user", inline=True),
+        dcc.Graph(id="gantt", figure=figures.gantt_figure(run, color_by="user"), style={"height": "600px"}),
+        dcc.Graph(id="utilisation", figure=figures.utilisation_figure(run)),
+        dcc.Graph(id="waiting", figure=figures.waiting_time_figure(run)),
+    ]
+    lateness = figures.lateness_of(run)
+    if lateness is not None:
+        graphs.append(dcc.Graph(id="lateness", figure=figures.lateness_figure(lateness)))
+    return html.Div([
+        html.H2(run_id),
+        dcc.Store(id="detail-run", data=run_id),
+        dash_table.DataTable(id="metrics-table", data=[{"metric": label, "value": text} for label, text in rows],
+                             columns=[{"name": "metric", "id": "metric"}, {"name": "value", "id": "value"}],
+                             style_cell={"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}),
+        *graphs,
+        *_adequacy_section(run, sandbox),
+        html.H3("Files"),
+        html.Ul([html.Li(html.A(name, href=f"/files/{run_id}/{name}", className="download")) for name in files]
+                + [html.Li(html.A("static HTML report", href=f"/reports/{run_id}/report.html", target="_blank",
+                                  id="report-link"))]),
+    ])
+
+
+def compare_page(runs_dir: Path, search: str | None) -> html.Div:
+    finished = [row["run_id"] for row in list_runs(runs_dir) if row.get("status") == DONE]
+    chosen = [name for name in parse_qs((search or "").lstrip("?")).get("runs", [""])[0].split(",") if name in finished]
+    return html.Div([
+        html.H2("Compare runs"),
+        _field("Runs (the first is the reference)",
+               dcc.Dropdown(id="compare-runs", options=[{"label": name, "value": name} for name in finished],
+                            value=chosen, multi=True, placeholder="two runs or more")),
+        dcc.Loading(html.Div(id="comparison")),
+    ])
+
+
+def comparison(runs_dir: Path, chosen: list[str]) -> list:
+    from batreplay.analysis.run_dir import load_run
+    from batreplay.ui import figures
+    from batreplay.ui.comparison import REFERENCE_NOTE, comparison_rows
+
+    folders = [folder for folder in (run_directory(runs_dir, name) for name in chosen or []) if folder is not None]
+    if len(folders) < 2:
+        return [html.P("Choose two finished runs or more.")]
+    columns, rows = comparison_rows([folder.name for folder in folders],
+                                    [read_metrics(folder) for folder in folders])
+    runs = [load_run(folder) for folder in folders]
+    return [
+        dash_table.DataTable(id="comparison-table", data=rows, columns=[{"name": c, "id": c} for c in columns],
+                             style_table={"overflowX": "auto"}, style_cell={"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}),
+        html.P(REFERENCE_NOTE, className="field-note"),
+        dcc.Graph(id="compare-series", figure=figures.comparison_series_figure(runs)),
+        dcc.Graph(id="compare-cumulative", figure=figures.cumulative_submissions_figure(runs)),
+    ]
+
+
+def campaigns_page(campaigns: Campaigns) -> html.Div:
+    if campaigns.folder is None:
+        return html.Div([html.H2("Campaigns"),
+                         html.P("No campaign folder: start the app with --campaigns DIR (expe/ by default when "
+                                "it is in the current folder).")])
+    return html.Div([
+        html.H2("Campaigns"),
+        html.P(f"Campaign files of {campaigns.folder}; their runs go under "
+               f"{campaigns.sandbox.runs_dir / CAMPAIGNS}."),
+        _field("Executor", dcc.RadioItems(id="campaign-executor", value="local", inline=True, options=[
+            {"label": "this machine", "value": "local"},
+            {"label": f"Dask cluster ({campaigns.dask_address})" if campaigns.dask_address
+             else "Dask cluster (start the app with --dask-address)", "value": "dask",
+             "disabled": not campaigns.dask_address}])),
+        _field("Workers (this machine)", dcc.Input(id="campaign-workers", type="number", min=1, step=1, value=2)),
+        html.Div(id="campaign-error", className="error"),
+        html.Div(id="campaign-list"),
+        dcc.Interval(id="campaigns-poll", interval=2 * POLL_MS),
+    ])
+
+
+def campaign_rows(campaigns: Campaigns) -> list:
+    items = []
+    for entry in campaigns.entries():
+        job = campaigns.jobs.get(entry.key)
+        parts = [html.B(entry.key), f" ({entry.path.name}) "]
+        if entry.error:
+            parts.append(html.Span(f"cannot run: {entry.error}", className="error"))
+        else:
+            parts += [f"{entry.description} - {entry.finished}/{entry.total} instances finished"
+                      + (f", {entry.failed} failed" if entry.failed else "") + " ",
+                      html.Button("Run / resume", id={"type": "campaign-run", "key": entry.key}, n_clicks=0)]
+            if entry.report is not None:
+                parts += [" ", html.A("report", href=f"/campaign-reports/{entry.key}/report.html", target="_blank",
+                                      id=f"report-{entry.key}")]
+        if job is not None:
+            parts.append(html.Div(f"{job.status}: {job.message}", id=f"campaign-status-{entry.key}",
+                                  className="status"))
+        items.append(html.Li(parts, className="campaign"))
+    return [html.Ul(items)] if items else [html.P("No campaign file (*.toml) in this folder.")]
+
+
+def nav() -> html.Nav:
+    return html.Nav([dcc.Link("New run", href="/"), " | ", dcc.Link("Runs", href="/runs"), " | ",
+                     dcc.Link("Compare", href="/compare"), " | ", dcc.Link("Campaigns", href="/campaigns")],
+                    className="nav")
