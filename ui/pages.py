@@ -24,6 +24,7 @@ POLL_MS = 500
 
 
 def error_page(title: str, err: BaseException) -> html.Div:
+    """A page (or part) saying in one line why something cannot be shown: the first line of ``err``."""
     return html.Div([html.H2(title), html.P(str(err).splitlines()[0] if str(err) else type(err).__name__,
                                             className="error", id="page-error")])
 
@@ -36,6 +37,8 @@ def _field(label: str, control, note: str = "") -> html.Div:
 
 
 def new_run_page(sandbox: Sandbox) -> html.Div:
+    """The New-run form, its choices from :func:`~batreplay.ui.run_form.form_choices`, and the panel of the run
+    launched (status, progress bar, Cancel, link to the run)."""
     choices = form_choices(sandbox)
     return html.Div([
         html.H2("New run"),
@@ -78,6 +81,7 @@ def new_run_page(sandbox: Sandbox) -> html.Div:
 
 
 def runs_page() -> html.Div:
+    """The Runs table (filled and refreshed by a callback) and the link comparing the rows ticked."""
     columns = [{"name": title, "id": key, "presentation": "markdown"} if key == "run_id" else
                {"name": title, "id": key, "type": "numeric", "format": {"specifier": ",.4~f"}}
                if key in ("makespan", "mean_waiting_time", "mean_bounded_slowdown", "utilisation", "wall_seconds")
@@ -131,6 +135,8 @@ def _adequacy_section(run, sandbox: Sandbox) -> list:
 
 
 def run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:
+    """The detail page of the finished run ``run_id``: metrics, figures, adequacy against its log, downloads; or
+    a line saying there is no such run or why it cannot be read."""
     from batreplay.analysis.metric_registry import summary_rows
     from batreplay.analysis.run_dir import load_run
     from batreplay.ui import figures
@@ -172,6 +178,8 @@ def run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:
 
 
 def compare_page(runs_dir: Path, search: str | None) -> html.Div:
+    """The Compare page: a choice of finished runs (preselected by the URL's ``?runs=a,b``) and the comparison
+    the callback draws below it."""
     finished = [row["run_id"] for row in list_runs(runs_dir) if row.get("status") == DONE]
     chosen = [name for name in parse_qs((search or "").lstrip("?")).get("runs", [""])[0].split(",") if name in finished]
     return html.Div([
@@ -184,6 +192,12 @@ def compare_page(runs_dir: Path, search: str | None) -> html.Div:
 
 
 def comparison(runs_dir: Path, chosen: list[str]) -> list:
+    """The comparison of the finished runs ``chosen`` (names; unknown ones skipped): metrics table, overlaid
+    series and cumulative submissions, or a line asking for two runs or more.
+
+    Raises:
+        OSError, ValueError: a run's files cannot be read (the caller says so in one line).
+    """
     from batreplay.analysis.run_dir import load_run
     from batreplay.ui import figures
     from batreplay.ui.comparison import REFERENCE_NOTE, comparison_rows
@@ -204,6 +218,7 @@ def comparison(runs_dir: Path, chosen: list[str]) -> list:
 
 
 def campaigns_page(campaigns: Campaigns) -> html.Div:
+    """The Campaigns page: executor choice and the list of campaign files (refreshed by a callback)."""
     if campaigns.folder is None:
         return html.Div([html.H2("Campaigns"),
                          html.P("No campaign folder: start the app with --campaigns DIR (expe/ by default when "
@@ -225,6 +240,8 @@ def campaigns_page(campaigns: Campaigns) -> html.Div:
 
 
 def campaign_rows(campaigns: Campaigns) -> list:
+    """One line per campaign file: progress, why it cannot run, the Run / resume button, its report and the
+    state of a run launched from the app."""
     items = []
     for entry in campaigns.entries():
         job = campaigns.jobs.get(entry.key)
@@ -246,6 +263,7 @@ def campaign_rows(campaigns: Campaigns) -> list:
 
 
 def nav() -> html.Nav:
+    """The links to the five pages."""
     return html.Nav([dcc.Link("New run", href="/"), " | ", dcc.Link("Runs", href="/runs"), " | ",
                      dcc.Link("Compare", href="/compare"), " | ", dcc.Link("Campaigns", href="/campaigns")],
                     className="nav")
