@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from batreplay.campaign.worker import (
+    FAILED_LOG_SUFFIX,
     FAILED_SUFFIX,
     INTERRUPTED_STATUSES,
     is_finished,
@@ -164,8 +165,9 @@ def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
 #: Modules the local forkserver imports once, so that each instance process starts without import cost.
 #: The first one makes the server ignore SIGINT (:mod:`batreplay.campaign.forkserver_signals`).
 FORKSERVER_PRELOAD: tuple[str, ...] = (
-    "batreplay.campaign.forkserver_signals", "batreplay.campaign.worker", "batreplay.run.runner", "batreplay.replay.broker", "batreplay.replay.feedback",
-    "batreplay.replay.session_graph", "batreplay.replay.sessions",
+    "batreplay.campaign.forkserver_signals", "batreplay.campaign.worker", "batreplay.run.runner",
+    "batreplay.replay.broker", "batreplay.replay.feedback", "batreplay.replay.session_graph",
+    "batreplay.replay.sessions",
 )
 _FORKSERVER_LOCK = threading.Lock()
 
@@ -275,12 +277,12 @@ def run_isolated(task: dict[str, Any], *, launcher: str = "subprocess", on_start
             error = json.loads(failed.read_text()).get("error", "")
         except (OSError, json.JSONDecodeError):
             error = "see the failure record"
-        shutil.move(log_path, root / f"{task['id']}.failed.log")
+        shutil.move(log_path, root / f"{task['id']}{FAILED_LOG_SUFFIX}")
         return InstanceOutcome(task["id"], "failed", wall, error, host)
     reason = f"instance process {_signal_text(returncode)} without a result"
     write_failure_record(task, "ProcessDied", reason, log_tail=tail, host=host, wall_seconds=wall,
                          returncode=returncode)
-    shutil.move(log_path, root / f"{task['id']}.failed.log")
+    shutil.move(log_path, root / f"{task['id']}{FAILED_LOG_SUFFIX}")
     return InstanceOutcome(task["id"], "failed", wall, reason, host)
 
 

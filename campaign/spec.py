@@ -336,23 +336,26 @@ class CampaignSpec:
 
     def input_files(self) -> list[tuple[str, Path]]:
         """Every file the campaign reads, as ``(what, path)`` with relative paths under :attr:`root`: each log's
-        workload, platform file and node types, each experiment's scheduler file and speedup table, and the
-        report's published values and explanations. A shipped platform or a catalogue log
-        name is not a path and is left out (the app that checks these paths lets them be)."""
+        workload (a catalogue name stands for its cached file), platform file (not a shipped platform's name) and
+        node types, each experiment's scheduler file and speedup tables (the engine's, and easy-coscheduling's own
+        in its scheduler options), and the report's published values and explanations."""
         from batreplay.schedulers.names import names_a_file  # (no pybatsim)
 
         found: list[tuple[str, Path]] = []
         for log in self.logs:
-            for key in ("workload", "platform", "node_types"):
-                value = getattr(log, key)
-                if value and (self.resolve(value).exists() or "/" in value or "\\" in value):
+            platform = None if log.platform in SHIPPED_PLATFORMS else log.platform
+            for key, value in (("workload", log.workload), ("platform", platform), ("node_types", log.node_types)):
+                if value is not None:
                     found.append((f"[[logs]] {log.name}, {key}", self.resolve(value)))
         for experiment in self.experiments:
+            where = f"[[experiments]] {experiment.name}"
             if names_a_file(experiment.scheduler):
-                found.append((f"[[experiments]] {experiment.name}, scheduler", self.resolve(experiment.scheduler)))
-            table = experiment.speedup_options.get("table")
-            if isinstance(table, str):
-                found.append((f"[[experiments]] {experiment.name}, speedup_options table", self.resolve(table)))
+                found.append((f"{where}, scheduler", self.resolve(experiment.scheduler)))
+            own = experiment.scheduler_options.get("speedup_options")
+            for key, options in (("speedup_options", experiment.speedup_options),
+                                 ("scheduler_options speedup_options", own if isinstance(own, dict) else {})):
+                if isinstance(options.get("table"), str):
+                    found.append((f"{where}, {key} table", self.resolve(options["table"])))
         for key in ("published", "explanations"):
             value = getattr(self.report, key)
             if value is not None:

@@ -45,6 +45,8 @@ from batreplay.atomic import process_alive, write_json_atomically
 
 INSTANCE_MANIFEST = "instance.json"
 FAILED_SUFFIX = ".failed.json"
+#: The output of a failed instance's process, next to its failure record: ``<id>.failed.log``.
+FAILED_LOG_SUFFIX = ".failed.log"
 #: Exit statuses of an instance process stopped by SIGINT / SIGTERM (not a failure of the instance).
 INTERRUPTED_STATUSES = frozenset({130, 143, -signal.SIGINT, -signal.SIGTERM})
 

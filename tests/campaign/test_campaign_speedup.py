@@ -223,5 +223,8 @@ def test_the_scheduler_own_speedup_table_is_looked_for_under_the_root(tmp_path, 
         'name = "E"\nscheduler = "easy"', 'name = "E"\nscheduler = "easy-coscheduling"')
     spec = load(tmp_path / "expe", text)
     assert spec.instances()[1].params["scheduler_options"]["speedup_options"]["table"] == "tables/s.csv"
+    read = {path.resolve() for what, path in spec.input_files()
+            if what.endswith("scheduler_options speedup_options table")}
+    assert read == {(tmp_path / "tables" / "s.csv").resolve()}  # among the files the campaign reads
     with pytest.raises(CampaignSpecError, match="no such file"):
         load(tmp_path / "expe", text.replace("tables/s.csv", "tables/missing.csv"))
