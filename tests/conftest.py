@@ -1,6 +1,7 @@
 """Shared test fixtures: where the read-only shared material lives (``../shared`` next to the checkout)."""
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -13,6 +14,22 @@ GOLDEN = SHARED / "batsim-golden"
 #: The same kind of recordings, with Batsim's --enable-compute-sharing (several jobs on one host).
 GOLDEN_SHARING = SHARED / "batsim-golden-sharing"
 SEEDS = SHARED / "seeds"
+
+#: Names of a Chromium binary, in the order looked for (Debian's package is ``chromium``).
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+#: Flags of every Chromium the tests start. This machine's network is closed: Chromium must not try to reach
+#: Google's services at start.
+CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync")
+
+
+def chromium_path() -> str | None:
+    """The first Chromium binary on PATH (:data:`CHROMIUM_NAMES`), or None."""
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
 
 # `python -m pytest` puts the current directory first on sys.path. From the checkout, the top-level source folders
 # (`schedulers/`, `engine/`, ...) would then shadow installed packages of the same name: pybatsim's `schedulers`,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import re
-import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import GOLDEN
+from conftest import CHROMIUM_ARGS, GOLDEN, chromium_path
 from matplotlib.figure import Figure
 
 from batreplay.analysis.analyze_command import analyze
@@ -27,9 +26,6 @@ from batreplay.analysis.report import (
     render_html,
     write_report,
 )
-
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-
 
 class _Collector(HTMLParser):
     """Every tag's attributes, and the text of table cells."""
@@ -123,22 +119,12 @@ def test_page_is_self_contained_and_escaped(tmp_path):
     assert written.read_text(encoding="utf-8") == page
 
 
-def _chromium() -> str | None:
-    for name in CHROMIUM_NAMES:
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
 def images_loaded(page: Path, profile: Path) -> str:
     """Open ``page`` in headless Chromium and return the report's data-images-loaded attribute ("N/M")."""
-    binary = _chromium()
+    binary = chromium_path()
     if binary is None:
         pytest.skip("no Chromium binary on PATH (Debian packages chromium, chromium-driver)")
-    command = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()]
+    command = [binary, "--headless", *CHROMIUM_ARGS, f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     match = re.search(rf'<body[^>]*\b{IMAGES_LOADED_ATTRIBUTE}="(\d+/\d+)"', done.stdout)
@@ -173,7 +159,7 @@ def test_chromium_check_sees_a_broken_image(golden_report, tmp_path):
 def test_a_wide_table_scrolls_in_its_box_at_1400_px(tmp_path):
     """A table of 40 wide columns (like a campaign's "All instances") scrolls inside its box; the page itself
     stays within a 1400-pixel window."""
-    binary = _chromium()
+    binary = chromium_path()
     if binary is None:
         pytest.skip("no Chromium binary on PATH")
     wide = pd.DataFrame({f"a rather long column heading {k}": [f"value-{k}-{'x' * 20}", k * 1000.5]

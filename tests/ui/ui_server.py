@@ -1,4 +1,5 @@
-"""A `batreplay ui` server in a process of its own, and headless Chromium, for the web GUI's tests (imported as fixtures).
+"""A `batreplay ui` server in a process of its own, and headless Chromium, for the web GUI's tests (imported as
+fixtures).
 
 The server is the console command a user runs (``python -m batreplay.cli ui``), on a free port, with a runs
 folder of the test's, the shared workloads and an inputs folder as its allowed folders, and an empty log cache.
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -20,12 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import WORKLOADS
+from conftest import CHROMIUM_ARGS, WORKLOADS, chromium_path
 
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-# This machine's network is closed: Chromium must not try to reach Google's services at start.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 #: Upper bound of a server start, a page or a run to appear: only a failure waits this long.
 PATIENCE_S = 180
 
@@ -112,7 +108,8 @@ def write_campaigns(folder: Path, outside: Path) -> None:
     """Two campaign files: ``tiny`` (300 KTH-SP2 jobs, EASY and FCFS) and ``outside``, whose log is a readable SWF
     file outside the allowed folders."""
     folder.mkdir(parents=True)
-    (folder / "tiny.toml").write_text(CAMPAIGN.format(name="tiny", jobs=300, workload=WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"))
+    kth = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
+    (folder / "tiny.toml").write_text(CAMPAIGN.format(name="tiny", jobs=300, workload=kth))
     outside.write_text("1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n")
     (folder / "outside.toml").write_text(CAMPAIGN.format(name="outside", jobs=1, workload=outside))
 
@@ -129,14 +126,6 @@ def ui_server(tmp_path_factory) -> Iterator[UiServer]:
     stop_ui(server)
 
 
-def chromium_path() -> str | None:
-    for name in CHROMIUM_NAMES:
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser():
     binary = chromium_path()
@@ -144,7 +133,7 @@ def browser():
         pytest.skip("no Chromium on PATH (Debian package chromium)")
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=binary, args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(executable_path=binary, args=list(CHROMIUM_ARGS))
         yield launched
         launched.close()
 
