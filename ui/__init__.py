@@ -5,7 +5,7 @@ New-run form's choices, taken from the registries, and its values turned into a 
 command line's own checks), :mod:`.launcher` (runs in background worker processes, with progress and
 cancellation), :mod:`.run_index` (the runs under the runs directory), :mod:`.figures` (interactive Plotly
 figures of runs), :mod:`.comparison` (runs side by side), :mod:`.campaigns` (campaign files, run from the app),
-:mod:`.pages` (the pages' layouts) and :mod:`.app` (the Dash application: routes, callbacks, access, serving). The package sits just below the
-command line: it may import every other package of batreplay (campaign executors, runs, analysis, registries),
-and only :mod:`batreplay.cli` imports it.
+:mod:`.messages` (errors in one line), :mod:`.pages` (the pages' layouts) and :mod:`.app` (the Dash application:
+routes, callbacks, access, serving). The package sits just below the command line: it may import every other
+package of batreplay (campaign executors, runs, analysis, registries), and only :mod:`batreplay.cli` imports it.
 """

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hmac
 import threading
+from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from batreplay.campaign.spec import CampaignSpecError
 from batreplay.ui import pages
 from batreplay.ui.campaigns import REPORT, Campaigns
 from batreplay.ui.launcher import CANCELLED, DONE, FAILED, Launcher
+from batreplay.ui.messages import one_line
 from batreplay.ui.run_form import (
     MAX_UPLOAD_BYTES,
     FormError,
@@ -106,7 +108,8 @@ def create_app(config: UiConfig) -> Dash:
     from batreplay.workloads.pwa import default_cache_dir
 
     cache = default_cache_dir()
-    readable = [*config.allowed, *([config.campaigns] if config.campaigns else []), *([cache] if cache.is_dir() else [])]
+    readable = [*config.allowed, *([config.campaigns] if config.campaigns else []),
+                *([cache] if cache.is_dir() else [])]
     sandbox = Sandbox(config.runs_dir, readable)
     launcher = Launcher(sandbox.runs_dir, workers=config.workers)
     campaigns = Campaigns(Path(config.campaigns).resolve() if config.campaigns else None, sandbox,
@@ -140,9 +143,7 @@ def create_app(config: UiConfig) -> Dash:
         def _check_host():
             # Without a token only this machine's own names are served: a web page whose name resolves to
             # 127.0.0.1 (DNS rebinding) cannot drive the app from a browser.
-            name = request.host.rsplit(":", 1)[0].strip("[]") if not request.host.endswith("]") else \
-                request.host.strip("[]")
-            if name not in LOOPBACK_HOSTS:
+            if urlsplit(f"//{request.host}").hostname not in LOOPBACK_HOSTS:
                 abort(403)
 
     @server.route("/files/<run_id>/<name>")
@@ -166,15 +167,16 @@ def create_app(config: UiConfig) -> Dash:
                 try:
                     analyze([folder], out, swf_log=pages.replayed_log(load_run(folder), sandbox))
                 except READ_ERRORS as err:
-                    text = str(err).splitlines()[0] if str(err) else type(err).__name__
-                    return f"the report of {run_id} could not be built: {text}\n", 500, {"Content-Type": "text/plain"}
+                    return (f"the report of {run_id} could not be built: {one_line(err)}\n", 500,
+                            {"Content-Type": "text/plain"})
         return send_from_directory(out, name)
 
     @server.route("/campaign-reports/<key>/<path:name>")
     def _campaign_report(key: str, name: str):
-        if key.startswith(".") or key != Path(key).name:
+        try:
+            folder = campaigns.output_root(key) / REPORT
+        except SandboxError:  # not a plain campaign name
             abort(404)
-        folder = campaigns.output_root(key) / REPORT
         if not (folder / "report.html").is_file():
             abort(404)
         return send_from_directory(folder, name)
@@ -230,7 +232,7 @@ def create_app(config: UiConfig) -> Dash:
         except (FormError, SandboxError) as err:
             return no_update, str(err), True
         except READ_ERRORS as err:  # an input file that cannot be read (its reader says why)
-            return no_update, f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}", True
+            return no_update, one_line(err, kind=True), True
         launcher.submit(planned.run_id, planned.spec)
         return planned.run_id, "", False
 
@@ -277,11 +279,11 @@ def create_app(config: UiConfig) -> Dash:
         from batreplay.ui import figures
 
         folder = run_directory(runs_dir, run_id)
-        if folder is None or colour not in ("user", "state"):
+        if folder is None:
             return no_update
         try:
             return figures.gantt_figure(load_run(folder), color_by=colour)
-        except READ_ERRORS:
+        except READ_ERRORS:  # (an unknown colour is a ValueError of gantt_figure)
             return no_update  # (the page shows the chart it had; reloading it says what is wrong)
 
     @app.callback(Output("comparison", "children"), Input("compare-runs", "value"))
@@ -305,7 +307,7 @@ def create_app(config: UiConfig) -> Dash:
         try:
             campaigns.launch(ctx.triggered_id.get("key"), workers=_whole(workers), dask=executor == "dask")
         except (SandboxError, CampaignSpecError, ValueError, OSError) as err:
-            return str(err).splitlines()[0]
+            return one_line(err)
         return ""
 
     return app

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from batreplay.campaign.runner import CampaignBusyError, run_campaign, scan
 from batreplay.campaign.spec import CampaignSpec, CampaignSpecError, load_campaign
+from batreplay.ui.messages import one_line
 from batreplay.ui.sandbox import Sandbox, SandboxError
 
 CAMPAIGNS = "campaigns"
@@ -128,7 +129,7 @@ class Campaigns:
                 spec = self.load(path.stem)
                 instances = spec.instances()
             except (CampaignSpecError, SandboxError, ValueError, OSError) as err:
-                entry.error = str(err).splitlines()[0]
+                entry.error = one_line(err)
                 entries.append(entry)
                 continue
             state = scan(spec.output_root, instances)
@@ -149,9 +150,7 @@ class Campaigns:
         """
         from batreplay.campaign.executors import make_executor
 
-        if key not in {entry.key for entry in self.entries()}:
-            raise SandboxError(f"campaign: {key!r} is not a campaign file of {self.folder}")
-        spec = self.load(key)
+        spec = self.load(key)  # (a plain name of a campaign file of the folder, checked)
         if dask and not self.dask_address:
             raise ValueError("no Dask scheduler: start the app with --dask-address tcp://HOST:8786")
         chosen = (make_executor("dask", scheduler_address=self.dask_address) if dask
@@ -176,9 +175,8 @@ class Campaigns:
             summary = run_campaign(spec, executor=executor, console=quiet, show_progress=False)
             build_report(spec, self.output_root(key) / REPORT, console=quiet)
         except Exception as err:  # noqa: BLE001 - shown in the page; the job must not stay "running"
-            text = str(err).splitlines()[0] if str(err) else ""
-            job.status, job.message = FAILED, f"{type(err).__name__}: {text}" if not isinstance(
-                err, (CampaignBusyError, CampaignSpecError)) else text
+            job.status = FAILED
+            job.message = one_line(err, kind=not isinstance(err, (CampaignBusyError, CampaignSpecError)))
             return
         job.status = DONE
         job.message = (f"{summary.already_finished + len(summary.done)}/{summary.total} instances finished, "

@@ -9,28 +9,13 @@ difference in percent. The first run is the reference.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from batreplay.analysis.metric_registry import RUN_SUMMARY, get_metric
 
 REFERENCE_NOTE = "runs numbered in the order chosen; 'k - 1' = run k - run 1 (same unit), 'k vs 1' = relative to run 1"
-
-
-def read_metrics(folder: Path) -> dict[str, Any]:
-    """The ``metrics.json`` of a run directory.
-
-    Raises:
-        OSError, ValueError: it cannot be read (the message names the file).
-    """
-    path = Path(folder) / "metrics.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as err:
-        raise ValueError(f"{path}: not JSON ({err})") from None
 
 
 def _relative(value: float, reference: float) -> str:

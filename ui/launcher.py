@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from batreplay.campaign.executors import run_isolated
-from batreplay.campaign.worker import FAILED_SUFFIX, is_finished
+from batreplay.campaign.worker import FAILED_LOG_SUFFIX, FAILED_SUFFIX, is_finished
 from batreplay.run.spec import FLAT_FIELDS, RunSpec
+from batreplay.ui.messages import one_line
 
 #: The campaign name recorded in the ``instance.json`` of runs launched from the GUI.
 UI_CAMPAIGN = "ui"
@@ -94,7 +94,7 @@ class Launcher:
             if is_finished(self.runs_dir, run_id):
                 state = self._states[run_id] = RunState(run_id, DONE, reused=True)
                 return state
-            for record in (f"{run_id}{FAILED_SUFFIX}", f"{run_id}.failed.log"):  # a new attempt
+            for record in (f"{run_id}{FAILED_SUFFIX}", f"{run_id}{FAILED_LOG_SUFFIX}"):  # a new attempt
                 (self.runs_dir / record).unlink(missing_ok=True)
             state = self._states[run_id] = RunState(run_id, QUEUED)
         self._pool.submit(self._run, state, task_of(run_id, spec, self.runs_dir))
@@ -108,22 +108,21 @@ class Launcher:
                 if state._stop.is_set():
                     process.terminate()
 
-        started_at = time.time()
         try:
             outcome = run_isolated(task, launcher="subprocess", on_start=started, stop=state._stop)
         except Exception as err:  # noqa: BLE001 - shown in the page: the app itself goes on
-            state.status, state.error = FAILED, f"{type(err).__name__}: {err}"
+            state.status, state.error = FAILED, one_line(err, kind=True)
             return
         finally:
             state._process = None
             progress_path(self.runs_dir, state.run_id).unlink(missing_ok=True)
-        state.wall_seconds = outcome.wall_seconds or time.time() - started_at
+        state.wall_seconds = outcome.wall_seconds
         if outcome.status == "done":
             state.status = DONE
         elif outcome.status == "interrupted":
             state.status, state.error = CANCELLED, "cancelled"
         else:
-            state.status, state.error = FAILED, (outcome.error or "failed").splitlines()[0]
+            state.status, state.error = FAILED, one_line(outcome.error, default="failed")
 
     def cancel(self, run_id: str) -> bool:
         """Stop ``run_id`` if it waits or runs (nothing of it is kept); False when it does neither."""

@@ -13,20 +13,21 @@ from urllib.parse import parse_qs
 from dash import dash_table, dcc, html
 
 from batreplay.ui.campaigns import CAMPAIGNS, Campaigns
-from batreplay.ui.comparison import read_metrics
 from batreplay.ui.launcher import DONE
 from batreplay.ui.run_form import RECORDED, form_choices, scheduler_options_text
-from batreplay.ui.run_index import COLUMNS, list_runs, run_directory, run_files
+from batreplay.ui.run_index import COLUMNS, list_runs, read_metrics, run_directory, run_files
+from batreplay.ui.messages import one_line
 from batreplay.ui.sandbox import Sandbox, SandboxError
 
 #: How often a page showing a run under way asks for news, in milliseconds.
 POLL_MS = 500
+#: The cells of every table of the pages.
+TABLE_CELL = {"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}
 
 
 def error_page(title: str, err: BaseException) -> html.Div:
     """A page (or part) saying in one line why something cannot be shown: the first line of ``err``."""
-    return html.Div([html.H2(title), html.P(str(err).splitlines()[0] if str(err) else type(err).__name__,
-                                            className="error", id="page-error")])
+    return html.Div([html.H2(title), html.P(one_line(err), className="error", id="page-error")])
 
 
 def _field(label: str, control, note: str = "") -> html.Div:
@@ -93,7 +94,7 @@ def runs_page() -> html.Div:
         dash_table.DataTable(id="runs-table", columns=columns, data=[], sort_action="native",
                              filter_action="native", page_size=50, markdown_options={"link_target": "_self"},
                              row_selectable="multi", selected_row_ids=[], style_table={"overflowX": "auto"},
-                             style_cell={"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}),
+                             style_cell=TABLE_CELL),
         dcc.Interval(id="runs-poll", interval=2 * POLL_MS),
     ])
 
@@ -167,7 +168,7 @@ def run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:
         dcc.Store(id="detail-run", data=run_id),
         dash_table.DataTable(id="metrics-table", data=[{"metric": label, "value": text} for label, text in rows],
                              columns=[{"name": "metric", "id": "metric"}, {"name": "value", "id": "value"}],
-                             style_cell={"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}),
+                             style_cell=TABLE_CELL),
         *graphs,
         *_adequacy_section(run, sandbox),
         html.H3("Files"),
@@ -210,7 +211,7 @@ def comparison(runs_dir: Path, chosen: list[str]) -> list:
     runs = [load_run(folder) for folder in folders]
     return [
         dash_table.DataTable(id="comparison-table", data=rows, columns=[{"name": c, "id": c} for c in columns],
-                             style_table={"overflowX": "auto"}, style_cell={"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}),
+                             style_table={"overflowX": "auto"}, style_cell=TABLE_CELL),
         html.P(REFERENCE_NOTE, className="field-note"),
         dcc.Graph(id="compare-series", figure=figures.comparison_series_figure(runs)),
         dcc.Graph(id="compare-cumulative", figure=figures.cumulative_submissions_figure(runs)),

@@ -212,7 +212,8 @@ def _scheduler(form: RunForm, sandbox: Sandbox) -> tuple[str, dict[str, Any]]:
         try:
             options = json.loads(form.scheduler_options)
         except json.JSONDecodeError as err:
-            raise FormError(f"scheduler options: not JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
+            raise FormError(f"scheduler options: not JSON ({err.msg} at line {err.lineno}, "
+                            f"column {err.colno})") from None
     try:
         check_scheduler_options(name, options)
     except ValueError as err:

@@ -19,6 +19,7 @@ from typing import Any
 from batreplay.analysis.run_dir import MANIFEST_NAME
 from batreplay.campaign.worker import FAILED_SUFFIX
 from batreplay.ui.launcher import DONE, FAILED, RunState
+from batreplay.ui.messages import one_line
 
 #: Columns of the Runs table, in order: (key, title). Times are seconds of simulated time.
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -55,6 +56,19 @@ def _spec_columns(spec: dict[str, Any]) -> dict[str, Any]:
             "engine": spec.get("engine", "")}
 
 
+def read_metrics(folder: Path) -> dict[str, Any]:
+    """The ``metrics.json`` of a run directory.
+
+    Raises:
+        OSError, ValueError: it cannot be read (the message names the file).
+    """
+    path = Path(folder) / "metrics.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise ValueError(f"{path}: not JSON ({err})") from None
+
+
 def finished_row(folder: Path) -> dict[str, Any]:
     """The row of a run directory: its spec's main choices, its key metrics, wall time and end time.
 
@@ -62,7 +76,7 @@ def finished_row(folder: Path) -> dict[str, Any]:
     row: dict[str, Any] = {"run_id": folder.name, "status": DONE}
     try:
         manifest = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
-        metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+        metrics = read_metrics(folder)
         row.update(_spec_columns(manifest["spec"]))
         row.update({key: metrics.get(key) for key in _METRICS})
         row["wall_seconds"] = manifest.get("wall_seconds")
@@ -78,7 +92,7 @@ def failed_row(record: Path) -> dict[str, Any]:
     try:
         document = json.loads(record.read_text(encoding="utf-8"))
         row = {"run_id": run_id, "status": FAILED, **_spec_columns(document.get("params", {})),
-               "error": str(document.get("error", "")).splitlines()[0] if document.get("error") else "",
+               "error": one_line(document.get("error")),
                "wall_seconds": document.get("wall_seconds"), "finished": _when(record)}
     except (OSError, ValueError, AttributeError, TypeError) as err:  # (a JSON value of another shape)
         row = {"run_id": run_id, "status": UNREADABLE, "error": f"{type(err).__name__}: {err}"}
@@ -108,7 +122,8 @@ def list_runs(runs_dir: Path, launched: Iterable[RunState] = ()) -> list[dict[st
 def run_directory(runs_dir: Path, run_id: str) -> Path | None:
     """The directory of the finished run ``run_id`` under ``runs_dir``, or None (a name with a path separator, a
     hidden name or ``..`` is never looked up)."""
-    if not isinstance(run_id, str) or not run_id or run_id.startswith(".") or "/" in run_id or "\\" in run_id or run_id != Path(run_id).name:
+    if (not isinstance(run_id, str) or not run_id or run_id.startswith(".") or "\\" in run_id
+            or run_id != Path(run_id).name):  # (a separator, or "..", makes the name differ from its last part)
         return None
     folder = runs_dir / run_id
     if folder.is_symlink() or not (folder / MANIFEST_NAME).is_file():

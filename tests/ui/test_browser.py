@@ -197,7 +197,8 @@ def test_a_path_that_leaves_the_allowed_folders_is_refused_in_the_page(page, ui_
 
 def test_a_bad_upload_shows_the_readers_one_line_error(page, ui_server, tmp_path):
     bad = tmp_path / "broken.swf"
-    bad.write_text("; MaxProcs: 4\n1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n2 5 0 ten 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n")
+    bad.write_text("; MaxProcs: 4\n1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n"
+                   "2 5 0 ten 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n")
     page.goto(ui_server.page_url("/"))
     page.set_input_files("#upload input[type=file]", str(bad))
     page.wait_for_selector("#upload-error")

@@ -11,7 +11,8 @@ from batreplay.analysis.metric_registry import get_metric
 from batreplay.analysis.run_dir import load_run
 from batreplay.run.runner import run
 from batreplay.run.spec import RunSpec
-from batreplay.ui.comparison import comparison_rows, read_metrics
+from batreplay.ui.comparison import comparison_rows
+from batreplay.ui.run_index import read_metrics
 from batreplay.ui.figures import comparison_series_figure, cumulative_submissions_figure
 from conftest import WORKLOADS
 
