@@ -164,8 +164,7 @@ def _generated_platform(sandbox: Sandbox, stem: str, text: str) -> Path:
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
     path = sandbox.runs_dir / PLATFORMS / f"{_SAFE_NAME.sub('-', stem)}-{digest}.xml"
     if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_platform_text(path, text)
+        write_platform_text(path, text)  # (atomically, its folder created)
     return path
 
 
