@@ -18,6 +18,8 @@ Python floats (IEEE doubles, as in SimGrid). It imports only numpy: the server a
   ``subtract.accumulate`` beyond :data:`SCALAR_REPLAY` steps, on a view of the step history, an ``array("d")``)
   when they come near the front: the same numbers as a full update at every step, at a cost that does not grow
   with the number of running jobs.
+- *One transfer at a time* (Batsim's server takes one message at a time) waits in a slot beside the heap
+  (:meth:`Kernel.start_transfer`): the same steps, without a heap entry per message.
 - *Within a step,* ended activities and scheduled actions run by priority (:data:`PRIO_DELIVERY` before
   :data:`PRIO_SEND`), then in the order they were started.
 """
@@ -101,6 +103,8 @@ class Kernel:
         self.clock = 0.0
         self.ready: list = []
         self._activities: list = []  # heap of (expected end on the clock, seq, activity); lazy deletion
+        self._slot: Activity | None = None  # the transfer kept out of the heap (see start_transfer)
+        self._slot_end = 0.0  # its expected end on the clock
         self._deltas = array("d")  # the clock steps taken, from step number self._delta_base on
         self._delta_base = 0
         self._nb_steps = 0
@@ -134,6 +138,22 @@ class Kernel:
         # heap key: the clock value at which it is expected to end
         heapq.heappush(self._activities, (self.clock + activity.time_left(), seq, activity))
         return activity
+
+    def start_transfer(self, remaining: float, rate: float, prio: int, action: Callable[..., None],
+                       argument: Any = None) -> None:
+        """:meth:`start_activity` for a transfer of which at most one runs at a time (Batsim's server takes one
+        message at a time): it waits in a slot of its own instead of the heap of activities, which saves a heap
+        entry per message; it cannot be cancelled or given another rate. Its steps are the same as
+        :meth:`start_activity`'s (it joins the heap when another activity ends within :data:`LOOKAHEAD` of it).
+
+        Raises:
+            RuntimeError: the previous transfer has not ended yet.
+        """
+        if self._slot is not None:
+            raise RuntimeError("start_transfer: the previous transfer has not ended")
+        activity = Activity(remaining, rate, prio, next(self._seq), action, argument, self._nb_steps)
+        self._slot = activity
+        self._slot_end = self.clock + activity.time_left()
 
     def sleep(self, duration: float, action: Callable[..., None], argument: Any = None) -> Activity | None:
         """``sleep_for(duration)`` of an actor, then ``action``: a no-op sleep when ``duration <= 0``."""
@@ -210,16 +230,23 @@ class Kernel:
         """Forget the steps every activity has been brought past."""
         deltas = self._deltas
         oldest = min((entry[2].synced for entry in self._activities if entry[2].alive), default=self._nb_steps)
+        if self._slot is not None:
+            oldest = min(oldest, self._slot.synced)
         drop = oldest - self._delta_base
         if drop > 0:
             del deltas[:drop]
             self._delta_base = oldest
         self._trim_at = max(_TRIM_AT, 2 * len(deltas))
 
-    def advance(self) -> bool:
+    def advance(self) -> Activity | bool | None:
         """One SimGrid step (ptask_L07 host model, full update): the clock jumps to the earliest end of an
         activity; every activity then loses that duration (sleeps) or the work done meanwhile (transfers,
-        computations) and ends when what remains is below SimGrid's precision. False when no activity is left.
+        computations) and ends when what remains is below SimGrid's precision.
+
+        Returns None when no activity is left. When one activity ends alone at this step and nothing is due in
+        :attr:`ready`, that activity (the caller runs ``action(argument)``, or ``action()`` when the argument is
+        None, as if it had been taken from :attr:`ready`); otherwise True: the ended activities were put in
+        :attr:`ready`.
 
         Only the activities expected to end within :data:`LOOKAHEAD` seconds of the earliest one are
         updated at the step; the others replay the steps they missed, in the same order and with the same
@@ -229,21 +256,34 @@ class Kernel:
         heap = self._activities
         while heap and not heap[0][2].alive:
             heapq.heappop(heap)
-        if not heap:
-            return False
-        key, _seq, first = heapq.heappop(heap)
+        first = self._slot
+        if first is not None:
+            self._slot = None
+            key = self._slot_end
+            if heap and heap[0][0] <= key + LOOKAHEAD:  # not alone: it joins the others
+                heapq.heappush(heap, (key, first.seq, first))
+                first = None
+        if first is None:
+            if not heap:
+                return None
+            key, _seq, first = heapq.heappop(heap)
+            horizon = key + LOOKAHEAD
+            alone = not heap or heap[0][0] > horizon
+        else:
+            alone = True
         if first.synced != self._nb_steps:
             self._bring_up_to_date(first)
-        horizon = key + LOOKAHEAD
-        if not heap or heap[0][0] > horizon:  # the usual case: one activity ends alone, all of it is spent
+        if alone:  # the usual case: one activity ends alone, all of it is spent
             delta = first.time_left()
             self.clock += delta
             self._record_step(delta)
             first.remaining = 0.0
             first.alive = False
             first.synced = self._nb_steps
-            heapq.heappush(self.ready, (first.prio, first.seq, first.action, first.argument))
-            return True
+            if self.ready:
+                heapq.heappush(self.ready, (first.prio, first.seq, first.action, first.argument))
+                return True
+            return first
         front = [first]
         while heap and heap[0][0] <= horizon:
             activity = heapq.heappop(heap)[2]

@@ -111,12 +111,17 @@ class Server:
         while self.pending is None:
             if ready:
                 _prio, _seq, action, argument = heapq.heappop(ready)
-                if argument is None:
-                    action()
-                else:
-                    action(argument)
-            elif not advance():
-                break
+            else:
+                ended = advance()
+                if ended is True:
+                    continue
+                if ended is None:
+                    break
+                action, argument = ended.action, ended.argument
+            if argument is None:
+                action()
+            else:
+                action(argument)
 
     # -------------------------------------------------------------- mailbox
     def send(self, message: Message) -> None:
@@ -132,7 +137,7 @@ class Server:
     def _start_transfer(self) -> None:
         message = self.mailbox.popleft()
         self.busy = True
-        self.kernel.start_activity(1.0, self.message_rate, PRIO_DELIVERY, self._deliver, message)
+        self.kernel.start_transfer(1.0, self.message_rate, PRIO_DELIVERY, self._deliver, message)
 
     def _deliver(self, message: Message) -> None:
         self.busy = False
@@ -159,7 +164,8 @@ class Server:
             self.at_time(reply_now, Message(READY))
             return
         event = events[first]
-        stamp = float(event.get("timestamp", self.kernel.reported))
+        stamp = event.get("timestamp")
+        stamp = self.kernel.reported if stamp is None else float(stamp)
         self.at_time(stamp, Message(DECISION, event, partial(self.inject_decisions, events, reply_now, first + 1)))
 
     def start_submitter(self, wname: str, jobs: list[Job]) -> None:

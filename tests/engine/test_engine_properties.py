@@ -155,3 +155,37 @@ def test_lazy_steps_equal_full_update(workload):
     full, full_clock = message_stream(workload, hosts, float("inf"))
     assert lazy == full
     assert lazy_clock == full_clock
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(timed_workloads())
+def test_transfer_slot_equals_heap_entries(workload):
+    """The server's message transfer kept in the kernel's slot (Kernel.start_transfer) takes the same steps as an
+    ordinary activity in the heap (Kernel.start_activity): same messages, same final clock."""
+    import pytest
+
+    from batreplay.engine.kernel import Kernel
+
+    hosts = [("node_0", 1e9), ("node_1", 1e9), ("node_2", 2.5e9), ("node_3", 2.5e9)]
+    slot, slot_clock = message_stream(workload, hosts, 1e-3)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Kernel, "start_transfer", Kernel.start_activity)
+        heap, heap_clock = message_stream(workload, hosts, 1e-3)
+    assert slot == heap
+    assert slot_clock == heap_clock
+
+
+def test_a_second_transfer_before_the_first_ended_is_refused():
+    from batreplay.engine.kernel import Kernel
+
+    kernel = Kernel()
+    kernel.start_transfer(1.0, 125e6, 0, print)
+    try:
+        kernel.start_transfer(1.0, 125e6, 0, print)
+    except RuntimeError as err:
+        assert "previous transfer" in str(err)
+    else:
+        raise AssertionError("a second transfer was accepted")
+    ended = kernel.advance()
+    assert ended.action is print and kernel.clock == 1.0 / 125e6
+    kernel.start_transfer(1.0, 125e6, 0, print)  # the slot is free again
