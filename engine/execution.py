@@ -71,7 +71,10 @@ class Machine:
     def clash(self, alloc: ProcSet) -> ProcSet | None:
         """The hosts of ``alloc`` already computing a job, or None when there is none."""
         busy = self.busy
-        if all(busy.find(1, first, last + 1) < 0 for first, last in alloc.intervals()):
+        for first, last in alloc.intervals():
+            if busy.find(1, first, last + 1) >= 0:
+                break
+        else:
             return None
         return ProcSet(*(i for first, last in alloc.intervals() for i in range(first, last + 1) if busy[i]))
 

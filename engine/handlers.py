@@ -188,8 +188,11 @@ class Handlers:
                 "(batreplay run --engine batsim)"
             )
         nb_hosts = len(self.machine.speeds)
-        size = len(alloc)
-        if size == 0 or alloc.max >= nb_hosts or alloc.min < 0:
+        intervals = list(alloc.intervals())  # (first, last) pairs, increasing: one pass instead of len, min and max
+        size = 0
+        for first, last in intervals:
+            size += last - first + 1
+        if size == 0 or intervals[-1][1] >= nb_hosts or intervals[0][0] < 0:
             raise EngineError(f"EXECUTE_JOB '{job.full_id}': allocation {alloc} outside resources 0-{nb_hosts - 1}")
         profile = self.profile_of(job)
         if size != job.res and profile["type"] != "parallel_homogeneous_total":

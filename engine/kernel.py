@@ -55,8 +55,25 @@ _TRIM_AT = 4096
 
 def printed_time(value: float) -> float:
     """``value`` as Batsim writes it (``%f``: six decimals) and the decision process reads it back; Batsim
-    formats every time (and a killed job's progress) this way in its messages and output files."""
-    return float("%.6f" % value)
+    formats every time (and a killed job's progress) this way in its messages and output files.
+
+    ``round(value, 6)`` is that number: CPython rounds a float to 6 decimals by formatting it correctly rounded
+    (half to even on the exact binary value, as ``"%.6f"`` does) and reading the text back
+    (test_printed_time_is_the_six_decimal_text_read_back)."""
+    return round(value, 6)
+
+
+def long_double_difference(later: float, earlier: float) -> float:
+    """``later - earlier`` as Batsim computes it: in C ``long double`` (x87 80-bit), cast to double.
+
+    When the difference of the two doubles is exact in double precision (Knuth's TwoSum error term is 0), the
+    long-double difference is that same number; only the other cases (a clock a few nanoseconds off an integer
+    subtracted from a far larger time, for instance) are computed with numpy's ``longdouble``."""
+    difference = later - earlier
+    back = difference - later
+    if (later - (difference - back)) + (-earlier - back) == 0.0:
+        return difference
+    return float(np.longdouble(later) - np.longdouble(earlier))
 
 
 class Activity:
@@ -103,8 +120,10 @@ class Kernel:
         self.clock = 0.0
         self.ready: list = []
         self._activities: list = []  # heap of (expected end on the clock, seq, activity); lazy deletion
-        self._slot: Activity | None = None  # the transfer kept out of the heap (see start_transfer)
-        self._slot_end = 0.0  # its expected end on the clock
+        # the transfer kept out of the heap (see start_transfer): (remaining, rate, prio, seq, action, argument,
+        # synced) as an Activity's fields, or None; and its expected end on the clock
+        self._slot: tuple | None = None
+        self._slot_end = 0.0
         self._deltas = array("d")  # the clock steps taken, from step number self._delta_base on
         self._delta_base = 0
         self._nb_steps = 0
@@ -151,9 +170,9 @@ class Kernel:
         """
         if self._slot is not None:
             raise RuntimeError("start_transfer: the previous transfer has not ended")
-        activity = Activity(remaining, rate, prio, next(self._seq), action, argument, self._nb_steps)
-        self._slot = activity
-        self._slot_end = self.clock + activity.time_left()
+        self._slot = (remaining, rate, prio, next(self._seq), action, argument, self._nb_steps)
+        # its end as Activity.time_left computes it
+        self._slot_end = self.clock + ((remaining / rate if remaining > 0 else 0.0) if rate else remaining)
 
     def sleep(self, duration: float, action: Callable[..., None], argument: Any = None) -> Activity | None:
         """``sleep_for(duration)`` of an actor, then ``action``: a no-op sleep when ``duration <= 0``."""
@@ -231,22 +250,22 @@ class Kernel:
         deltas = self._deltas
         oldest = min((entry[2].synced for entry in self._activities if entry[2].alive), default=self._nb_steps)
         if self._slot is not None:
-            oldest = min(oldest, self._slot.synced)
+            oldest = min(oldest, self._slot[6])
         drop = oldest - self._delta_base
         if drop > 0:
             del deltas[:drop]
             self._delta_base = oldest
         self._trim_at = max(_TRIM_AT, 2 * len(deltas))
 
-    def advance(self) -> Activity | bool | None:
+    def advance(self) -> tuple[Callable[..., None], Any] | bool | None:
         """One SimGrid step (ptask_L07 host model, full update): the clock jumps to the earliest end of an
         activity; every activity then loses that duration (sleeps) or the work done meanwhile (transfers,
         computations) and ends when what remains is below SimGrid's precision.
 
         Returns None when no activity is left. When one activity ends alone at this step and nothing is due in
-        :attr:`ready`, that activity (the caller runs ``action(argument)``, or ``action()`` when the argument is
-        None, as if it had been taken from :attr:`ready`); otherwise True: the ended activities were put in
-        :attr:`ready`.
+        :attr:`ready`, its ``(action, argument)`` (the caller runs ``action(argument)``, or ``action()`` when the
+        argument is None, as if it had been taken from :attr:`ready`); otherwise True: the ended activities were
+        put in :attr:`ready`.
 
         Only the activities expected to end within :data:`LOOKAHEAD` seconds of the earliest one are
         updated at the step; the others replay the steps they missed, in the same order and with the same
@@ -256,24 +275,29 @@ class Kernel:
         heap = self._activities
         while heap and not heap[0][2].alive:
             heapq.heappop(heap)
-        first = self._slot
-        if first is not None:
+        slot = self._slot
+        if slot is not None:
             self._slot = None
-            key = self._slot_end
-            if heap and heap[0][0] <= key + LOOKAHEAD:  # not alone: it joins the others
-                heapq.heappush(heap, (key, first.seq, first))
-                first = None
-        if first is None:
-            if not heap:
-                return None
-            key, _seq, first = heapq.heappop(heap)
-            horizon = key + LOOKAHEAD
-            alone = not heap or heap[0][0] > horizon
-        else:
-            alone = True
+            if slot[6] == self._nb_steps and not (heap and heap[0][0] <= self._slot_end + LOOKAHEAD):
+                # the usual case for a transfer: up to date, and it ends alone; all of it is spent
+                remaining, rate, prio, seq, action, argument, _synced = slot
+                delta = (remaining / rate if remaining > 0 else 0.0) if rate else remaining
+                self.clock += delta
+                self._record_step(delta)
+                if self.ready:
+                    heapq.heappush(self.ready, (prio, seq, action, argument))
+                    return True
+                return action, argument
+            # otherwise it joins the heap as an ordinary activity
+            activity = Activity(*slot)
+            heapq.heappush(heap, (self._slot_end, activity.seq, activity))
+        if not heap:
+            return None
+        key, _seq, first = heapq.heappop(heap)
         if first.synced != self._nb_steps:
             self._bring_up_to_date(first)
-        if alone:  # the usual case: one activity ends alone, all of it is spent
+        horizon = key + LOOKAHEAD
+        if not heap or heap[0][0] > horizon:  # the usual case: one activity ends alone, all of it is spent
             delta = first.time_left()
             self.clock += delta
             self._record_step(delta)
@@ -283,7 +307,7 @@ class Kernel:
             if self.ready:
                 heapq.heappush(self.ready, (first.prio, first.seq, first.action, first.argument))
                 return True
-            return first
+            return first.action, first.argument
         front = [first]
         while heap and heap[0][0] <= horizon:
             activity = heapq.heappop(heap)[2]

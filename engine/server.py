@@ -6,7 +6,7 @@ protocol events in a buffer; it sends the buffer to the decision process only wh
 :class:`~batreplay.engine.kernel.Kernel` activity), and only one runs at a time: a sender's message starts moving
 when the server takes it. :class:`Server` plays this, with the static job submitters and the request-reply actor
 that injects the decision process's reply; what each message means is the handlers' business (a callback). It
-imports the engine's kernel, events, records and options, and numpy.
+imports the engine's kernel, events, records and options.
 
 - *Within a step* the server first handles the message whose transfer ended, and checks its mailbox, before the
   sends of the actors woken in the same step reach the mailbox (SimGrid runs all woken actors, then handles their
@@ -30,10 +30,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import numpy as np
-
 from batreplay.engine.events import SIMULATION_BEGINS, SIMULATION_ENDS, Event
-from batreplay.engine.kernel import PRIO_DELIVERY, PRIO_SEND, Kernel
+from batreplay.engine.kernel import PRIO_DELIVERY, PRIO_SEND, Kernel, long_double_difference
 from batreplay.engine.options import EngineOptions
 from batreplay.engine.records import Job
 
@@ -117,7 +115,7 @@ class Server:
                     continue
                 if ended is None:
                     break
-                action, argument = ended.action, ended.argument
+                action, argument = ended
             if argument is None:
                 action()
             else:
@@ -188,7 +186,7 @@ class Server:
                     state["index"] = index
                     batch, state["batch"] = state["batch"], []
                     # Batsim keeps both times as long doubles and casts their difference to double
-                    duration = float(np.longdouble(job.subtime) - np.longdouble(state["date"]))
+                    duration = long_double_difference(job.subtime, state["date"])
                     if batch:
                         self.arrive(Message(SUBMIT, batch, lambda: kernel.sleep(duration, woken)))
                     else:
