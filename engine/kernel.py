@@ -18,8 +18,8 @@ Python floats (IEEE doubles, as in SimGrid). It imports only numpy: the server a
   ``subtract.accumulate`` beyond :data:`SCALAR_REPLAY` steps, on a view of the step history, an ``array("d")``)
   when they come near the front: the same numbers as a full update at every step, at a cost that does not grow
   with the number of running jobs.
-- *One transfer at a time* (Batsim's server takes one message at a time) waits in a slot beside the heap
-  (:meth:`Kernel.start_transfer`): the same steps, without a heap entry per message.
+- *One message at a time* (Batsim's server takes one 1-byte message at a time) waits in a slot beside the heap
+  (:meth:`Kernel.start_message`): the same steps, without a heap entry per message.
 - *Within a step,* ended activities and scheduled actions run by priority (:data:`PRIO_DELIVERY` before
   :data:`PRIO_SEND`), then in the order they were started.
 """
@@ -60,7 +60,7 @@ def printed_time(value: float) -> float:
     ``round(value, 6)`` is that number: CPython rounds a float to 6 decimals by formatting it correctly rounded
     (half to even on the exact binary value, as ``"%.6f"`` does) and reading the text back
     (test_printed_time_is_the_six_decimal_text_read_back)."""
-    return round(value, 6)
+    return round(float(value), 6)  # (a numpy float64 would round its own way)
 
 
 def long_double_difference(later: float, earlier: float) -> float:
@@ -120,10 +120,12 @@ class Kernel:
         self.clock = 0.0
         self.ready: list = []
         self._activities: list = []  # heap of (expected end on the clock, seq, activity); lazy deletion
-        # the transfer kept out of the heap (see start_transfer): (remaining, rate, prio, seq, action, argument,
-        # synced) as an Activity's fields, or None; and its expected end on the clock
+        # the message kept out of the heap (see start_message): (remaining, rate, prio, seq, action, argument,
+        # synced) as an Activity's fields, or None; its expected end on the clock; and the Activity it became
+        # if it had to join the heap
         self._slot: tuple | None = None
         self._slot_end = 0.0
+        self._joined: Activity | None = None
         self._deltas = array("d")  # the clock steps taken, from step number self._delta_base on
         self._delta_base = 0
         self._nb_steps = 0
@@ -158,21 +160,23 @@ class Kernel:
         heapq.heappush(self._activities, (self.clock + activity.time_left(), seq, activity))
         return activity
 
-    def start_transfer(self, remaining: float, rate: float, prio: int, action: Callable[..., None],
-                       argument: Any = None) -> None:
-        """:meth:`start_activity` for a transfer of which at most one runs at a time (Batsim's server takes one
-        message at a time): it waits in a slot of its own instead of the heap of activities, which saves a heap
-        entry per message; it cannot be cancelled or given another rate. Its steps are the same as
-        :meth:`start_activity`'s (it joins the heap when another activity ends within :data:`LOOKAHEAD` of it).
+    def start_message(self, rate: float, prio: int, action: Callable[..., None], argument: Any = None) -> None:
+        """:meth:`start_activity` for one unit of work at ``rate`` units/s (a 1-byte message), of which at most one
+        runs at a time (Batsim's server takes one message at a time): it waits in a slot of its own instead of
+        the heap of activities, which saves a heap entry per message; it cannot be cancelled or given another
+        rate. Its steps are :meth:`start_activity`'s: it joins the heap when steps were taken while it moved or
+        another activity is expected to end within :data:`LOOKAHEAD` of it; otherwise it ends alone, and one
+        unit is always spent by the step ``1 / rate`` (the rounding error of ``rate * (1 / rate)`` is far below
+        SimGrid's 1e-14 work precision), so no check is skipped.
 
         Raises:
-            RuntimeError: the previous transfer has not ended yet.
+            RuntimeError: the previous message has not arrived yet.
         """
-        if self._slot is not None:
-            raise RuntimeError("start_transfer: the previous transfer has not ended")
-        self._slot = (remaining, rate, prio, next(self._seq), action, argument, self._nb_steps)
-        # its end as Activity.time_left computes it
-        self._slot_end = self.clock + ((remaining / rate if remaining > 0 else 0.0) if rate else remaining)
+        joined = self._joined
+        if self._slot is not None or (joined is not None and joined.alive):
+            raise RuntimeError("start_message: the previous message has not arrived")
+        self._slot = (1.0, rate, prio, next(self._seq), action, argument, self._nb_steps)
+        self._slot_end = self.clock + (1.0 / rate if rate else 1.0)  # as Activity.time_left computes it
 
     def sleep(self, duration: float, action: Callable[..., None], argument: Any = None) -> Activity | None:
         """``sleep_for(duration)`` of an actor, then ``action``: a no-op sleep when ``duration <= 0``."""
@@ -289,7 +293,7 @@ class Kernel:
                     return True
                 return action, argument
             # otherwise it joins the heap as an ordinary activity
-            activity = Activity(*slot)
+            activity = self._joined = Activity(*slot)
             heapq.heappush(heap, (self._slot_end, activity.seq, activity))
         if not heap:
             return None

@@ -135,7 +135,7 @@ class Server:
     def _start_transfer(self) -> None:
         message = self.mailbox.popleft()
         self.busy = True
-        self.kernel.start_transfer(1.0, self.message_rate, PRIO_DELIVERY, self._deliver, message)
+        self.kernel.start_message(self.message_rate, PRIO_DELIVERY, self._deliver, message)
 
     def _deliver(self, message: Message) -> None:
         self.busy = False

@@ -157,34 +157,43 @@ def test_lazy_steps_equal_full_update(workload):
     assert lazy_clock == full_clock
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(timed_workloads())
-def test_transfer_slot_equals_heap_entries(workload):
-    """The server's message transfer kept in the kernel's slot (Kernel.start_transfer) takes the same steps as an
-    ordinary activity in the heap (Kernel.start_activity): same messages, same final clock."""
+def test_message_slot_equals_heap_entries(workload):
+    """The server's messages kept in the kernel's slot (Kernel.start_message) take the same steps as ordinary
+    activities in the heap (Kernel.start_activity): same messages, same final clock."""
     import pytest
 
     from batreplay.engine.kernel import Kernel
 
+    def in_the_heap(kernel, rate, prio, action, argument=None):
+        kernel.start_activity(1.0, rate, prio, action, argument)
+
     hosts = [("node_0", 1e9), ("node_1", 1e9), ("node_2", 2.5e9), ("node_3", 2.5e9)]
     slot, slot_clock = message_stream(workload, hosts, 1e-3)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Kernel, "start_transfer", Kernel.start_activity)
+        patch.setattr(Kernel, "start_message", in_the_heap)
         heap, heap_clock = message_stream(workload, hosts, 1e-3)
     assert slot == heap
     assert slot_clock == heap_clock
 
 
-def test_a_second_transfer_before_the_first_ended_is_refused():
+def test_a_second_message_before_the_first_arrived_is_refused():
+    """In the slot or in the heap (an activity due within LOOKAHEAD made it join), the message must arrive first."""
+    import pytest
+
     from batreplay.engine.kernel import Kernel
 
     kernel = Kernel()
-    kernel.start_transfer(1.0, 125e6, 0, print)
-    try:
-        kernel.start_transfer(1.0, 125e6, 0, print)
-    except RuntimeError as err:
-        assert "previous transfer" in str(err)
-    else:
-        raise AssertionError("a second transfer was accepted")
+    kernel.start_message(125e6, 0, print)
+    with pytest.raises(RuntimeError, match="previous message"):
+        kernel.start_message(125e6, 0, print)
     assert kernel.advance() == (print, None) and kernel.clock == 1.0 / 125e6
-    kernel.start_transfer(1.0, 125e6, 0, print)  # the slot is free again
+    kernel.start_message(125e6, 0, print)  # the slot is free again
+    kernel.sleep(4e-9, print, "sleep")  # ends before the message (8 ns): the message joins the heap, half moved
+    assert kernel.advance() is True and [entry[3] for entry in kernel.ready] == ["sleep"]
+    with pytest.raises(RuntimeError, match="previous message"):
+        kernel.start_message(125e6, 0, print)
+    kernel.ready.clear()
+    assert kernel.advance() == (print, None)  # the message arrives
+    kernel.start_message(125e6, 0, print)

@@ -24,8 +24,10 @@ def bits(value: float) -> bytes:
 @settings(max_examples=3000)
 @given(st.one_of(log_times, doubles, st.builds(lambda k: k / 2e6, st.integers(0, 10**12))))
 def test_printed_time_is_the_six_decimal_text_read_back(value):
-    """round(value, 6) is float("%.6f" % value), to the bit (halfway cases k / 2e6 included)."""
+    """round(value, 6) is float("%.6f" % value), to the bit (halfway cases k / 2e6 included), for a numpy float64
+    too (numpy's own round differs on some)."""
     assert bits(printed_time(value)) == bits(float("%.6f" % value))
+    assert bits(printed_time(np.float64(value))) == bits(float("%.6f" % value))
 
 
 def test_printed_time_of_special_values():
@@ -42,6 +44,17 @@ def test_long_double_difference_equals_numpy_long_double(pair):
     later, earlier = pair
     expected = float(np.longdouble(later) - np.longdouble(earlier))
     assert bits(long_double_difference(later, earlier)) == bits(expected)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant != 63, reason="long double is not x87 80-bit here")
+@pytest.mark.parametrize("scale", [0, 12, 30, -20])
+@pytest.mark.parametrize("tail", [12, 25, 50])
+def test_long_double_difference_follows_long_double_where_double_rounds_otherwise(scale, tail):
+    """2**s - (-(2**(s-53) + 2**(s-53-t))): rounded once to double it goes up to the next double; in long double the
+    last term is rounded away first, leaving a tie that the cast to double rounds to even, 2**s."""
+    later, earlier = 2.0**scale, -(2.0 ** (scale - 53) + 2.0 ** (scale - 53 - tail))
+    assert later - earlier > later
+    assert long_double_difference(later, earlier) == float(np.longdouble(later) - np.longdouble(earlier)) == later
 
 
 @pytest.mark.skipif(np.finfo(np.longdouble).nmant != 63, reason="long double is not x87 80-bit here")
