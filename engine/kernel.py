@@ -121,10 +121,10 @@ class Kernel:
         self.ready: list = []
         self._activities: list = []  # heap of (expected end on the clock, seq, activity); lazy deletion
         # the message kept out of the heap (see start_message): (remaining, rate, prio, seq, action, argument,
-        # synced) as an Activity's fields, or None; its expected end on the clock; and the Activity it became
-        # if it had to join the heap
+        # synced) as an Activity's fields, or None; its duration and expected end on the clock; and the Activity
+        # it became if it had to join the heap
         self._slot: tuple | None = None
-        self._slot_end = 0.0
+        self._slot_duration = self._slot_end = 0.0
         self._joined: Activity | None = None
         self._deltas = array("d")  # the clock steps taken, from step number self._delta_base on
         self._delta_base = 0
@@ -176,7 +176,8 @@ class Kernel:
         if self._slot is not None or (joined is not None and joined.alive):
             raise RuntimeError("start_message: the previous message has not arrived")
         self._slot = (1.0, rate, prio, next(self._seq), action, argument, self._nb_steps)
-        self._slot_end = self.clock + (1.0 / rate if rate else 1.0)  # as Activity.time_left computes it
+        self._slot_duration = 1.0 / rate if rate else 1.0  # as Activity.time_left computes it
+        self._slot_end = self.clock + self._slot_duration
 
     def sleep(self, duration: float, action: Callable[..., None], argument: Any = None) -> Activity | None:
         """``sleep_for(duration)`` of an actor, then ``action``: a no-op sleep when ``duration <= 0``."""
@@ -283,9 +284,9 @@ class Kernel:
         if slot is not None:
             self._slot = None
             if slot[6] == self._nb_steps and not (heap and heap[0][0] <= self._slot_end + LOOKAHEAD):
-                # the usual case for a transfer: up to date, and it ends alone; all of it is spent
-                remaining, rate, prio, seq, action, argument, _synced = slot
-                delta = (remaining / rate if remaining > 0 else 0.0) if rate else remaining
+                # the usual case for a message: up to date, and it ends alone; all of it is spent
+                _remaining, _rate, prio, seq, action, argument, _synced = slot
+                delta = self._slot_duration
                 self.clock += delta
                 self._record_step(delta)
                 if self.ready:
