@@ -40,19 +40,27 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 
+#: The longest wall-clock limit accepted, seconds (about 31.7 years). The watchdog's interval timer takes a
+#: ``time_t`` (``signal.setitimer`` overflows near 1e10 s); 1e9 s is far beyond any run and safe everywhere.
+MAX_SECONDS = 1e9
+
+
 class WallClockTimeout(BaseException):
     """The run exceeded its wall-clock limit (``--timeout``). A :class:`BaseException`, like
     :class:`KeyboardInterrupt`: catch it explicitly."""
 
 
 def check_seconds(value: object, option: str) -> float:
-    """``value`` as a duration in seconds: a finite number > 0 (not a boolean).
+    """``value`` as a duration in seconds: a finite number > 0 and at most :data:`MAX_SECONDS` (not a boolean).
 
     Raises:
         ValueError: anything else; the message names ``option`` (``--timeout``, ``--batsim-timeout``).
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
         raise ValueError(f"{option} must be a number of seconds > 0, got {value!r}")
+    if value > MAX_SECONDS:
+        raise ValueError(f"{option} {value:g}: at most {MAX_SECONDS:g} s (about 31 years); leave the option out "
+                         "for no limit")
     return float(value)
 
 

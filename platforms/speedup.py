@@ -100,13 +100,22 @@ class TableSpeedup:
                  class_rule: Mapping[str, Any] | None = None) -> None:
         import pandas as pd
 
+        for key, value in (("table", table), ("class_field", class_field)):
+            if not isinstance(value, (str, Path)) or not str(value):
+                raise SpeedupModelError(f"speedup model 'table': option {key}: expected a non-empty string, "
+                                        f"got {value!r}")
+        if default_class is not None and not isinstance(default_class, str):
+            raise SpeedupModelError(f"speedup model 'table': option default_class: expected a class name or null, "
+                                    f"got {default_class!r}")
         path = Path(table)
         if not path.is_file():
             raise SpeedupModelError(f"speedup table {path}: no such file")
         try:
             rows = pd.read_csv(path, dtype=str, keep_default_na=False)  # as written, for the messages
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-            raise SpeedupModelError(f"speedup table {path}: not a readable CSV file ({err})") from None
+        except (ValueError, UnicodeDecodeError) as err:  # pandas' ParserError and EmptyDataError are ValueErrors
+            reason = " ".join(str(err).split())  # pandas' messages may span lines: the error is one line
+            raise SpeedupModelError(f"speedup table {path}: not a readable CSV file ({reason}); expected columns "
+                                    "job_class, neighbour_class, speedup") from None
         missing = [c for c in ("job_class", "neighbour_class", "speedup") if c not in rows.columns]
         if missing:
             raise SpeedupModelError(f"speedup table {path}: missing column(s) {', '.join(missing)} (expected "
@@ -187,13 +196,20 @@ class RandomSpeedup:
     value whatever the order of the calls (it is drawn from the seed and the two job ids).
 
     Raises:
-        SpeedupModelError: ``low`` not > 0 or ``high`` below ``low``.
+        SpeedupModelError: ``seed`` not an integer >= 0, ``low`` or ``high`` not a finite number, ``low`` not > 0
+            or ``high`` below ``low``.
     """
 
     def __init__(self, seed: int = 0, low: float = 0.5, high: float = 1.5) -> None:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise SpeedupModelError(f"speedup model 'random': option seed: expected an integer >= 0, got {seed!r}")
+        for key, value in (("low", low), ("high", high)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise SpeedupModelError(f"speedup model 'random': option {key}: expected a finite number, "
+                                        f"got {value!r}")
         if not (float(low) > 0 and float(high) >= float(low)):
             raise SpeedupModelError(f"random speedups need 0 < low <= high, got low={low}, high={high}")
-        self.seed, self.low, self.high = int(seed), float(low), float(high)
+        self.seed, self.low, self.high = seed, float(low), float(high)
         self._drawn: dict[tuple[str, str], float] = {}
 
     def speedup(self, job: Mapping[str, Any], neighbour: Mapping[str, Any]) -> float:
@@ -221,18 +237,24 @@ def make_speedup_model(name: str, options: Mapping[str, Any] | None = None) -> S
     ``random``).
 
     Raises:
-        SpeedupModelError: an unknown name or option, or what the model refuses.
+        SpeedupModelError: an unknown name or option, a required option missing (``table``'s ``table``), or
+            what the model refuses.
     """
     kind = SPEEDUP_MODELS.get(name)
     if kind is None:
         raise SpeedupModelError(f"unknown speedup model {name!r} (known: {', '.join(SPEEDUP_MODELS)})")
     options = dict(options or {})
-    accepted = [p for p in inspect.signature(kind).parameters if p != "self"]
-    unknown = sorted(set(options) - set(accepted))
+    parameters = {p: v for p, v in inspect.signature(kind).parameters.items() if p != "self"}
+    unknown = sorted(set(options) - set(parameters))
     if unknown:
         raise SpeedupModelError(f"speedup model {name!r}: unknown option(s) {', '.join(unknown)} (known: "
-                                f"{', '.join(accepted) or 'none'})")
+                                f"{', '.join(parameters) or 'none'})")
+    required = [p for p, v in parameters.items() if v.default is inspect.Parameter.empty and p not in options]
+    if required:
+        example = ", ".join(f'"{p}": ...' for p in required)
+        raise SpeedupModelError(f"speedup model {name!r} needs the option(s) {', '.join(required)}: give them with "
+                                f"--speedup-options '{{{example}}}' (or the scheduler option speedup_options)")
     try:
         return kind(**options)
-    except TypeError as err:
-        raise SpeedupModelError(f"speedup model {name!r}: {err}") from None
+    except TypeError as err:  # an option of the wrong type deep inside (e.g. a number where a path goes)
+        raise SpeedupModelError(f"speedup model {name!r}: an option has the wrong type ({err})") from None

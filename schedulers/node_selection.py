@@ -247,15 +247,17 @@ PLACEMENT_OPTIONS: dict[str, tuple[Any, str]] = {
 
 
 def check_placement_options(options: Mapping[str, Any]) -> None:
-    """Raise ValueError naming the option when ``node_selection``, ``slots`` or ``seed`` has a bad value."""
+    """Raise ValueError naming the option when ``node_selection`` (a name of :data:`NODE_SELECTIONS`), ``slots``
+    (a boolean) or ``seed`` (an integer >= 0) has a bad value."""
     name = options.get("node_selection", "lowest-id")
     if name not in NODE_SELECTIONS:
         raise ValueError(f"option node_selection: {name!r} is not one of {', '.join(NODE_SELECTIONS)}")
     if not isinstance(options.get("slots", False), bool):
         raise ValueError(f"option slots: expected true or false, got {options.get('slots')!r}")
     seed = options.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"option seed: expected an integer, got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"option seed: expected an integer >= 0 (numpy's generators take no negative seed), "
+                         f"got {seed!r}")
 
 
 def uses_slot_pool(options: Mapping[str, Any]) -> bool:
