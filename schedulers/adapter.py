@@ -104,6 +104,15 @@ class PolicyScheduler(BatsimScheduler):
         """Raise ValueError naming the option when a placement option (node_selection, slots, seed) is bad."""
         check_placement_options(options)
 
+    def check_workload(self, jobs: list[dict[str, Any]]) -> list[str]:
+        """Check the options against the jobs to simulate (their Batsim JSON objects), before the simulation;
+        return notes for the user (none here: subclasses that read job fields override it).
+
+        Raises:
+            ValueError: options that no job of the workload can satisfy (the message names the option).
+        """
+        return []
+
     # -- pybatsim hooks -------------------------------------------------------------------------------------
 
     def onSimulationBegins(self) -> None:

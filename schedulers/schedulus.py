@@ -21,7 +21,8 @@ after Mu'alem and Feitelson (2001); the author's public code (repository ``danjr
    ``estimate_field`` it is that number of the job's Batsim description (Batsim passes extra job fields on to the
    scheduler), so a workload carrying each job's SWF requested time, with walltimes long enough for every job to
    run in full, follows Schedulus' rules (not its exact numbers: see the ties below). A job without the field, or with a value that is not a
-   number, falls back to its walltime (``inf`` without one).
+   number, falls back to its walltime (``inf`` without one); ``batreplay run`` counts such jobs in its notes, and
+   refuses, before the simulation, a field that no job carries (:meth:`Schedulus.check_workload`).
 
 Ties between simultaneous events are resolved by Batsim here, and by the order of Python object addresses in
 Schedulus' event list (Simulus 2019), which is arbitrary: single runs of this variant therefore scatter around the
@@ -145,6 +146,27 @@ class Schedulus(PolicyScheduler):
         super().__init__(options)
         self._estimates: dict[str, float] = {}
 
+    def check_workload(self, jobs: list[dict[str, Any]]) -> list[str]:
+        """With ``estimate_field``: refuse a workload in which no job carries it as a finite number (the option
+        would silently give the default run), and note how many jobs fall back to their walltime.
+
+        Raises:
+            ValueError: no job of ``jobs`` (Batsim JSON objects) has a finite number in the field.
+        """
+        field = self.options.get("estimate_field")
+        if not field or not jobs:
+            return []
+        carried = sum(1 for job in jobs if _finite_number(job.get(field)))
+        if carried == 0:
+            fields = sorted({key for job in jobs[:1000] for key in job})
+            raise ValueError(f"scheduler easy-schedulus: option estimate_field {field!r}: no job of the workload "
+                             f"carries it as a number (the jobs' fields: {', '.join(fields)}); name one of them, "
+                             "or leave the option out to use walltimes")
+        if carried < len(jobs):
+            return [f"easy-schedulus: {len(jobs) - carried:,} of {len(jobs):,} jobs have no number in "
+                    f"{field!r}: their walltime is their run time estimate"]
+        return []
+
     def make_policy(self, resources: ProcSet) -> SchedulingPolicy:
         return SchedulusEasyPolicy(resources, self._estimates)
 
@@ -156,6 +178,11 @@ class Schedulus(PolicyScheduler):
         field = self.options.get("estimate_field")
         if field:
             value = (getattr(job, "json_dict", None) or {}).get(field)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            if _finite_number(value):
                 self._estimates[job.id] = float(value)
         super().onJobSubmission(job)
+
+
+def _finite_number(value: Any) -> bool:
+    """True for an int or float (not a boolean) that is finite: a usable run time estimate, s."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
