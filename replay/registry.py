@@ -132,25 +132,30 @@ class ReplaySpec:
     Attributes:
         model: a name of :data:`USER_MODELS`.
         sessions: ``method:minutes`` (``arrival:60``), a label (``a60``) or a directory of session graphs (see
-            :mod:`batreplay.replay.session_source`). A model that uses no sessions (``rigid``) ignores it: it is
-            reset to the default, so that two rigid replays are equal whatever sessions they were given, and a
-            run's ``run.json`` does not record it (see :meth:`applies_sessions`).
+            :mod:`batreplay.replay.session_source`), for a model that uses sessions (see :meth:`applies_sessions`);
+            None (the default) gives such a model :data:`DEFAULT_SESSIONS`. A model that uses no sessions
+            (``rigid``) keeps None, and a run's ``run.json`` does not record it.
 
     Raises:
         UnknownUserModelError: ``model`` is not registered.
-        ReplayError: ``sessions`` is not a non-empty string, or is meant as a rule (contains ``:`` or starts like
-            ``a60``), is not an existing directory, and does not parse. A directory is only read when the replay
-            is built.
+        ReplayError: ``sessions`` given (not None) to a model that uses no sessions (it would be ignored); or
+            ``sessions`` is not a non-empty string, or is meant as a rule (contains ``:`` or starts like ``a60``),
+            is not an existing directory, and does not parse. A directory is only read when the replay is built.
     """
 
     model: str = DEFAULT_USER_MODEL
-    sessions: str = DEFAULT_SESSIONS
+    sessions: str | None = None
 
     def __post_init__(self) -> None:
         user_model(self.model)
         if not self.applies_sessions:
-            object.__setattr__(self, "sessions", DEFAULT_SESSIONS)
+            if self.sessions is not None:
+                raise ReplayError(f"--sessions {self.sessions!r}: the user model {self.model!r} (--replay) uses no "
+                                  "sessions; leave --sessions out, or replay with a model that uses them "
+                                  f"({', '.join(name for name, entry in REGISTRY.items() if entry.dynamic)})")
             return
+        if self.sessions is None:
+            object.__setattr__(self, "sessions", DEFAULT_SESSIONS)
         from batreplay.replay.session_source import is_session_directory, looks_like_rule, parse_session_rule
 
         if not isinstance(self.sessions, str):

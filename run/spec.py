@@ -197,8 +197,12 @@ class RunSpec:
         return flat
 
     def replace(self, **options: Any) -> RunSpec:
-        """A copy with some flat options changed (``spec.replace(max_jobs=100, out_dir=...)``)."""
-        return RunSpec.from_dict({**self.to_dict(), **options})
+        """A copy with some flat options changed (``spec.replace(max_jobs=100, out_dir=...)``); a replay changed to
+        a user model without sessions drops the sessions it no longer uses, unless ``sessions`` is given too."""
+        document = {**self.to_dict(), **options}
+        if "replay" in options and "sessions" not in options:
+            document.pop("sessions", None)  # the new model's own default, or none for a model without sessions
+        return RunSpec.from_dict(document)
 
 
 def part_defaults() -> dict[str, Any]:

@@ -34,7 +34,7 @@ def write_swf(path: Path, jobs: list[tuple[int, int, int, int, int, int, int]]) 
     return path
 
 
-def simulate(tmp_path: Path, swf: Path, nodes: int, speed: float, replay: str, sessions: str = "arrival:60",
+def simulate(tmp_path: Path, swf: Path, nodes: int, speed: float, replay: str, sessions: str | None = None,
              name: str = "run") -> pd.DataFrame:
     """EASY on ``nodes`` nodes of ``speed`` flop/s, driven by the replay layer (:func:`replay_decision_process`)
     on the embedded engine; out_jobs rows by job id (str), with ``recorded_submission_time`` (the job

@@ -49,7 +49,8 @@ def test_models_are_named_once_and_rigid_builds_nothing():
 
 def test_replay_spec_defaults_validation_and_round_trip():
     spec = ReplaySpec()
-    assert (spec.model, spec.sessions, spec.label, spec.dynamic) == ("rigid", "arrival:60", "rigid", False)
+    assert (spec.model, spec.sessions, spec.label, spec.dynamic) == ("rigid", None, "rigid", False)
+    assert ReplaySpec("feedback").sessions == "arrival:60"  # the default of a model that uses sessions
     feedback = ReplaySpec("feedback", "a60")
     assert feedback.label == "a60" and ReplaySpec("feedback", "arrival:0").label == "a0"
     assert ReplaySpec(**json.loads(json.dumps(dataclasses.asdict(feedback)))) == feedback

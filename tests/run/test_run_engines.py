@@ -22,7 +22,8 @@ KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 
 def _run(tmp_path, name: str, replay: str, engine: str, batsim: str | None = None) -> pd.DataFrame:
     spec = RunSpec.build(workload=KTH, platform="kth-sp2", scheduler="easy", out_dir=tmp_path / name, max_jobs=400,
-                   replay=replay, sessions="arrival:60", engine=engine, batsim=batsim)
+                   replay=replay, engine=engine, batsim=batsim,
+                   **({"sessions": "arrival:60"} if replay == "feedback" else {}))
     result = run(spec)
     return pd.read_csv(result.out_dir / "out_jobs.csv")
 
