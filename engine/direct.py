@@ -8,11 +8,14 @@ which use a known part of pybatsim's ``bs`` API, :class:`DirectBatsim` plays tha
 no text is formatted. The outputs are the same, byte for byte (tests/engine/test_direct_driver.py checks it on the
 golden cases and on whole logs).
 
-Which decision processes qualify (:func:`runs_direct`): the schedulers defined in batreplay (the registry's, all
-:class:`~batreplay.schedulers.adapter.PolicyScheduler`), and the feedback broker around one of them. A scheduler
-file of a user, or a subclass of ours defined outside batreplay, runs through pybatsim: it may use any of
-pybatsim's API. This module imports the engine's simulator and events, pybatsim's ``Job`` (its states) and
-batreplay.schedulers / batreplay.replay (to recognise their classes).
+Which decision processes qualify (:func:`runs_direct`): instances of exactly the registry's scheduler classes
+(:data:`batreplay.schedulers.registry.SCHEDULERS`, all :class:`~batreplay.schedulers.adapter.PolicyScheduler`),
+and the feedback broker around one of them. The test is the class object itself, not its module's name, so that a
+build that names modules differently (compiled, vendored) keeps the fast path. A scheduler file of a user, or any
+subclass of ours (which may override any hook and use any of pybatsim's API), runs through pybatsim. Which path a
+run took is recorded (:attr:`batreplay.engine.simulate.Simulation.driver`, ``run.json``'s ``decision_driver``).
+This module imports the engine's simulator and events, pybatsim's ``Job`` (its states) and batreplay.schedulers /
+batreplay.replay (to recognise their classes).
 """
 
 from __future__ import annotations
@@ -27,10 +30,12 @@ from batreplay.engine.events import (JOB_COMPLETED, JOB_SUBMITTED, NOTIFY, REQUE
                                      SIMULATION_ENDS, wire_message)
 from batreplay.engine.simulator import BatsimEngine
 from batreplay.replay.broker import FeedbackBroker
-from batreplay.schedulers.adapter import PolicyScheduler
 from batreplay.schedulers.failures import decision_process_guard
+from batreplay.schedulers.registry import SCHEDULERS
 
 _STATES = PybatsimJob.State
+#: The classes the direct driver drives: the registry's own (all PolicyScheduler), by identity.
+_BUILT_IN_CLASSES = frozenset(SCHEDULERS.values())
 
 #: The NOTIFY types pybatsim hands to the scheduler, and the hook it calls for each.
 _NOTIFY_HOOKS = {"no_more_static_job_to_submit": "onNoMoreJobsInWorkloads",
@@ -38,13 +43,12 @@ _NOTIFY_HOOKS = {"no_more_static_job_to_submit": "onNoMoreJobsInWorkloads",
 
 
 def runs_direct(decision_process: Any) -> bool:
-    """True when ``decision_process`` is one of batreplay's own (a :class:`PolicyScheduler` whose class is defined
-    in batreplay, or a :class:`FeedbackBroker` of exactly that class around one), which :class:`DirectBatsim` can
-    drive; False for anything else (a user's scheduler runs through pybatsim)."""
+    """True when ``decision_process`` is one of batreplay's own (an instance of exactly a class of the scheduler
+    registry, or a :class:`FeedbackBroker` of exactly that class around one), which :class:`DirectBatsim` can
+    drive; False for anything else (a user's scheduler, or a subclass of ours, runs through pybatsim)."""
     if type(decision_process) is FeedbackBroker:
         return runs_direct(decision_process.inner)
-    module = type(decision_process).__module__
-    return isinstance(decision_process, PolicyScheduler) and module.split(".")[0] == "batreplay"
+    return type(decision_process) in _BUILT_IN_CLASSES
 
 
 class DirectJob:

@@ -135,6 +135,9 @@ class Simulation:
         jobs: the embedded engine's jobs table, built in memory as it wrote ``out_jobs``: what
             :func:`batreplay.formats.out_jobs.read_out_jobs` reads from that file (see
             :func:`~batreplay.formats.out_jobs_writer.write_out_jobs_columns`); None with a real Batsim (read its file).
+        driver: how the decision process was driven: ``"direct"`` (the embedded engine's direct driver,
+            :mod:`batreplay.engine.direct`), ``"pybatsim"`` (pybatsim's message layer in this process,
+            :mod:`batreplay.engine.inprocess`) or ``"zeromq"`` (pybatsim over ZeroMQ, next to a real Batsim).
     """
 
     engine: str
@@ -144,6 +147,7 @@ class Simulation:
     out_jobs: Path
     out_schedule: Path
     jobs: pd.DataFrame | None = None
+    driver: str = "pybatsim"
 
 
 def simulate(platform: str | os.PathLike[str], workload: dict, decision_process: Any,
@@ -207,8 +211,9 @@ def simulate(platform: str | os.PathLike[str], workload: dict, decision_process:
     else:
         messages, scheduler_seconds = _real_batsim(Path(platform), workload, decision_process, out_dir, engine,
                                                    dynamic_jobs, on_request, deadline, batsim_log, check_version)
+    driver = "zeromq" if engine.name != "embedded" else "direct" if direct else "pybatsim"
     return Simulation(engine.name, messages, scheduler_seconds, time.perf_counter() - started,
-                      out_dir / "out_jobs.csv", out_dir / "out_schedule.csv", jobs)
+                      out_dir / "out_jobs.csv", out_dir / "out_schedule.csv", jobs, driver)
 
 
 @contextmanager

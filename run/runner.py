@@ -46,6 +46,7 @@ from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.replay.protocol import ReplayError
 from batreplay.replay.registry import replay_decision_process
 from batreplay.run.spec import RunSpec
+from batreplay.schedulers.adapter import PolicyScheduler
 from batreplay.schedulers.registry import load_scheduler
 from batreplay.workloads.loading import WorkloadError
 from batreplay.workloads.loading import load_workload as load_any_workload
@@ -262,6 +263,11 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
     except ValueError as err:
         raise RunError(str(err)) from None
     scheduler = load_scheduler(spec.scheduler.name, spec.scheduler.options)
+    if isinstance(scheduler, PolicyScheduler):  # built-in schedulers check the job fields their options name
+        try:
+            notes.extend(scheduler.check_workload(document["jobs"]))
+        except ValueError as err:
+            raise RunError(str(err)) from None
     try:
         decision_process, replay_notes = replay_decision_process(spec.replay, document, job_table, scheduler)
     except ReplayError as err:
@@ -302,7 +308,7 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
             raise RunError(str(err)) from err
         if on_progress is not None:  # the last word, whatever the throttling (rejected jobs never complete)
             on_progress(latest, done, total)
-        messages = simulation.messages
+        messages, driver = simulation.messages, simulation.driver
         # The embedded engine hands over the table it wrote; a real Batsim's file is read.
         jobs = simulation.jobs if simulation.jobs is not None else read_out_jobs(staging / "out_jobs.csv")
         del simulation
@@ -311,6 +317,7 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
         manifest = {
             "spec": spec.to_dict(),
             "engine": spec.engine.name,
+            "decision_driver": driver,  # direct, pybatsim or zeromq: the path the scheduler ran on (engine/direct.py)
             "platform_file": str(platform_path),
             "inputs_sha256": {"workload": file_sha256(spec.workload), "platform": file_sha256(platform_path)},
             "versions": _versions(),
