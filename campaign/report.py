@@ -64,8 +64,8 @@ from batreplay.campaign.log_facts import LogFacts, NoRecordedScheduleError, log_
 from batreplay.campaign.session_structure import (PAPER_STATEMENT, session_display, session_figure, session_statistics,
                                                   session_table)
 from batreplay.campaign.spec import CampaignSpec, Instance
-from batreplay.campaign.tables import (DESCRIPTIONS, DIFFERENCE_NOTE, TABLE_METRICS, comparison_table, display_table,
-                                       instances_display, markdown_table, read_published)
+from batreplay.campaign.tables import (DESCRIPTIONS, DIFFERENCE_NOTE, comparison_table, display_table, has_published,
+                                       instances_display, markdown_table, read_published, section_title)
 from batreplay.campaign.user_figures import user_scatter_grid
 from batreplay.campaign.weekly import weekly_figure
 from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST, is_finished
@@ -489,7 +489,7 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
 
     sections = [_Section("Workload logs", None, _logs_table(spec, facts, results), LOGS_DESCRIPTION)]
     for kind, table in tables.items():
-        title, _ = TABLE_METRICS[kind]
+        title = section_title(kind, table)
         sections += [_Section(title, log.label, display_table(kind, table, log.name),
                               _table_description(kind, spec, table)) for log in spec.logs]
     if session_frame is not None:
@@ -550,8 +550,7 @@ def _caption(key: tuple[str, str], spec: CampaignSpec, extra: str = "") -> str:
 
 
 def _table_description(kind: str, spec: CampaignSpec, table: pd.DataFrame) -> str:
-    published = [c for c in table.columns if c.endswith("_published")]
-    has_values = spec.report.published is not None and bool(published) and table[published].notna().any().any()
+    has_values = spec.report.published is not None and has_published(table)
     source = f" Published values: {spec.report.published.name}. {DIFFERENCE_NOTE}" if has_values else ""
     return DESCRIPTIONS[kind] + source
 

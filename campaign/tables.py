@@ -11,7 +11,9 @@ experiment x replay of a campaign, :func:`comparison_table` gives, per column ``
   print, so that equal printed values differ by 0.
 
 The published values come from Madon, Da Costa, Pierson 2024 (Tables 1 and 2, Fig. 5(c)) and Rauch 2022
-(Tables I-III); see ``expe/published/``.
+(Tables I-III); see ``expe/published/``. A table's section title names the paper whose table it has the form of
+(:data:`PAPER_TABLES`) only when the campaign sets published values beside ours (:func:`section_title`): the same
+form on other logs or machines is not a comparison with that paper.
 """
 
 from __future__ import annotations
@@ -73,22 +75,22 @@ class TableColumn:
         return 1.0 if self.unit is None else get_metric(self.metric).divisor(self.unit)
 
 
-#: Table kind -> (title, columns).
+#: Table kind -> (title, columns). The title names no paper: :func:`section_title` adds it.
 TABLE_METRICS: dict[str, tuple[str, list[TableColumn]]] = {
-    "scheduling": ("Scheduling metrics (cf. Madon et al. 2024, Table 1)", [
+    "scheduling": ("Scheduling metrics", [
         TableColumn("makespan", "days"), TableColumn("mean_waiting_time", "days"),
         TableColumn("max_waiting_time", "days"),
     ]),
-    "lateness": ("Lateness metrics (cf. Madon et al. 2024, Table 2)", [
+    "lateness": ("Lateness metrics", [
         TableColumn("mean_lateness", "days"), TableColumn("relative_lateness"),
         TableColumn("additional_lateness", "s"),
     ]),
-    "user-lateness-percentiles": ("Per-user additional lateness (cf. Madon et al. 2024, Fig. 5(c))", [
+    "user-lateness-percentiles": ("Per-user additional lateness", [
         TableColumn("user_additional_lateness_p10", "s", decimals=0, label="10th percentile"),
         TableColumn("user_additional_lateness_p50", "s", decimals=0, label="median"),
         TableColumn("user_additional_lateness_p90", "s", decimals=0, label="90th percentile"),
     ]),
-    "scheduler-comparison": ("Scheduler comparison (cf. Rauch 2022, Tables I-III)", [
+    "scheduler-comparison": ("Scheduler comparison", [
         TableColumn("mean_running_jobs_per_event", decimals=1, label="avg. running jobs (per event)"),
         TableColumn("mean_bounded_slowdown", decimals=1, label="avg. bounded slowdown"),
         TableColumn("mean_waiting_time", "s", decimals=0, label="avg. waiting time"),
@@ -102,6 +104,15 @@ TABLE_METRICS: dict[str, tuple[str, list[TableColumn]]] = {
     ]),
 }
 
+#: Table kind -> the published table it has the form of, cited in the section title when published values are
+#: set beside ours (:func:`section_title`).
+PAPER_TABLES: dict[str, str] = {
+    "scheduling": "Madon et al. 2024, Table 1",
+    "lateness": "Madon et al. 2024, Table 2",
+    "user-lateness-percentiles": "Madon et al. 2024, Fig. 5(c)",
+    "scheduler-comparison": "Rauch 2022, Tables I-III",
+}
+
 DESCRIPTIONS = {
     "scheduling": "Makespan = last finish - first submission (Def. 11); waiting time = start - submission "
                   "(Def. 12); days.",
@@ -112,7 +123,8 @@ DESCRIPTIONS = {
                                  "10th, 50th and 90th percentiles over the users with at least two jobs. The paper "
                                  "gives them for the a60 replay only.",
     "scheduler-comparison": "Average number of running jobs sampled at each submission and finish event "
-                            "(Rauch's definition), bounded slowdown with tau = 10 s, waiting time in seconds.",
+                            "(as Rauch 2022, Sect. IV, computes it), bounded slowdown with tau = 10 s, waiting time "
+                            "in seconds.",
     "co-scheduling": "Makespan = last finish - first submission, in days; waiting time = start - submission, in "
                      "seconds; bounded slowdown with tau = 10 s; jobs Batsim stopped at their walltime (a job "
                      "slowed by its neighbours runs longer); utilisation = busy node-seconds over nodes x makespan "
@@ -120,6 +132,20 @@ DESCRIPTIONS = {
 }
 DIFFERENCE_NOTE = ("Ours \u2212 paper: our value as printed (rounded to the table's decimals) minus the published "
                    "one, and in % of the published one (\u2013 when it is 0).")
+
+
+def has_published(table: pd.DataFrame) -> bool:
+    """Whether a :func:`comparison_table` sets at least one published value beside ours."""
+    columns = [c for c in table.columns if c.endswith("_published")]
+    return bool(columns) and bool(table[columns].notna().any().any())
+
+
+def section_title(kind: str, table: pd.DataFrame) -> str:
+    """The report's section title of a table kind: :data:`TABLE_METRICS`'s title, with ``(cf. <paper>)`` of
+    :data:`PAPER_TABLES` only when ``table`` (:func:`comparison_table`) has published values beside ours."""
+    title, _ = TABLE_METRICS[kind]
+    paper = PAPER_TABLES.get(kind)
+    return f"{title} (cf. {paper})" if paper is not None and has_published(table) else title
 
 
 def read_published(path: Path | None) -> pd.DataFrame:

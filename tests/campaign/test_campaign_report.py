@@ -4,6 +4,7 @@ the real KTH-SP2 log against the published one (Madon et al. 2024, Table 1), pub
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -15,6 +16,7 @@ from batreplay.campaign.log_facts import log_facts
 from batreplay.campaign.report import FIGURE_KINDS, build_report, markdown_table, read_published, recorded_log_metrics
 from batreplay.campaign.runner import run_campaign
 from batreplay.campaign.spec import REPORT_FIGURES, load_campaign
+from batreplay.campaign.tables import PAPER_TABLES, TABLE_METRICS
 
 QUIET = Console(quiet=True)
 DAY = 86400.0
@@ -50,7 +52,7 @@ replay_models = ["rigid", "feedback"]
 session_methods = ["a0"]
 
 [report]
-tables = ["scheduling", "lateness"]
+tables = ["scheduling", "lateness", "scheduler-comparison"]
 figures = ["submissions", "cumulative"]
 published = "published.csv"
 """
@@ -135,6 +137,36 @@ def test_report_files(toy_report):
     # nothing names the machine's folders: the report can be committed as it is
     for path in [result.markdown, result.html, *result.csv.values()]:
         assert str(spec.root) not in path.read_text(), path
+
+
+def test_a_section_cites_a_paper_only_beside_its_published_values(toy_report):
+    # the toy has published values for Table 1 (the recorded makespan) and Table 2 (an additional lateness), none
+    # for Rauch's tables: that section has Rauch's form but is no comparison with Rauch
+    _, result = toy_report
+    markdown = result.markdown.read_text()
+    assert "\n## Scheduling metrics (cf. Madon et al. 2024, Table 1)\n" in markdown
+    assert "\n## Lateness metrics (cf. Madon et al. 2024, Table 2)\n" in markdown
+    assert "\n## Scheduler comparison\n" in markdown and "cf. Rauch" not in markdown
+    html = result.html.read_text()
+    assert ">Scheduler comparison</h2>" in html and "cf. Rauch" not in html
+    assert "Published values" not in markdown.split("## Scheduler comparison")[1].split("\n## ")[0]
+
+
+def test_committed_reports_cite_a_paper_only_beside_published_values():
+    # every committed report: a table section names the paper of its form exactly when it has a "paper" column
+    checked = 0
+    for readme in sorted((REPO_ROOT / "expe" / "results").glob("*/README.md")):
+        for section in re.split(r"^## ", readme.read_text(), flags=re.MULTILINE)[1:]:
+            heading, _, body = section.partition("\n")
+            kind = next((k for k, (title, _) in TABLE_METRICS.items() if heading.startswith(title)), None)
+            if kind is None:
+                continue
+            title = TABLE_METRICS[kind][0]
+            beside = ": paper |" in body
+            expected = f"{title} (cf. {PAPER_TABLES[kind]})" if beside and kind in PAPER_TABLES else title
+            assert heading == expected, (readme.parent.name, heading)
+            checked += 1
+    assert checked >= 8
 
 
 def test_missing_instances_are_listed(toy_report, tmp_path):
