@@ -1,6 +1,6 @@
 """Node selection (load balancing): which nodes a starting job gets, and job slots per node.
 
-Caspart et al. (GridKa, ``../shared/seeds/003_c77ec105a0a9067a.txt``, Sect. 3) put a *load-balancing strategy* in
+Caspart et al. (2019, GridKa, Sect. 4) put a *load-balancing strategy* in
 front of the worker nodes: it decides which node gets a job from the free job slots of each node. Here a
 strategy is a class with one method, :meth:`NodeSelection.choose`, and :data:`NODE_SELECTIONS` holds the shipped
 ones by name:
