@@ -23,7 +23,10 @@ Pages (laid out in :mod:`batreplay.ui.pages`; this module routes URLs to them an
 Security: the app binds to 127.0.0.1 unless told otherwise (:func:`serve`) and then serves only requests addressed
 to this machine's own names (no DNS rebinding); bound elsewhere it requires an access token (``?token=...`` once,
 then a cookie). It reads files only under its runs directory and the folders named at start
-(:class:`~batreplay.ui.sandbox.Sandbox`), and writes only under the runs directory.
+(:class:`~batreplay.ui.sandbox.Sandbox`), and writes only under the runs directory. Every response says that no
+other site may frame it and that browsers must not guess content types (:data:`SECURITY_HEADERS`). The launch
+callbacks check every field again, whatever the page sent (a field that fails its check in the browser launches
+nothing).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from batreplay.ui.run_form import (
     build_run,
     save_upload,
     scheduler_options_text,
+    whole_number,
 )
 from batreplay.ui.run_index import list_runs, run_directory, run_files
 from batreplay.ui.sandbox import Sandbox, SandboxError
@@ -61,19 +65,18 @@ REPORTS = ".reports"
 #: What reading a run's files may raise: the readers' one-line errors (ValueError and its kinds), a file gone or
 #: unreadable (OSError), a JSON document of another shape (KeyError, TypeError). A page says it in one line.
 READ_ERRORS = (ValueError, OSError, KeyError, TypeError)
+#: Headers of every response (pages, callbacks, downloads, reports, errors): no other site may frame the app
+#: (clickjacking), and a browser takes a download for what its type says, never guessing from its bytes.
+SECURITY_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+}
 
 
 def _text(value: Any) -> str | None:
     """A form value as text (None stays None): a browser can send any JSON value."""
     return value if value is None or isinstance(value, str) else str(value)
-
-
-def _whole(value: Any) -> int | None:
-    """A whole number sent by the page, or None when it is none."""
-    try:
-        return int(value) if value not in (None, "") else None
-    except (TypeError, ValueError):
-        return None
 
 
 @dataclass
@@ -114,7 +117,6 @@ def create_app(config: UiConfig) -> Dash:
     launcher = Launcher(sandbox.runs_dir, workers=config.workers)
     campaigns = Campaigns(Path(config.campaigns).resolve() if config.campaigns else None, sandbox,
                           config.dask_address)
-    runs_dir = sandbox.runs_dir
     app = Dash(__name__, title="batreplay", suppress_callback_exceptions=True, update_title=None)
     app.launcher = launcher  # (for shutting down)
     app.layout = html.Div([
@@ -123,20 +125,34 @@ def create_app(config: UiConfig) -> Dash:
     server = app.server
     # an upload travels base64-encoded (4/3 of its size): larger requests are refused before they are read
     server.config["MAX_CONTENT_LENGTH"] = config.upload_limit * 4 // 3 + (1 << 20)
-    report_lock = threading.Lock()
+    _add_guards(server, config.token)
+    _add_file_routes(server, sandbox, campaigns)
+    _add_run_callbacks(app, sandbox, launcher, config.upload_limit)
+    _add_browse_callbacks(app, sandbox, launcher, campaigns)
+    return app
 
-    if config.token:
+
+def _add_guards(server, token: str | None) -> None:
+    """Who may use the app (a token beyond loopback, else this machine's own names only) and the headers of every
+    response (:data:`SECURITY_HEADERS`)."""
+
+    @server.after_request
+    def _security_headers(response):
+        response.headers.update(SECURITY_HEADERS)  # (Flask runs this for error responses too: 403, 404, 500)
+        return response
+
+    if token:
         @server.before_request
         def _check_token():
             given = request.args.get("token") or request.cookies.get(TOKEN_COOKIE) or ""
-            if not hmac.compare_digest(given.encode(), config.token.encode()):
+            if not hmac.compare_digest(given.encode(), token.encode()):
                 abort(403)
 
         @server.after_request
         def _remember_token(response):
             given = request.args.get("token") or ""
-            if given and hmac.compare_digest(given.encode(), config.token.encode()):  # (never after a refusal)
-                response.set_cookie(TOKEN_COOKIE, config.token, httponly=True, samesite="Strict")
+            if given and hmac.compare_digest(given.encode(), token.encode()):  # (never after a refusal)
+                response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="Strict")
             return response
     else:
         @server.before_request
@@ -145,6 +161,13 @@ def create_app(config: UiConfig) -> Dash:
             # 127.0.0.1 (DNS rebinding) cannot drive the app from a browser.
             if urlsplit(f"//{request.host}").hostname not in LOOPBACK_HOSTS:
                 abort(403)
+
+
+def _add_file_routes(server, sandbox: Sandbox, campaigns: Campaigns) -> None:
+    """The routes that serve files: a finished run's files, its HTML report (built on first request), a campaign's
+    report."""
+    runs_dir = sandbox.runs_dir
+    report_lock = threading.Lock()
 
     @server.route("/files/<run_id>/<name>")
     def _download(run_id: str, name: str):
@@ -181,23 +204,11 @@ def create_app(config: UiConfig) -> Dash:
             abort(404)
         return send_from_directory(folder, name)
 
-    @app.callback(Output("page", "children"), Input("url", "pathname"), Input("url", "search"))
-    def _page(pathname: str | None, search: str | None):
-        path = (pathname or "/").rstrip("/") or "/"
-        try:
-            if path == "/":
-                return pages.new_run_page(sandbox)
-            if path == "/runs":
-                return pages.runs_page()
-            if path == "/compare":
-                return pages.compare_page(runs_dir, search)
-            if path == "/campaigns":
-                return pages.campaigns_page(campaigns)
-            if path.startswith("/runs/"):
-                return pages.run_detail_page(runs_dir, path.removeprefix("/runs/"), sandbox)
-        except READ_ERRORS as err:
-            return pages.error_page(f"{path}: cannot be shown", err)
-        return html.Div([html.H2("Not found"), html.P(f"No page at {path}.")])
+
+def _add_run_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, upload_limit: int) -> None:
+    """The callbacks of the New-run page: scheduler defaults, upload, launch (every field checked again), progress,
+    cancel."""
+    runs_dir = sandbox.runs_dir
 
     @app.callback(Output("scheduler-options", "value"), Input("scheduler", "value"), prevent_initial_call=True)
     def _scheduler_defaults(name: str | None):
@@ -209,7 +220,7 @@ def create_app(config: UiConfig) -> Dash:
         if not contents:
             return no_update, no_update
         try:
-            path = save_upload(sandbox, filename or "", contents, limit=config.upload_limit)
+            path = save_upload(sandbox, filename or "", contents, limit=upload_limit)
         except FormError as err:
             return no_update, html.Span(str(err), className="error", id="upload-error")
         return str(path.relative_to(runs_dir)), f"uploaded: {filename} (checked: a readable workload)"
@@ -259,6 +270,29 @@ def create_app(config: UiConfig) -> Dash:
             return f"{run_id}: cancelling..."
         return no_update
 
+
+def _add_browse_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, campaigns: Campaigns) -> None:
+    """The page router and the callbacks of the Runs, Run detail, Compare and Campaigns pages."""
+    runs_dir = sandbox.runs_dir
+
+    @app.callback(Output("page", "children"), Input("url", "pathname"), Input("url", "search"))
+    def _page(pathname: str | None, search: str | None):
+        path = (pathname or "/").rstrip("/") or "/"
+        try:
+            if path == "/":
+                return pages.new_run_page(sandbox)
+            if path == "/runs":
+                return pages.runs_page()
+            if path == "/compare":
+                return pages.compare_page(runs_dir, search)
+            if path == "/campaigns":
+                return pages.campaigns_page(campaigns)
+            if path.startswith("/runs/"):
+                return pages.run_detail_page(runs_dir, path.removeprefix("/runs/"), sandbox)
+        except READ_ERRORS as err:
+            return pages.error_page(f"{path}: cannot be shown", err)
+        return html.Div([html.H2("Not found"), html.P(f"No page at {path}.")])
+
     @app.callback(Output("runs-table", "data"), Input("runs-poll", "n_intervals"))
     def _runs(_ticks):
         rows = list_runs(runs_dir, launcher.states())
@@ -304,13 +338,12 @@ def create_app(config: UiConfig) -> Dash:
     def _campaign_launch(clicks, executor: str, workers):
         if not ctx.triggered_id or not any(clicks or []):
             return no_update
-        try:
-            campaigns.launch(ctx.triggered_id.get("key"), workers=_whole(workers), dask=executor == "dask")
+        try:  # (the workers field is checked again here: a browser sends what it likes)
+            count = None if executor == "dask" else whole_number(_text(workers), "workers", empty="every core")
+            campaigns.launch(ctx.triggered_id.get("key"), workers=count, dask=executor == "dask")
         except (SandboxError, CampaignSpecError, ValueError, OSError) as err:
             return one_line(err)
         return ""
-
-    return app
 
 
 def serve(config: UiConfig, *, host: str = "127.0.0.1", port: int = 8050, on_ready: Any = None) -> None:

@@ -9,15 +9,20 @@ the page). Its report is built when the run ends.
 
 A campaign file that cannot be loaded, or that reads a file outside the folders the app may read (any of
 :meth:`~batreplay.campaign.spec.CampaignSpec.input_files`: logs, platforms, node types, scheduler files,
-speedup tables, the report's files), is listed with its one-line reason and cannot be launched.
+speedup tables, the report's files), is listed with its one-line reason and cannot be launched. Those files are
+found in the campaign's TOML text and checked before the campaign's reader opens any of them (:func:`named_files`),
+and the message is the same whether such a file exists or not.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import threading
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from batreplay.campaign.runner import CampaignBusyError, run_campaign, scan
 from batreplay.campaign.spec import CampaignSpec, CampaignSpecError, load_campaign
@@ -63,6 +68,66 @@ class CampaignJob:
     status: str = IDLE
     message: str = ""
     thread: threading.Thread | None = field(default=None, repr=False)
+
+
+def _tables(document: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """The tables of the array of tables ``key`` (``[[logs]]``...) of a TOML document; those of another shape
+    skipped (the campaign's own reader says what is wrong with them)."""
+    value = document.get(key)
+    return [table for table in value if isinstance(table, dict)] if isinstance(value, list) else []
+
+
+def named_files(path: Path) -> list[tuple[str, Path]]:
+    """Every file the campaign file ``path`` names, as ``(what, path)``, read from its TOML text without opening
+    any of them (:func:`~batreplay.campaign.spec.load_campaign` opens them to check them): each log's workload
+    (not a catalogue name: its cached file), platform file (not a shipped name) and node types, the schedulers
+    that are files, the speedup tables, and the report's files; relative paths under the campaign's ``root``.
+    A file that is not valid TOML names none (loading it says why in one line)."""
+    from batreplay.platforms.shipped import SHIPPED_PLATFORMS
+    from batreplay.schedulers.names import SCHEDULER_NAMES, names_a_file
+    from batreplay.workloads.pwa import catalogue_entry
+
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return []
+    head = document.get("campaign") if isinstance(document.get("campaign"), dict) else {}
+    root = path.parent / (head["root"] if isinstance(head.get("root"), str) else ".")
+
+    def rooted(text: str) -> Path:
+        """``text`` as the campaign's reader takes it: ``~`` expanded, relative to the root."""
+        candidate = Path(os.path.expanduser(text))
+        return candidate if candidate.is_absolute() else root / candidate
+
+    found: list[tuple[str, Path]] = []
+    for number, log in enumerate(_tables(document, "logs"), 1):
+        where = f"[[logs]] {log.get('name', f'#{number}')}"
+        for key in ("workload", "platform", "node_types"):
+            text = log.get(key)
+            if not isinstance(text, str) or (key == "platform" and text in SHIPPED_PLATFORMS):
+                continue
+            if key == "workload" and catalogue_entry(text) is not None and not rooted(text).exists():
+                continue  # a log of the catalogue: its cached file (the cache is an allowed folder)
+            found.append((f"{where}, {key}", rooted(text)))
+    matrix = document.get("matrix") if isinstance(document.get("matrix"), dict) else {}
+    schedulers = matrix.get("schedulers") if isinstance(matrix.get("schedulers"), list) else []
+    found += [("[matrix] schedulers", rooted(name)) for name in schedulers
+              if isinstance(name, str) and name not in SCHEDULER_NAMES and names_a_file(name)]
+    for number, experiment in enumerate(_tables(document, "experiments"), 1):
+        where = f"[[experiments]] {experiment.get('name', f'#{number}')}"
+        scheduler = experiment.get("scheduler")
+        if isinstance(scheduler, str) and scheduler not in SCHEDULER_NAMES and names_a_file(scheduler):
+            found.append((f"{where}, scheduler", rooted(scheduler)))
+        own = experiment.get("scheduler_options")
+        for key, options in (("speedup_options", experiment.get("speedup_options")),
+                             ("scheduler_options speedup_options",
+                              own.get("speedup_options") if isinstance(own, dict) else None)):
+            if isinstance(options, dict) and isinstance(options.get("table"), str):
+                found.append((f"{where}, {key} table", rooted(options["table"])))
+    report = document.get("report") if isinstance(document.get("report"), dict) else {}
+    found += [(f"[report] {key}", rooted(report[key])) for key in ("published", "explanations")
+              if isinstance(report.get(key), str)]
+    return found
 
 
 class Campaigns:
@@ -111,12 +176,18 @@ class Campaigns:
             raise SandboxError("no campaign folder was given at start (batreplay ui --campaigns DIR)")
         output_root = self.output_root(key)
         path = self.sandbox.resolve(str(self.folder / f"{key}.toml"), "campaign")
+        self._check_inside(path, named_files(path))  # before load_campaign opens any of them
         spec = load_campaign(path, output_root=output_root)
-        for what, file in spec.input_files():
+        self._check_inside(path, spec.input_files())  # (the same files, as the campaign's own code finds them)
+        return spec
+
+    def _check_inside(self, path: Path, files: list[tuple[str, Path]]) -> None:
+        """Raise SandboxError naming the first of ``files`` (``(what, path)`` pairs of the campaign file ``path``)
+        that is outside the allowed folders (the same message whether it exists or not)."""
+        for what, file in files:
             if not self.sandbox.contains(file):
                 raise SandboxError(f"{path.name}: {what} {file} is outside the folders this app may read "
                                    f"({self.sandbox.describe_roots()})")
-        return spec
 
     def entries(self) -> list[CampaignEntry]:
         """Every campaign file of the folder, sorted by name, with its progress (or why it cannot run)."""

@@ -14,7 +14,7 @@ from dash import dash_table, dcc, html
 
 from batreplay.ui.campaigns import CAMPAIGNS, Campaigns
 from batreplay.ui.launcher import DONE
-from batreplay.ui.run_form import RECORDED, form_choices, scheduler_options_text
+from batreplay.ui.run_form import RECORDED, WHOLE_NUMBER, form_choices, scheduler_options_text
 from batreplay.ui.run_index import COLUMNS, list_runs, read_metrics, run_directory, run_files
 from batreplay.ui.messages import one_line
 from batreplay.ui.sandbox import Sandbox, SandboxError
@@ -66,7 +66,11 @@ def new_run_page(sandbox: Sandbox) -> html.Div:
                "Declared options with their defaults."),
         _field("Replay", dcc.RadioItems(id="replay", options=choices["replay"], value="rigid")),
         _field("Sessions (feedback replay)", dcc.Input(id="sessions", type="text", value="arrival:60")),
-        _field("Max jobs", dcc.Input(id="max-jobs", type="number", min=1, step=1, placeholder="all jobs")),
+        # (text, not type="number": a number field that fails its check sends null, which reads as "every job";
+        # the text reaches the server, which checks it again)
+        _field("Max jobs", dcc.Input(id="max-jobs", type="text", inputMode="numeric", pattern=WHOLE_NUMBER,
+                                     placeholder="all jobs"),
+               "A whole number >= 1, or empty for every job."),
         _field("Engine", dcc.RadioItems(id="engine", options=choices["engine"], value="embedded")),
         html.Button("Launch", id="launch", n_clicks=0),
         html.Div(id="form-error", className="error"),
@@ -233,7 +237,8 @@ def campaigns_page(campaigns: Campaigns) -> html.Div:
             {"label": f"Dask cluster ({campaigns.dask_address})" if campaigns.dask_address
              else "Dask cluster (start the app with --dask-address)", "value": "dask",
              "disabled": not campaigns.dask_address}])),
-        _field("Workers (this machine)", dcc.Input(id="campaign-workers", type="number", min=1, step=1, value=2)),
+        _field("Workers (this machine)", dcc.Input(id="campaign-workers", type="text", inputMode="numeric",
+                                                   pattern=WHOLE_NUMBER, value="2")),
         html.Div(id="campaign-error", className="error"),
         html.Div(id="campaign-list"),
         dcc.Interval(id="campaigns-poll", interval=2 * POLL_MS),

@@ -6,7 +6,8 @@ under the allowed folders, the shipped platforms and platform files, the scaled 
 options and defaults, the user models, and the engines (a real Batsim only when one is installed).
 
 :func:`build_run` checks a filled form with the command line's own code (:class:`~batreplay.run.spec.RunSpec`,
-:func:`~batreplay.schedulers.registry.check_scheduler_options`, the sandbox for every path) and returns the run
+:func:`~batreplay.schedulers.registry.check_scheduler_options`, the sandbox for every path: workload, platform, node
+types, scheduler file, a speedup table in the scheduler options, a folder of session graphs) and returns the run
 description with its identifier: the same form on the same input files gives the same identifier, so launching a
 run twice reuses the first result. Scaled and node-type platforms are generated under the runs directory's
 ``platforms/`` folder, named by their content.
@@ -21,7 +22,9 @@ import base64
 import binascii
 import hashlib
 import json
+import os
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +36,7 @@ from batreplay.platforms.node_types import read_node_types
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.replay.registry import DEFAULT_SESSIONS, REGISTRY as USER_MODELS
 from batreplay.run.spec import RunSpec, RunSpecError
-from batreplay.ui.sandbox import Sandbox
+from batreplay.ui.sandbox import MAX_PATH_CHARS, Sandbox, SandboxError
 from batreplay.workloads.loading import WORKLOAD_SUFFIXES, WorkloadError, load_workload
 from batreplay.workloads.pwa import PWA_CATALOGUE, cached_path, catalogue_entry
 
@@ -44,6 +47,22 @@ MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 UPLOADS = "uploads"
 PLATFORMS = "platforms"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]")
+#: A whole number >= 1 as typed (at most 18 digits): the pattern the browser checks as the user types
+#: (the field turns red) and the server checks again when the form is sent.
+WHOLE_NUMBER = r"\s*0*[1-9][0-9]{0,17}\s*"
+#: Longest scheduler options text, in characters, and deepest nesting of its JSON arrays and objects.
+MAX_OPTIONS_CHARS = 64 * 1024
+MAX_OPTIONS_DEPTH = 32
+#: How much of a .json file is read to tell a Batsim workload (the file is never read whole to list it).
+JSON_PEEK_BYTES = 64 * 1024
+#: Top-level keys of a Batsim JSON workload (``{"nb_res": N, "jobs": [...], "profiles": {...}}``).
+WORKLOAD_KEYS = frozenset({"nb_res", "jobs", "profiles"})
+#: Largest TOML file read to tell a node-type table (those are a few lines long).
+MAX_NODE_TYPES_BYTES = 1024 * 1024
+#: The index of a folder of session graphs (``batreplay sessions``).
+SESSIONS_INDEX = "index.json"
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_JSON_COLON = re.compile(r"\s*:")
 
 
 class FormError(ValueError):
@@ -65,8 +84,10 @@ class RunForm:
         scheduler: a registered scheduler name, or a pybatsim scheduler file under the allowed folders.
         scheduler_options: the scheduler's options as a JSON object (text), or None for the defaults.
         replay: a user model name (``rigid``, ``feedback``).
-        sessions: the session rule of a feedback replay (``arrival:60``...).
-        max_jobs: simulate only the first jobs (>= 1), or None for all.
+        sessions: the session rule of a feedback replay (``arrival:60``...), or a folder of session graphs
+            (``batreplay sessions``) under the allowed folders.
+        max_jobs: simulate only the first jobs (a whole number >= 1: :data:`WHOLE_NUMBER` as text), or None for
+            all.
         engine: ``embedded`` or ``batsim``.
     """
 
@@ -99,25 +120,78 @@ def scheduler_options_text(name: str) -> str:
     return json.dumps({key: default for key, (default, _doc) in declared.items()}, indent=1)
 
 
+def json_top_level_keys(path: Path, limit: int = JSON_PEEK_BYTES) -> set[str]:
+    """The keys of the top-level JSON object of ``path`` seen in its first ``limit`` bytes (a peek: a large file
+    is not read whole); empty when the file does not start with an object or cannot be read."""
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(limit).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    except OSError:
+        return set()
+    if not head.startswith("{"):
+        return set()
+    keys: set[str] = set()
+    depth = 0
+    for token in _JSON_TOKEN.finditer(head):
+        text = token.group()
+        if text in ("{", "["):
+            depth += 1
+        elif text in ("}", "]"):
+            depth -= 1
+            if depth == 0:
+                break  # the end of the top-level object
+        elif depth == 1 and _JSON_COLON.match(head, token.end()):
+            try:
+                keys.add(json.loads(text))
+            except ValueError:
+                pass
+    return keys
+
+
+def is_workload_file(path: Path) -> bool:
+    """True when ``path`` is a workload the form may offer: an SWF log by its name (``.swf``, ``.swf.gz``), or a
+    ``.json`` file whose top-level object has a key of a Batsim workload (:data:`WORKLOAD_KEYS`) in its first
+    :data:`JSON_PEEK_BYTES` (a run's ``metrics.json`` or ``instance.json`` has none)."""
+    name = path.name.lower()
+    if name.endswith((".swf", ".swf.gz")):
+        return True
+    return name.endswith(".json") and bool(WORKLOAD_KEYS & json_top_level_keys(path))
+
+
+def is_node_types_file(path: Path) -> bool:
+    """True when ``path`` is a node-type table (``batreplay platform --node-types``): a TOML file of at most
+    :data:`MAX_NODE_TYPES_BYTES` whose top level has ``node_types`` (a campaign file has not)."""
+    try:
+        if path.stat().st_size > MAX_NODE_TYPES_BYTES:
+            return False
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return isinstance(document.get("node_types"), list)
+
+
 def form_choices(sandbox: Sandbox) -> dict[str, list[dict[str, str]]]:
     """Every choice of the form, as ``{field: [{"label": ..., "value": ...}]}`` lists (Dash's option format).
 
-    Keys: ``workload`` (cached catalogue logs, then files under the allowed folders), ``platform``, ``variant``,
-    ``node_types``, ``scheduler`` (the registry's, each with its one-line description, then the ``.py`` files under
-    the allowed folders, as pybatsim scheduler files), ``replay``, ``engine``."""
+    Keys: ``workload`` (cached catalogue logs, then the workload files under the allowed folders:
+    :func:`is_workload_file`), ``platform``, ``variant``, ``node_types`` (:func:`is_node_types_file`), ``scheduler``
+    (the registry's, each with its one-line description, then the ``.py`` files under the allowed folders, as
+    pybatsim scheduler files), ``replay``, ``engine``. Of the runs folder only the uploads are offered: the rest is
+    the app's own output (run directories, failure records, generated platforms, campaigns)."""
     from batreplay.engine.batsim_launcher import BatsimNotFound, find_batsim
     from batreplay.schedulers.registry import SCHEDULERS, describe
 
     workloads = [{"label": f"{entry.name} (cached log)", "value": entry.name} for entry in PWA_CATALOGUE.values()
                  if cached_path(entry).is_file()]
     workloads += [{"label": sandbox.shown(path), "value": str(path)}
-                  for path in sandbox.files(WORKLOAD_SUFFIXES)]
+                  for path in sandbox.files(WORKLOAD_SUFFIXES, accept=is_workload_file, own=(UPLOADS,))]
     platforms = [{"label": f"{name} (shipped)", "value": name} for name in SHIPPED_PLATFORMS]
     platforms += [{"label": sandbox.shown(path), "value": str(path)} for path in sandbox.files((".xml",))]
     variants = [{"label": "as recorded", "value": RECORDED}]
     variants += [{"label": f"{name} (nodes x{nodes:g}, speed x{speed:g})", "value": name}
                  for name, (nodes, speed) in SCALED_VARIANTS.items()]
-    node_types = [{"label": sandbox.shown(path), "value": str(path)} for path in sandbox.files((".toml",))]
+    node_types = [{"label": sandbox.shown(path), "value": str(path)}
+                  for path in sandbox.files((".toml",), accept=is_node_types_file)]
     schedulers = [{"label": f"{name}: {describe(name)}", "value": name} for name in SCHEDULERS]
     schedulers += [{"label": f"scheduler file {sandbox.shown(path)}", "value": str(path)}
                    for path in sandbox.files((".py",))]  # pybatsim scheduler files (BatsimScheduler subclasses)
@@ -135,16 +209,31 @@ def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-def _max_jobs(value: int | float | str | None) -> int | None:
+def whole_number(value: Any, field: str, *, empty: str) -> int | None:
+    """``value`` as a whole number >= 1, or None when it is blank: an int, or text matching :data:`WHOLE_NUMBER`
+    (the pattern the page's field has).
+
+    Raises:
+        FormError: anything else (``2.5``, ``-5``, ``1e3``, ``0``), naming ``field`` and saying that ``empty`` is
+            what a blank field means.
+    """
     if _blank(value):
         return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise FormError(f"max jobs: {value!r} is not a whole number") from None
-    if not number.is_integer() or number < 1:
-        raise FormError(f"max jobs: {value!r} must be a whole number >= 1 (or empty for every job)")
-    return int(number)
+    number = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and re.fullmatch(WHOLE_NUMBER, value):
+        number = int(value)
+    if number is None or number < 1:
+        shown = value if isinstance(value, str) and len(value) <= 40 else f"{str(value)[:40]}..."
+        raise FormError(f"{field}: {shown!r} is not a whole number >= 1: give one (or leave it empty for {empty})")
+    return number
+
+
+def _max_jobs(value: int | float | str | None) -> int | None:
+    return whole_number(value, "max jobs", empty="every job")
 
 
 def _workload(form: RunForm, sandbox: Sandbox) -> Path:
@@ -197,6 +286,50 @@ def _platform(form: RunForm, sandbox: Sandbox) -> str:
     return str(_generated_platform(sandbox, f"{Path(path).stem}-{variant}", text))
 
 
+def _nesting(value: Any) -> int:
+    """How deeply JSON arrays and objects nest in ``value`` (0 for a scalar), counted without recursion; the count
+    stops once above :data:`MAX_OPTIONS_DEPTH`."""
+    deepest, stack = 0, [(value, 1)]
+    while stack and deepest <= MAX_OPTIONS_DEPTH:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _scheduler_options(text: str | None, sandbox: Sandbox) -> Any:
+    """The scheduler options typed as JSON (``{}`` when blank), with the speedup table a co-scheduling scheduler
+    reads (``speedup_options.table``) resolved under the allowed folders.
+
+    Raises:
+        FormError: text longer than :data:`MAX_OPTIONS_CHARS`, not JSON, or nested deeper than
+            :data:`MAX_OPTIONS_DEPTH` (as a one-line message, never a crash of the parser);
+        SandboxError: a speedup table outside the allowed folders or missing.
+    """
+    if _blank(text):
+        return {}
+    if len(text) > MAX_OPTIONS_CHARS:
+        raise FormError(f"scheduler options: {len(text):,} characters, more than the {MAX_OPTIONS_CHARS:,} allowed: "
+                        "give a JSON object of the scheduler's options")
+    too_deep = False
+    try:
+        options = json.loads(text)
+        too_deep = _nesting(options) > MAX_OPTIONS_DEPTH
+    except json.JSONDecodeError as err:
+        raise FormError(f"scheduler options: not JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
+    except RecursionError:  # (nested too deeply for the parser itself)
+        too_deep = True
+    if too_deep:
+        raise FormError(f"scheduler options: arrays and objects nested more than {MAX_OPTIONS_DEPTH} deep: give a "
+                        "JSON object of the scheduler's options")
+    speedup = options.get("speedup_options") if isinstance(options, dict) else None
+    if isinstance(speedup, dict) and isinstance(speedup.get("table"), str):
+        table = sandbox.resolve(speedup["table"], "scheduler options, speedup_options table")
+        options = {**options, "speedup_options": {**speedup, "table": str(table)}}
+    return options
+
+
 def _scheduler(form: RunForm, sandbox: Sandbox) -> tuple[str, dict[str, Any]]:
     from batreplay.schedulers.names import SCHEDULER_NAMES
     from batreplay.schedulers.registry import check_scheduler_options
@@ -206,18 +339,65 @@ def _scheduler(form: RunForm, sandbox: Sandbox) -> tuple[str, dict[str, Any]]:
         raise FormError("scheduler: choose one")
     if name not in SCHEDULER_NAMES:
         name = str(sandbox.resolve(name, "scheduler file"))
-    options: Any = {}
-    if not _blank(form.scheduler_options):
-        try:
-            options = json.loads(form.scheduler_options)
-        except json.JSONDecodeError as err:
-            raise FormError(f"scheduler options: not JSON ({err.msg} at line {err.lineno}, "
-                            f"column {err.colno})") from None
+    options = _scheduler_options(form.scheduler_options, sandbox)
     try:
         check_scheduler_options(name, options)
     except ValueError as err:
         raise FormError(f"scheduler options: {err}") from None
     return name, options
+
+
+def _session_folder(text: str, sandbox: Sandbox) -> Path:
+    """The folder of session graphs ``text`` names (or its ``index.json``), under the allowed folders, holding an
+    ``index.json`` and no link that leads out of them.
+
+    Raises:
+        SandboxError: outside the allowed folders (the same message whether it exists or not), or missing;
+            FormError: no ``index.json`` in it, or a file of it that is a link leading out.
+    """
+    if Path(text).name == SESSIONS_INDEX:
+        folder = sandbox.resolve(text, "sessions").parent
+    else:
+        folder = sandbox.resolve(text, "sessions", kind="dir")
+    index = folder / SESSIONS_INDEX
+    if not (sandbox.contains(index) and index.is_file()):
+        raise FormError(f"sessions: {text} has no {SESSIONS_INDEX}: give a folder written by 'batreplay sessions' "
+                        "or a rule such as arrival:60")
+    for entry in os.scandir(folder):
+        if entry.is_symlink() and not sandbox.contains(Path(entry.path)):
+            raise FormError(f"sessions: {text}/{entry.name} is a link leading outside the folders this app may "
+                            "read: give a folder whose files are inside them")
+    return folder
+
+
+def _sessions(value: str | None, sandbox: Sandbox) -> str:
+    """The sessions of a feedback replay: a rule (``arrival:60``, ``a60``) as typed, or the real path of a folder of
+    session graphs under the allowed folders (a text with a separator, or one that is no rule).
+
+    Raises:
+        FormError, SandboxError: neither a rule nor such a folder (the message names the field ``sessions``).
+    """
+    from batreplay.replay.session_source import EXPECTED_SESSIONS, session_rule
+
+    text = (value or "").strip()
+    if not text:
+        return DEFAULT_SESSIONS
+    if len(text) > MAX_PATH_CHARS:
+        raise FormError(f"sessions: {len(text):,} characters: {EXPECTED_SESSIONS}")
+    rule_error = None
+    if "/" not in text and "\\" not in text:
+        try:
+            session_rule(text)
+            return text
+        except ValueError as err:
+            rule_error = err
+    try:
+        return str(_session_folder(text, sandbox))
+    except SandboxError as err:
+        if rule_error is not None and "not found" in str(err):  # (inside the allowed folders: nothing to hide)
+            raise FormError(f"sessions: {text!r} is not a rule ({rule_error}) nor a folder of the allowed "
+                            f"folders; {EXPECTED_SESSIONS}") from None
+        raise
 
 
 def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
@@ -243,7 +423,7 @@ def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
     flat: dict[str, Any] = {"replay": replay, "engine": engine, "scheduler_options": options,
                             "max_jobs": _max_jobs(form.max_jobs)}
     if replay in USER_MODELS and USER_MODELS[replay].dynamic:
-        flat["sessions"] = (form.sessions or "").strip() or DEFAULT_SESSIONS
+        flat["sessions"] = _sessions(form.sessions, sandbox)
     try:
         draft = RunSpec.build(workload=workload, platform=platform, scheduler=scheduler, out_dir=sandbox.runs_dir,
                               **flat)

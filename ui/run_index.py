@@ -40,6 +40,9 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("error", "error"),
 )
 _METRICS = ("nb_jobs", "makespan", "mean_waiting_time", "mean_bounded_slowdown", "utilisation")
+#: Endings of the files of a run directory that the app reads (run.json, metrics.json, out_jobs.csv, jobs.csv,
+#: out_schedule.csv, platform.xml...): none of them may be a link leading out of the runs folder.
+READ_ENDINGS = (".json", ".csv", ".xml")
 UNREADABLE = "unreadable"
 
 
@@ -107,8 +110,11 @@ def list_runs(runs_dir: Path, launched: Iterable[RunState] = ()) -> list[dict[st
         path = Path(entry.path)
         if entry.name.startswith("."):
             continue
-        if entry.is_dir(follow_symlinks=False) and (path / MANIFEST_NAME).is_file():
-            rows[entry.name] = finished_row(path)
+        if entry.is_dir(follow_symlinks=False) and os.path.lexists(path / MANIFEST_NAME):
+            link = link_out(path, runs_dir)
+            rows[entry.name] = finished_row(path) if link is None else {
+                "run_id": entry.name, "status": UNREADABLE,
+                "error": f"{link} is a link leading out of the runs folder: not read"}
         elif entry.name.endswith(FAILED_SUFFIX) and entry.is_file(follow_symlinks=False):
             row = failed_row(path)
             rows.setdefault(row["run_id"], row)
@@ -119,14 +125,33 @@ def list_runs(runs_dir: Path, launched: Iterable[RunState] = ()) -> list[dict[st
     return sorted(rows.values(), key=lambda row: row.get("finished") or "9999", reverse=True)
 
 
+def link_out(folder: Path, runs_dir: Path) -> str | None:
+    """The name of a file of the run directory ``folder`` that the app would read (:data:`READ_ENDINGS`) and that
+    is a symbolic link leading out of ``runs_dir``, or None (also when ``folder`` cannot be listed)."""
+    runs = Path(os.path.realpath(runs_dir))
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return None
+    for entry in entries:
+        if entry.name.endswith(READ_ENDINGS) and entry.is_symlink():
+            real = Path(os.path.realpath(entry.path))
+            if not (real == runs or real.is_relative_to(runs)):
+                return entry.name
+    return None
+
+
 def run_directory(runs_dir: Path, run_id: str) -> Path | None:
-    """The directory of the finished run ``run_id`` under ``runs_dir``, or None (a name with a path separator, a
-    hidden name or ``..`` is never looked up)."""
+    """The directory of the finished run ``run_id`` under ``runs_dir``, or None: a name with a path separator, a
+    hidden name or ``..`` is never looked up, and a folder that is a link, or whose files the app reads include a
+    link leading out of the runs folder (:func:`link_out`), is no run the app shows."""
     if (not isinstance(run_id, str) or not run_id or run_id.startswith(".") or "\\" in run_id
             or run_id != Path(run_id).name):  # (a separator, or "..", makes the name differ from its last part)
         return None
     folder = runs_dir / run_id
-    if folder.is_symlink() or not (folder / MANIFEST_NAME).is_file():
+    if folder.is_symlink() or not folder.is_dir() or link_out(folder, runs_dir) is not None:
+        return None
+    if not (folder / MANIFEST_NAME).is_file():
         return None
     return folder
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import urllib.error
 import urllib.request
 
@@ -10,7 +12,7 @@ import pytest
 from batreplay.run.runner import run
 from batreplay.run.spec import RunSpec
 from conftest import WORKLOADS
-from ui_server import start_ui, stop_ui
+from ui_server import PATIENCE_S, start_ui, stop_ui
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 
@@ -87,3 +89,174 @@ def test_downloads_serve_the_files_of_a_run_and_nothing_else(tmp_path):
             assert b"secret" not in body and b"root:" not in body and (code == 404 or b"<!DOCTYPE html>" in body)
     finally:
         stop_ui(server)
+
+
+def dash_call(base: str, trigger: dict, state: list[dict] = (), others: list[dict] = (),
+              timeout: int = 60) -> tuple[int, dict]:
+    """Call the app's callback that ``trigger`` (``{"id", "property", "value"}``) fires, as the browser does
+    (``POST /_dash-update-component``, with the callback's outputs read from ``/_dash-dependencies``; ``others``:
+    its other inputs, in order, unchanged); returns the status and the JSON answer (``{}`` when there is none)."""
+    with urllib.request.urlopen(f"{base}/_dash-dependencies", timeout=timeout) as response:
+        dependencies = json.load(response)
+    pattern = isinstance(trigger["id"], dict)
+    wanted = (json.dumps({**trigger["id"], "key": ["ALL"]}, sort_keys=True, separators=(",", ":")) if pattern
+              else trigger["id"])
+    dependency = next(dep for dep in dependencies for given in dep["inputs"]
+                      if given["id"] == wanted and given["property"] == trigger["property"])
+    outputs = [dict(zip(("id", "property"), part.rsplit(".", 1)))
+               for part in dependency["output"].strip(".").split("...")]
+    prop = (json.dumps(trigger["id"], sort_keys=True, separators=(",", ":")) if pattern else trigger["id"])
+    body = {"output": dependency["output"], "outputs": outputs if len(outputs) > 1 else outputs[0],
+            "inputs": [[trigger]] if pattern else [trigger, *others], "state": list(state),
+            "changedPropIds": [f"{prop}.{trigger['property']}"]}
+    request = urllib.request.Request(f"{base}/_dash-update-component", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            text = response.read()
+            return response.status, json.loads(text) if text else {}
+    except urllib.error.HTTPError as err:
+        return err.code, {}
+
+
+def launch_form(**values) -> list[dict]:
+    """The New-run form's fields as the launch callback reads them (State), ``values`` (by field id) changed."""
+    fields = {"workload": None, "workload-path": str(KTH), "platform": "kth-sp2", "variant": "recorded",
+              "node-types": None, "scheduler": "easy", "scheduler-options": "{}", "replay": "rigid",
+              "sessions": "arrival:60", "max-jobs": "50", "engine": "embedded"}
+    fields.update(values)
+    return [{"id": key, "property": "value", "value": value} for key, value in fields.items()]
+
+
+def launched(answer: dict) -> tuple[str | None, str]:
+    """(the run id the launch callback started, or None; its error line) from its answer."""
+    props = answer.get("response", {})
+    return props.get("current-run", {}).get("data"), props.get("form-error", {}).get("children", "")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A server whose runs folder holds a finished run (``r1``) and a run directory whose report cannot be built
+    (``broken``)."""
+    root = tmp_path_factory.mktemp("served")
+    runs = root / "runs"
+    run(RunSpec.build(workload=KTH, platform="kth-sp2", scheduler="fcfs", max_jobs=50, out_dir=runs / "r1"))
+    (runs / "broken").mkdir()
+    (runs / "broken" / "run.json").write_text("{}")
+    (runs / "broken" / "out_jobs.csv").write_text("not,a\njobs,file\n")
+    shutil.copytree(runs / "r1", runs / "r2")  # r2 reads its jobs from a file outside the runs folder
+    (root / "secret.csv").write_bytes((runs / "r1" / "out_jobs.csv").read_bytes())
+    (runs / "r2" / "out_jobs.csv").unlink()
+    (runs / "r2" / "out_jobs.csv").symlink_to(root / "secret.csv")
+    server = start_ui(runs, root / "runs", root / "cache")
+    yield server
+    stop_ui(server)
+
+
+def headers_of(url: str, host: str | None = None) -> tuple[int, dict[str, str]]:
+    request = urllib.request.Request(url, headers={"Host": host} if host else {})
+    try:
+        with urllib.request.urlopen(request, timeout=PATIENCE_S) as response:
+            return response.status, dict(response.headers)
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers)
+
+
+@pytest.mark.skipif(not KTH.is_file(), reason="shared workloads not available")
+def test_every_response_forbids_framing_and_sniffing(served):
+    """Issue 25, item 17: pages, callbacks, downloads, reports and errors all carry the three headers."""
+    base = served.url.rstrip("/")
+    port = base.rsplit(":", 1)[1]
+    cases = {"/": 200, "/runs/r1": 200, "/_dash-layout": 200, "/_dash-dependencies": 200,
+             "/files/r1/out_jobs.csv": 200, "/files/r1/nope.csv": 404, "/reports/nope/report.html": 404,
+             "/reports/broken/report.html": 500, "/campaign-reports/x/report.html": 404}
+    seen = {path: headers_of(base + path) for path in cases}
+    seen["refused host"] = headers_of(base + "/", host=f"attacker.example:{port}")
+    cases["refused host"] = 403
+    for path, (code, headers) in seen.items():
+        assert code == cases[path], (path, code)
+        assert headers.get("X-Frame-Options") == "DENY", path
+        assert headers.get("Content-Security-Policy") == "frame-ancestors 'none'", path
+        assert headers.get("X-Content-Type-Options") == "nosniff", path
+
+
+@pytest.mark.skipif(not KTH.is_file(), reason="shared workloads not available")
+def test_deeply_nested_scheduler_options_get_a_one_line_error_not_a_crash(served):
+    """Issue 25, item 16: '[' * 100000 (and nesting the parser cannot follow) is refused in the page."""
+    base = served.url.rstrip("/")
+    for text, expected in (("[" * 100_000, "more than the 65,536 allowed"), ("[" * 5_000, "nested more than"),
+                           ('{"a": ' * 5_000, "nested more than")):
+        code, answer = dash_call(base, {"id": "launch", "property": "n_clicks", "value": 1},
+                                 launch_form(**{"scheduler-options": text}))
+        run_id, error = launched(answer)
+        assert code == 200 and run_id is None, (code, text[:10])
+        assert error.startswith("scheduler options: ") and expected in error and "\n" not in error
+
+
+@pytest.mark.skipif(not KTH.is_file(), reason="shared workloads not available")
+def test_the_launch_callback_checks_every_field_again(served):
+    """Issue 25, items 14 and 15: whatever the page sends, the server refuses a field that fails its check, and
+    a path outside the allowed folders gets the same line whether it exists or not."""
+    base = served.url.rstrip("/")
+    click = {"id": "launch", "property": "n_clicks", "value": 1}
+    refused = {
+        "max jobs: ": [{"max-jobs": "-5"}, {"max-jobs": "2.5"}, {"max-jobs": "1e3"}, {"max-jobs": -5}],
+        "sessions: ": [{"replay": "feedback", "sessions": "/etc"}, {"replay": "feedback", "sessions": "/nope-x"}],
+        "workload: ": [{"workload-path": "/etc/passwd"}, {"workload-path": "/nope-x/passwd"}],
+        "node types: ": [{"node-types": "/etc/hosts"}, {"node-types": "/nope-x/hosts"}],
+        "platform: ": [{"platform": "/etc/hosts"}, {"platform": "/nope-x/hosts"}],
+        "scheduler file: ": [{"scheduler": "/etc/hosts"}, {"scheduler": "/nope-x/hosts"}],
+        "scheduler options, speedup_options table: ": [
+            {"scheduler": "easy-coscheduling", "scheduler-options": json.dumps(
+                {"jobs_per_node": 1, "speedup_model": "table", "speedup_options": {"table": path}})}
+            for path in ("/etc/hosts", "/nope-x/hosts")],
+    }
+    for field, changes in refused.items():
+        lines = set()
+        for change in changes:
+            code, answer = dash_call(base, click, launch_form(**change))
+            run_id, error = launched(answer)
+            assert code == 200 and run_id is None and error.startswith(field) and "\n" not in error, (change, error)
+            lines.add(error.replace("/nope-x", "/etc"))
+        if field != "max jobs: ":
+            assert len(lines) == 1, lines  # outside: one line, existing or not
+    assert not any(path.name.startswith("kth") for path in served.runs_dir.iterdir())  # nothing launched
+
+
+def test_a_campaign_is_not_launched_with_a_workers_count_that_fails_its_check(tmp_path):
+    """Issue 25, item 15: the campaign form's workers field is checked again on the server."""
+    (tmp_path / "campaigns").mkdir()
+    server = start_ui(tmp_path / "runs", tmp_path, tmp_path / "cache", "--campaigns", str(tmp_path / "campaigns"))
+    try:
+        base = server.url.rstrip("/")
+        for workers in ("2.5", "-5", "0", "two"):
+            code, answer = dash_call(base, {"id": {"type": "campaign-run", "key": "nope"}, "property": "n_clicks",
+                                            "value": 1},
+                                     [{"id": "campaign-executor", "property": "value", "value": "local"},
+                                      {"id": "campaign-workers", "property": "value", "value": workers}])
+            error = answer.get("response", {}).get("campaign-error", {}).get("children", "")
+            assert code == 200 and error.startswith("workers: ") and "whole number >= 1" in error, (workers, error)
+    finally:
+        stop_ui(server)
+
+
+@pytest.mark.skipif(not KTH.is_file(), reason="shared workloads not available")
+def test_a_run_whose_files_lead_out_of_the_runs_folder_is_not_read(served):
+    """Issue 25, item 14: run ids in URLs: a run directory whose out_jobs.csv is a link leading out is not shown
+    (its detail page, downloads and report), and Runs lists it as unreadable, saying why."""
+    base = served.url.rstrip("/")
+
+    def page_text(path: str) -> str:
+        code, answer = dash_call(base, {"id": "url", "property": "pathname", "value": path},
+                                 others=[{"id": "url", "property": "search", "value": ""}])
+        assert code == 200
+        return json.dumps(answer)
+
+    assert "metrics-table" in page_text("/runs/r1")
+    assert "metrics-table" not in page_text("/runs/r2") and "Run not found" in page_text("/runs/r2")
+    for path in ("/files/r2/out_jobs.csv", "/files/r2/run.json", "/reports/r2/report.html"):
+        assert status_of(base + path)[0] == 404, path
+    code, answer = dash_call(base, {"id": "runs-poll", "property": "n_intervals", "value": 1})
+    rows = {row["id"]: row for row in answer["response"]["runs-table"]["data"]}
+    assert rows["r1"]["status"] == "done"
+    assert rows["r2"]["status"] == "unreadable" and "out_jobs.csv is a link leading out" in rows["r2"]["error"]

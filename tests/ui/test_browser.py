@@ -206,3 +206,35 @@ def test_a_bad_upload_shows_the_readers_one_line_error(page, ui_server, tmp_path
     error = page.text_content("#upload-error")
     assert re.search(r"broken\.swf.*line 3", error), error
     assert not any("broken" in path.name for path in (ui_server.runs_dir / "uploads").iterdir())
+
+
+@pytest.mark.parametrize("typed", ["-5", "2.5"])
+def test_a_max_jobs_that_fails_its_check_turns_red_and_launches_nothing(page, ui_server, typed):
+    """Issue 25, item 15: the field turns red, and Launch then refuses in one line instead of running every job."""
+    page.goto(ui_server.page_url("/"))
+    page.fill("#workload-path", KTH)
+    page.fill("#max-jobs", typed)
+    assert page.evaluate("document.querySelector('#max-jobs').matches(':invalid')")
+    page.click("#launch")
+    page.wait_for_function("document.querySelector('#form-error').textContent.length > 0 || "
+                           "document.querySelector('#run-status').textContent.length > 0")
+    assert page.text_content("#run-status") == ""
+    error = page.text_content("#form-error")
+    assert error.startswith("max jobs: ") and repr(typed) in error and "\n" not in error
+
+
+def test_the_workload_list_offers_no_run_output(page, ui_server):
+    """Issue 25, item 18: typing "KTH" in the Workload list offers the log, not the files of the runs of it."""
+    fake = ui_server.runs_dir / "kth-sp2-1996-2.1-cln-easy-000000000000"
+    fake.mkdir(parents=True, exist_ok=True)
+    for name in ("instance.json", "metrics.json", "run.json"):
+        (fake / name).write_text(json.dumps({"campaign": "ui", "id": fake.name, "nb_jobs": 1}))
+    (ui_server.runs_dir / f"{fake.name}.failed.json").write_text(json.dumps({"error": "x", "params": {}}))
+    page.goto(ui_server.page_url("/"))
+    page.click("#workload")
+    page.keyboard.type("KTH")
+    options = page.locator(".dash-dropdown-options [role=option]")  # (the open list; not the radio items)
+    options.first.wait_for()
+    offered = [text.strip() for text in options.all_text_contents()]
+    assert offered and offered[0].startswith("workloads/KTH-SP2"), offered
+    assert not any(".json" in text or ui_server.runs_dir.name + "/" in text for text in offered), offered

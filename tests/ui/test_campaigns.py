@@ -67,3 +67,24 @@ def test_a_campaign_runs_under_the_runs_folder_and_is_resumed(campaigns):
         assert time.monotonic() < deadline, "campaign still running"
         time.sleep(0.2)
     assert again.status == "done" and again.message.startswith("2/2 instances finished")
+
+
+def test_files_a_campaign_names_outside_are_refused_alike_whether_they_exist_or_not(campaigns, tmp_path):
+    """Issue 25, item 14: the files a campaign names are checked from its text before its reader opens any, so a
+    missing file outside gets the line an existing one gets (``outside.toml``'s log exists, outside)."""
+    folder, roots = campaigns.folder, campaigns.sandbox.describe_roots()
+    text = (folder / "tiny.toml").read_text()
+    (folder / "gone.toml").write_text(text.replace(str(KTH), str(tmp_path / "gone.swf")))
+    (folder / "published.toml").write_text(text + f'\n[report]\npublished = "{tmp_path / "gone.csv"}"\n')
+    head, _matrix, _rest = text.partition("[matrix]")
+    (folder / "table.toml").write_text(
+        head + '[[experiments]]\nname = "co"\nscheduler = "easy-coscheduling"\nspeedup_model = "table"\n'
+        f'speedup_options = {{ table = "{tmp_path / "gone-table.csv"}" }}\n')
+    entries = {entry.key: entry.error for entry in campaigns.entries()}
+    outside = "is outside the folders this app may read"
+    assert entries["outside"] == (f"outside.toml: [[logs]] kth-sp2, workload {tmp_path / 'outside.swf'} {outside} "
+                                  f"({roots})")
+    assert entries["gone"] == f"gone.toml: [[logs]] kth-sp2, workload {tmp_path / 'gone.swf'} {outside} ({roots})"
+    assert entries["published"] == f"published.toml: [report] published {tmp_path / 'gone.csv'} {outside} ({roots})"
+    assert entries["table"] == (f"table.toml: [[experiments]] co, speedup_options table {tmp_path / 'gone-table.csv'} "
+                                f"{outside} ({roots})")

@@ -101,3 +101,147 @@ def test_the_run_description_is_the_command_lines(sandbox):
     flat = spec.to_dict()
     assert flat["replay"] == "feedback" and flat["sessions"] == "a30" and flat["max_jobs"] == 100
     assert set(flat) - {"workload", "platform", "out_dir", "force", "timeout"} <= set(FLAT_FIELDS)
+
+
+# Issue 25, item 14: every path of the form goes through the folder check, and an outside path gets one message
+# whether it exists or not (below: /etc exists, /nonexistent-batreplay does not).
+OUTSIDE = ("/etc", "/nonexistent-batreplay")
+
+
+def _refusal(form: RunForm, sandbox: Sandbox, text: str) -> str:
+    """The one-line refusal of ``form``, with ``text`` (the path it names) taken out."""
+    with pytest.raises(ValueError) as caught:
+        build_run(form, sandbox)
+    message = str(caught.value)
+    assert "\n" not in message and text in message, message
+    return message.replace(text, "<path>")
+
+
+def test_a_sessions_folder_outside_is_refused_alike_whether_it_exists_or_not(sandbox):
+    refusals = {_refusal(RunForm(workload=str(KTH), replay="feedback", sessions=text), sandbox, text)
+                for text in (*OUTSIDE, "/etc/index.json", "/nonexistent-batreplay/index.json")}
+    assert refusals == {"sessions: <path> is outside the folders this app may read "
+                        f"({sandbox.describe_roots()})"}
+
+
+def test_a_sessions_folder_inside_is_used_and_checked(sandbox, tmp_path):
+    from batreplay.replay.session_source import write_sessions
+
+    inputs = tmp_path / "inputs"
+    write_sessions(KTH, "arrival", 60, inputs / "graphs", max_jobs=50)
+    for text in ("graphs", "graphs/index.json", str(inputs / "graphs")):
+        spec = build_run(RunForm(workload=str(KTH), replay="feedback", sessions=text, max_jobs=50), sandbox).spec
+        assert spec.to_dict()["sessions"] == str(inputs / "graphs")
+    assert build_run(RunForm(workload=str(KTH), replay="feedback", sessions="a30"), sandbox).spec.to_dict()[
+        "sessions"] == "a30"
+    (inputs / "empty").mkdir()
+    with pytest.raises(FormError, match=r"^sessions: empty has no index.json"):
+        build_run(RunForm(workload=str(KTH), replay="feedback", sessions="empty"), sandbox)
+    (tmp_path / "secret.json").write_text("{}")
+    (inputs / "graphs" / "user_leak.json").symlink_to(tmp_path / "secret.json")
+    with pytest.raises(FormError, match=r"^sessions: graphs/user_leak.json is a link leading outside"):
+        build_run(RunForm(workload=str(KTH), replay="feedback", sessions="graphs"), sandbox)
+    with pytest.raises(FormError, match=r"^sessions: 'nothing' is not a rule .* nor a folder of the allowed"):
+        build_run(RunForm(workload=str(KTH), replay="feedback", sessions="nothing"), sandbox)
+
+
+def test_a_speedup_table_in_the_scheduler_options_is_held_to_the_allowed_folders(sandbox, tmp_path):
+    def form(table: str) -> RunForm:
+        options = {"jobs_per_node": 1, "speedup_model": "table", "speedup_options": {"table": table}}
+        return RunForm(workload=str(KTH), scheduler="easy-coscheduling", scheduler_options=json.dumps(options))
+
+    refusals = {_refusal(form(text), sandbox, text) for text in ("/etc/passwd", "/nonexistent-batreplay.csv")}
+    assert refusals == {"scheduler options, speedup_options table: <path> is outside the folders this app may "
+                        f"read ({sandbox.describe_roots()})"}
+    (tmp_path / "inputs" / "speedups.csv").write_text("job_class,neighbour_class,speedup\na,a,0.9\n")
+    spec = build_run(form("speedups.csv"), sandbox).spec
+    assert spec.scheduler.options["speedup_options"]["table"] == str(tmp_path / "inputs" / "speedups.csv")
+
+
+# Issue 25, item 16: scheduler options nested too deep for the JSON parser, or too long, get a one-line error.
+LONG_OPTIONS = '{"threshold": 1.0, "x": "' + "y" * 70_000 + '"}'
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("[" * 100_000, "100,000 characters, more than the 65,536 allowed"),
+    ("[" * 5_000, "nested more than 32 deep"),  # deeper than the parser goes (RecursionError)
+    ('{"a": ' * 5_000, "nested more than 32 deep"),
+    ("[" * 40 + "]" * 40, "nested more than 32 deep"),  # parsed, but deeper than any option goes
+    (LONG_OPTIONS, f"{len(LONG_OPTIONS):,} characters, more than the 65,536 allowed"),
+])
+def test_scheduler_options_too_deep_or_too_long_are_refused_in_one_line(sandbox, text, expected):
+    with pytest.raises(FormError) as caught:
+        build_run(RunForm(workload=str(KTH), scheduler_options=text), sandbox)
+    message = str(caught.value)
+    assert message.startswith("scheduler options: ") and expected in message and "\n" not in message
+
+
+# Issue 25, item 15: max jobs is a whole number >= 1 as typed, the check the page's field makes.
+@pytest.mark.parametrize("value", ["-5", "2.5", "1e3", "0", "+3", "three", "9" * 19, -5, 2.5, True])
+def test_max_jobs_that_is_no_whole_number_is_refused(sandbox, value):
+    with pytest.raises(FormError, match=r"^max jobs: .* is not a whole number >= 1: give one \(or leave it empty"):
+        build_run(RunForm(workload=str(KTH), max_jobs=value), sandbox)
+
+
+def test_max_jobs_accepts_what_the_fields_pattern_accepts(sandbox):
+    import re
+
+    from batreplay.ui.run_form import WHOLE_NUMBER
+
+    for text in (" 7 ", "007", "2000"):
+        assert re.fullmatch(WHOLE_NUMBER, text)
+        assert build_run(RunForm(workload=str(KTH), max_jobs=text), sandbox).spec.conversion.max_jobs == int(text)
+    for text in ("-5", "2.5", "1e3", "0"):
+        assert not re.fullmatch(WHOLE_NUMBER, text)
+
+
+# Issue 25, item 18: the lists offer workloads and node-type tables only, never the runs folder's own outputs.
+def _write_listing_inputs(runs, inputs) -> None:
+    """A runs folder holding a run's outputs, a failure record, a campaign's and an upload; an inputs folder
+    holding a campaign file, a metrics file, and Batsim workloads (one too large to read for a listing)."""
+    run_dir = runs / "kth-easy-0123"
+    run_dir.mkdir(parents=True)
+    workload = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+                "profiles": {"p": {"type": "delay", "delay": 10}}}
+    for name, document in (("instance.json", {"campaign": "ui", "id": "kth-easy-0123"}),
+                           ("metrics.json", {"nb_jobs": 1, "makespan": 10}), ("workload.json", workload),
+                           ("run.json", {"spec": {}})):
+        (run_dir / name).write_text(json.dumps(document))
+    (runs / "kth-fcfs-4567.failed.json").write_text(json.dumps({"error": "x", "params": {}}))
+    (runs / "campaigns" / "tiny").mkdir(parents=True)
+    (runs / "campaigns" / "tiny" / "workload.json").write_text(json.dumps(workload))
+    (runs / "uploads").mkdir()
+    (runs / "uploads" / "0a1b2c3d4e5f-mine.swf").write_text("1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n")
+    (runs / "uploads" / "0a1b2c3d4e5f-mine.json").write_text(json.dumps(workload))
+    (inputs / "batsim.json").write_text(json.dumps({"description": "a test", **workload}))
+    (inputs / "huge.json").write_text('{"nb_res": 4, "jobs": [' + '{"id": 1}, ' * 200_000)  # (cut: never parsed)
+    (inputs / "metrics.json").write_text(json.dumps({"nb_jobs": 1, "makespan": 10, "note": "jobs"}))
+    (inputs / "nested.json").write_text(json.dumps({"results": {"nb_res": 4, "jobs": []}}))
+    (inputs / "list.json").write_text(json.dumps([{"nb_res": 4}]))
+    (inputs / "sub").mkdir()
+    (inputs / "sub" / "log.swf.gz").write_bytes(gzip.compress(b"; nothing\n"))
+    (inputs / "campaign.toml").write_text('[campaign]\nname = "c"\n[[logs]]\nname = "l"\nworkload = "x.swf"\n'
+                                          'node_types = "types.toml"\n')
+    (inputs / "broken.toml").write_text("node_types = [\n")
+
+
+def test_the_lists_offer_only_workloads_and_node_types_never_run_outputs(sandbox, tmp_path):
+    runs, inputs = sandbox.runs_dir, tmp_path / "inputs"
+    _write_listing_inputs(runs, inputs)
+    sandbox = Sandbox(runs, [inputs])  # (the shared workloads left out: only these files)
+    choices = form_choices(sandbox)
+    offered = sorted(option["label"] for option in choices["workload"])
+    assert offered == ["inputs/batsim.json", "inputs/huge.json", "inputs/sub/log.swf.gz",
+                       "runs/uploads/0a1b2c3d4e5f-mine.json", "runs/uploads/0a1b2c3d4e5f-mine.swf"]
+    assert [option["label"] for option in choices["node_types"]] == ["inputs/types.toml"]
+
+
+def test_the_runs_folder_inside_an_allowed_folder_offers_its_uploads_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("BATREPLAY_CACHE", str(tmp_path / "cache"))
+    top = tmp_path / "top"
+    (top / "inputs").mkdir(parents=True)
+    _write_listing_inputs(top / "runs", top / "inputs")
+    sandbox = Sandbox(top / "runs", [top])
+    offered = sorted(option["label"] for option in form_choices(sandbox)["workload"])
+    assert all("kth-easy" not in label and "campaigns" not in label for label in offered), offered
+    assert "runs/uploads/0a1b2c3d4e5f-mine.swf" in offered and "top/inputs/batsim.json" in offered

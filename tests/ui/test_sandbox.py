@@ -61,3 +61,36 @@ def test_the_file_list_holds_only_what_is_inside(sandbox, tmp_path):
 def test_an_allowed_folder_must_exist(tmp_path):
     with pytest.raises(SandboxError, match="--allow .*: not a directory"):
         Sandbox(tmp_path / "runs", [tmp_path / "nope"])
+
+
+def test_a_path_outside_gets_the_same_message_whether_it_exists_or_not(tmp_path):
+    """Issue 25, item 14: no error tells which files exist outside the allowed folders, also through a link of an
+    allowed folder that leads out (whose target may or may not exist)."""
+    inputs, outside = tmp_path / "inputs", tmp_path / "outside"
+    inputs.mkdir()
+    outside.mkdir()
+    (outside / "there.swf").write_text("; secret\n")
+    (inputs / "out").symlink_to(outside)  # a folder link leading out
+    (inputs / "dangling").symlink_to(tmp_path / "nowhere")  # a link leading out to nothing
+    sandbox = Sandbox(tmp_path / "runs", [inputs])
+
+    def message(text: str, kind: str = "file") -> str:
+        with pytest.raises(SandboxError) as caught:
+            sandbox.resolve(text, "workload", kind=kind)
+        assert str(caught.value).startswith(f"workload: {text} ")
+        return str(caught.value).removeprefix(f"workload: {text} ")
+
+    pairs = [("out/there.swf", "out/missing.swf"), (str(inputs / "out/there.swf"), str(inputs / "out/missing.swf")),
+             (str(outside / "there.swf"), str(outside / "missing.swf")), ("out", "dangling"),
+             ("out/there.swf", "dangling/x.swf")]
+    for existing, missing in pairs:
+        for kind in ("file", "dir"):
+            assert message(existing, kind) == message(missing, kind), (existing, missing, kind)
+            assert "is outside the folders this app may read" in message(existing, kind)
+    # inside, missing and present are told apart (nothing to hide there)
+    assert "not found" in message("missing.swf")
+
+
+def test_a_path_too_long_is_refused_before_any_lookup(sandbox):
+    with pytest.raises(SandboxError, match=r"^platform: a path of 5,000 characters is too long"):
+        sandbox.resolve("a" * 5000, "platform")
