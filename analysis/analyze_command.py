@@ -24,6 +24,13 @@ shows seconds, hours or days, see :mod:`batreplay.analysis.metric`):
 - ``figures/``: PNG and SVG of each figure of :mod:`batreplay.analysis.plots`;
 - ``report.html``: one self-contained page with these tables and figures (:mod:`batreplay.analysis.report`).
 
+The output folder is checked before any work (:func:`check_out_dir`): it may not be a run directory or a Batsim output
+folder (``run.json``, ``out_jobs.csv``, ``<prefix>_jobs.csv`` or ``out_schedule.csv`` in it), whose ``metrics.json``
+analyze would overwrite; and it may hold files of the names above only when an earlier ``batreplay analyze`` wrote
+them, which its ``metrics.json`` says with ``"written_by": "batreplay analyze"`` (:data:`WRITTEN_BY`; written first,
+so every later file of an interrupted analysis is covered). The ``metrics.json`` of earlier versions, without the
+marker, is recognised by its keys (``parameters``, ``runs``, ``notes``).
+
 This module reads the runs, computes each run's metrics (:func:`run_metrics`, :func:`paper_window_metrics`) and
 writes the files. The tables of Baranov et al. 2018 against the log and between runs come from
 :mod:`batreplay.analysis.run_adequacy`; what the page shows, the figures and the merged notes from
@@ -33,8 +40,10 @@ writes the files. The tables of Baranov et al. 2018 against the log and between 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -62,7 +71,8 @@ from batreplay.analysis.run_adequacy import (
     adequacy_between_runs,
     refusal_note,
 )
-from batreplay.analysis.run_dir import RunData, RunDirError, load_run, unique_run_names
+from batreplay.analysis.run_dir import (MANIFEST_NAME, OUT_JOBS_NAME, OUT_SCHEDULE_NAME, RunData, RunDirError,
+                                        load_run, unique_run_names)
 from batreplay.atomic import write_json_atomically
 from batreplay.workloads.swf import read_swf
 
@@ -78,6 +88,11 @@ REPORT_HTML = "report.html"
 FIGURES_DIR = "figures"
 _OUTPUT_FILES = (METRICS_CSV, METRICS_JSON, PER_USER_CSV, LATENESS_CSV, ADEQUACY_LOG_CSV, ADEQUACY_PAIRS_CSV,
                  WINDOWS_CSV, NODE_TYPES_CSV, REPORT_HTML)
+#: The first key of the ``metrics.json`` that :func:`analyze` writes, and its value: the mark by which a later analyze
+#: knows the folder's files are its own, to replace.
+WRITTEN_BY = ("written_by", "batreplay analyze")
+#: Files of a run directory or a Batsim output folder: an output folder holding one is refused.
+_RUN_FILES = (MANIFEST_NAME, OUT_JOBS_NAME, OUT_SCHEDULE_NAME)
 #: Steps reported to ``on_progress`` by :func:`analyze`, in order.
 PROGRESS_STEPS = ("reading runs", "computing metrics", "drawing figures", "writing report")
 #: ``on_progress(step, done, total)``: ``done`` of ``total`` items of ``step`` (one of :data:`PROGRESS_STEPS`).
@@ -189,6 +204,61 @@ def node_type_table(runs: Sequence[RunData]) -> pd.DataFrame | None:
     return table[["run", *[c for c in table.columns if c != "run"]]]
 
 
+class AnalyzeOutputError(ValueError):
+    """An output folder that :func:`analyze` refuses to write in; the message names ``--out`` and what to do."""
+
+
+def _written_by_analyze(metrics_json: Path) -> bool:
+    """True when ``metrics_json`` is one that :func:`analyze` wrote: it holds the :data:`WRITTEN_BY` mark, or (earlier
+    versions) exactly the keys ``parameters``, ``runs`` (a list) and ``notes``."""
+    try:
+        document = json.loads(metrics_json.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    if not isinstance(document, dict):
+        return False
+    key, value = WRITTEN_BY
+    return document.get(key) == value or (set(document) == {"parameters", "runs", "notes"}
+                                         and isinstance(document["runs"], list))
+
+
+def check_out_dir(out_dir: str | Path, run_dirs: Sequence[str | Path] = ()) -> None:
+    """Refuse an output folder where :func:`analyze` would overwrite files it did not write (see the module docstring).
+
+    Args:
+        out_dir: the output folder (``--out``); it need not exist.
+        run_dirs: the runs to analyse (folders, or their jobs files).
+
+    Raises:
+        AnalyzeOutputError: ``out_dir`` is a file, one of ``run_dirs``, a run directory or a Batsim output folder,
+            or holds files of analyze's names (``metrics.json``, ``report.html``, ...) that analyze did not write.
+    """
+    out = Path(out_dir)
+    advice = f"give another folder, e.g. --out {out / 'analysis'}"
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise AnalyzeOutputError(f"--out {out}: not a folder; give the folder to write the analysis in")
+    for run_dir in run_dirs:
+        folder = Path(run_dir).parent if Path(run_dir).is_file() else Path(run_dir)
+        if folder.exists() and folder.resolve() == out.resolve():
+            raise AnalyzeOutputError(f"--out {out}: this is the run directory {run_dir} being analysed, whose "
+                                     f"metrics.json analyze would overwrite; {advice}")
+    held = [name for name in _RUN_FILES if (out / name).exists()] + sorted(
+        p.name for p in out.glob("*_jobs.csv") if p.name != OUT_JOBS_NAME)
+    if held:
+        raise AnalyzeOutputError(f"--out {out}: a run directory or a Batsim output folder (it holds "
+                                 f"{', '.join(held)}), whose files analyze would overwrite; {advice}")
+    ours = [name for name in _OUTPUT_FILES if (out / name).exists()] + [
+        f"{FIGURES_DIR}/{stem}{suffix}" for stem in FIGURE_STEMS for suffix in (".png", ".svg")
+        if (out / FIGURES_DIR / f"{stem}{suffix}").exists()]
+    if ours and not _written_by_analyze(out / METRICS_JSON):
+        shown = ", ".join(ours[:4]) + (f" and {len(ours) - 4} more" if len(ours) > 4 else "")
+        raise AnalyzeOutputError(
+            f"--out {out}: holds {shown}, which analyze would replace but did not write (its {METRICS_JSON} has no "
+            f'"{WRITTEN_BY[0]}": "{WRITTEN_BY[1]}"); give a new or empty folder, or move those files away')
+
+
 def _clean_outputs(out_dir: Path) -> None:
     """Remove what an earlier analysis wrote here, so that no stale table stays next to new ones."""
     for name in _OUTPUT_FILES:
@@ -196,6 +266,118 @@ def _clean_outputs(out_dir: Path) -> None:
     for stem in FIGURE_STEMS:
         for suffix in (".png", ".svg"):
             (out_dir / FIGURES_DIR / f"{stem}{suffix}").unlink(missing_ok=True)
+
+
+@dataclass
+class _RunResults:
+    """What :func:`analyze` computes run by run: one metrics row each, notes by run name, and the tables to write."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    user_tables: list[pd.DataFrame] = field(default_factory=list)
+    window_tables: list[pd.DataFrame] = field(default_factory=list)
+    log_tables: list[pd.DataFrame] = field(default_factory=list)
+    lateness_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    refusals: dict[str, StreamMismatchError] = field(default_factory=dict)
+
+
+def _per_run_results(runs: Sequence[RunData], log: pd.DataFrame | None, *, tau: float, window: TimeWindow | None,
+                     requested_times: Literal["run", "log"], progress: ProgressCallback) -> _RunResults:
+    """Each run's metrics, per-user and lateness tables, Fig. 9 windows and, with ``log``, its adequacy against the
+    log (a refusal is kept, with its note); reports ``"computing metrics"`` after each run (of ``len(runs) + 1``)."""
+    results = _RunResults()
+    steps = len(runs) + 1
+    progress(PROGRESS_STEPS[1], 0, steps)
+    for done, run in enumerate(runs, start=1):
+        notes = results.notes[run.name] = list(run.notes) + list(run.manifest.get("input_notes", []))
+        odd = {k: v for k, v in out_jobs_anomalies(run.jobs).items() if v}
+        if odd:
+            notes.append("out_jobs.csv rows whose redundant columns disagree or are degenerate: "
+                         + ", ".join(f"{k} = {v}" for k, v in odd.items()))
+        lateness = job_lateness(run.jobs, run.job_table) if run.has_recorded_submissions else None
+        row = run_metrics(run, tau=tau, window=window, lateness=lateness)
+        if lateness is not None:
+            results.lateness_tables[run.name] = lateness_per_user(lateness)
+        if run.has_users:
+            results.user_tables.append(
+                per_user_summary(run.jobs, run.job_table, tau=tau).reset_index().assign(run=run.name))
+        table, window_notes = paper_window_metrics(run, tau=tau)
+        results.window_tables.append(table)
+        notes += window_notes
+        if log is not None:
+            try:
+                table, log_notes = adequacy_against_log(run, log, requested_times=requested_times)
+            except StreamMismatchError as err:
+                results.refusals[run.name] = err
+                notes.append(refusal_note(run, err))
+            else:
+                notes += log_notes
+                row.update(adequacy_metrics(table))
+                results.log_tables.append(table.assign(run=run.name))
+        results.rows.append(row)
+        progress(PROGRESS_STEPS[1], done, steps)
+    return results
+
+
+def _pair_tables(runs: Sequence[RunData], notes: list[str]) -> list[pd.DataFrame]:
+    """Table I of every pair of runs that replay the same job stream; a note in ``notes`` for each other pair."""
+    tables = []
+    for reference, model in itertools.combinations(runs, 2):
+        try:
+            table = adequacy_between_runs(reference, model)
+        except StreamMismatchError as err:
+            notes.append(f"runs {reference.name} and {model.name} not compared (not the same job stream): {err}")
+            continue
+        tables.append(table.assign(reference=reference.name, model=model.name))
+    return tables
+
+
+def _first(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """``frame`` with ``columns`` in front."""
+    return frame[list(columns) + [c for c in frame.columns if c not in columns]]
+
+
+def _write_tables(out_dir: Path, runs: Sequence[RunData], results: _RunResults, pair_tables: list[pd.DataFrame]
+                  ) -> tuple[list[str], dict[str, pd.DataFrame | None]]:
+    """Write the CSV tables (``metrics.json`` is written before); return the names written (``metrics.json`` among
+    them) and the tables the report shows: ``log``, ``pairs``, ``windows``, ``node_types`` (None when absent)."""
+    pd.DataFrame(results.rows).to_csv(out_dir / METRICS_CSV, index=False)
+    written = [METRICS_CSV, METRICS_JSON]
+    if results.user_tables:
+        _first(pd.concat(results.user_tables, ignore_index=True), ["run", "user_id"]).to_csv(
+            out_dir / PER_USER_CSV, index=False)
+        written.append(PER_USER_CSV)
+    if results.lateness_tables:
+        late = pd.concat([t.reset_index().assign(run=name) for name, t in results.lateness_tables.items()],
+                         ignore_index=True)
+        _first(late, ["run", "user_id"]).to_csv(out_dir / LATENESS_CSV, index=False)
+        written.append(LATENESS_CSV)
+    tables: dict[str, pd.DataFrame | None] = {
+        "log": _first(pd.concat(results.log_tables, ignore_index=True), ["run"]) if results.log_tables else None,
+        "pairs": (_first(pd.concat(pair_tables, ignore_index=True), ["reference", "model"]) if pair_tables
+                  else None),
+        "windows": pd.concat(results.window_tables, ignore_index=True),
+        "node_types": node_type_table(runs),
+    }
+    for key, name in (("log", ADEQUACY_LOG_CSV), ("pairs", ADEQUACY_PAIRS_CSV), ("windows", WINDOWS_CSV),
+                      ("node_types", NODE_TYPES_CSV)):
+        if tables[key] is not None:
+            tables[key].to_csv(out_dir / name, index=False)
+            written.append(name)
+    return written, tables
+
+
+def _check_arguments(run_dirs: Sequence[str | Path], tau: float, swf_log: str | Path | None,
+                     requested_times: str) -> None:
+    """The checks of :func:`analyze`'s arguments that need no file read (but the SWF log's existence)."""
+    if not run_dirs:
+        raise ValueError("analyze: give at least one run directory")
+    if not tau > 0:
+        raise ValueError(f"tau must be > 0 s, got {tau}")
+    if requested_times not in REQUESTED_TIMES_CHOICES:
+        raise ValueError(f"adequacy_requested_times must be 'run' or 'log', got {requested_times!r}")
+    if swf_log is not None and not Path(swf_log).is_file():
+        raise FileNotFoundError(f"SWF log {swf_log}: no such file")
 
 
 def _no_progress(step: str, done: int, total: int) -> None:
@@ -212,7 +394,8 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
 
     Args:
         run_dirs: batreplay run directories or Batsim output folders (at least one).
-        out_dir: output folder (created; files of an earlier analysis there are replaced).
+        out_dir: output folder (created; files of an earlier analysis there are replaced; a run directory or a
+            folder holding files of these names that analyze did not write is refused, :func:`check_out_dir`).
         nb_resources: number of compute resources for every run (nodes), overriding what the folders say.
         tau: bounded slowdown threshold, seconds (Rauch 2022).
         swf_log: recorded SWF log the runs replayed; adds the adequacy table of each run that replays its job
@@ -238,17 +421,14 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
         The path of ``report.html``.
 
     Raises:
-        ValueError: no run; a bad window, Gantt window, tau or ``adequacy_requested_times``. RunDirError /
+        ValueError: no run; a bad window, Gantt window, tau or ``adequacy_requested_times``.
+            AnalyzeOutputError: an output folder refused by :func:`check_out_dir` (before anything is read).
+            RunDirError /
             OutJobsError / PlatformError: a run that cannot be read (file, line, column named), an unknown
             number of resources. FileNotFoundError / SwfFormatError: an unreadable SWF log.
             NotInLogError: ``swf_log`` given but no run's jobs are all in it (each run's reason given).
     """
-    if not run_dirs:
-        raise ValueError("analyze: give at least one run directory")
-    if not tau > 0:
-        raise ValueError(f"tau must be > 0 s, got {tau}")
-    if adequacy_requested_times not in REQUESTED_TIMES_CHOICES:
-        raise ValueError(f"adequacy_requested_times must be 'run' or 'log', got {adequacy_requested_times!r}")
+    _check_arguments(run_dirs, tau, swf_log, adequacy_requested_times)
     progress = on_progress or _no_progress
     window = window_from_days(window)
     gantt = window_from_days(gantt_window, what="gantt window")
@@ -257,8 +437,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
     elif len(names) != len(run_dirs) or len(set(names)) != len(names) or not all(str(n).strip() for n in names):
         raise ValueError(f"--names: give {len(run_dirs)} distinct non-empty names, one per run directory, got "
                          f"{list(names)!r}")
-    if swf_log is not None and not Path(swf_log).is_file():
-        raise FileNotFoundError(f"SWF log {swf_log}: no such file")
+    check_out_dir(out_dir, run_dirs)  # before any work
     reads = len(run_dirs) + (swf_log is not None)
     progress(PROGRESS_STEPS[0], 0, reads)
     runs = []
@@ -270,98 +449,34 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
         log = read_swf(swf_log)
         progress(PROGRESS_STEPS[0], reads, reads)
 
-    per_run_notes: dict[str, list[str]] = {}
-    rows, user_tables, window_tables, log_tables = [], [], [], []
-    lateness_tables: dict[str, pd.DataFrame] = {}
-    refusals: dict[str, StreamMismatchError] = {}
-    steps = len(runs) + 1
-    progress(PROGRESS_STEPS[1], 0, steps)
-    for done, run in enumerate(runs, start=1):
-        notes = per_run_notes[run.name] = list(run.notes) + list(run.manifest.get("input_notes", []))
-        odd = {k: v for k, v in out_jobs_anomalies(run.jobs).items() if v}
-        if odd:
-            notes.append("out_jobs.csv rows whose redundant columns disagree or are degenerate: "
-                         + ", ".join(f"{k} = {v}" for k, v in odd.items()))
-        lateness = job_lateness(run.jobs, run.job_table) if run.has_recorded_submissions else None
-        row = run_metrics(run, tau=tau, window=window, lateness=lateness)
-        if lateness is not None:
-            lateness_tables[run.name] = lateness_per_user(lateness)
-        if run.has_users:
-            user_tables.append(per_user_summary(run.jobs, run.job_table, tau=tau).reset_index().assign(run=run.name))
-        table, window_notes = paper_window_metrics(run, tau=tau)
-        window_tables.append(table)
-        notes += window_notes
-        if log is not None:
-            try:
-                table, log_notes = adequacy_against_log(run, log, requested_times=adequacy_requested_times)
-            except StreamMismatchError as err:
-                refusals[run.name] = err
-                notes.append(refusal_note(run, err))
-            else:
-                notes += log_notes
-                row.update(adequacy_metrics(table))
-                log_tables.append(table.assign(run=run.name))
-        rows.append(row)
-        progress(PROGRESS_STEPS[1], done, steps)
-    if log is not None and not log_tables and all(isinstance(e, NotInLogError) for e in refusals.values()):
+    results = _per_run_results(runs, log, tau=tau, window=window, requested_times=adequacy_requested_times,
+                               progress=progress)
+    if log is not None and not results.log_tables and all(isinstance(e, NotInLogError)
+                                                          for e in results.refusals.values()):
         raise NotInLogError(f"no run can be compared with the log {swf_log}: "
-                            + "; ".join(f"run {name}: {err}" for name, err in refusals.items()))
-    notes = merge_run_notes(per_run_notes)
-
-    pair_tables = []
-    for reference, model in itertools.combinations(runs, 2):
-        try:
-            table = adequacy_between_runs(reference, model)
-        except StreamMismatchError as err:
-            notes.append(f"runs {reference.name} and {model.name} not compared (not the same job stream): {err}")
-            continue
-        pair_tables.append(table.assign(reference=reference.name, model=model.name))
-    progress(PROGRESS_STEPS[1], steps, steps)
+                            + "; ".join(f"run {name}: {err}" for name, err in results.refusals.items()))
+    notes = merge_run_notes(results.notes)
+    pair_tables = _pair_tables(runs, notes)
+    progress(PROGRESS_STEPS[1], len(runs) + 1, len(runs) + 1)
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     _clean_outputs(out_dir)
-    metrics = pd.DataFrame(rows)
-    metrics.to_csv(out_dir / METRICS_CSV, index=False)
     parameters = {"tau": tau, "window": None if window is None else {"start": window.start, "end": window.end},
                   "swf_log": None if swf_log is None else str(swf_log), "nb_resources": nb_resources,
                   "adequacy_requested_times": adequacy_requested_times}
-    write_json_atomically(out_dir / METRICS_JSON, {"parameters": parameters, "runs": rows, "notes": notes})
-
-    def first(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-        return frame[list(columns) + [c for c in frame.columns if c not in columns]]
-
-    written = [METRICS_CSV, METRICS_JSON]
-    if user_tables:
-        first(pd.concat(user_tables, ignore_index=True), ["run", "user_id"]).to_csv(out_dir / PER_USER_CSV, index=False)
-        written.append(PER_USER_CSV)
-    if lateness_tables:
-        late = pd.concat([t.reset_index().assign(run=name) for name, t in lateness_tables.items()], ignore_index=True)
-        first(late, ["run", "user_id"]).to_csv(out_dir / LATENESS_CSV, index=False)
-        written.append(LATENESS_CSV)
-    log_frame = first(pd.concat(log_tables, ignore_index=True), ["run"]) if log_tables else None
-    if log_frame is not None:
-        log_frame.to_csv(out_dir / ADEQUACY_LOG_CSV, index=False)
-        written.append(ADEQUACY_LOG_CSV)
-    pairs = first(pd.concat(pair_tables, ignore_index=True), ["reference", "model"]) if pair_tables else None
-    if pairs is not None:
-        pairs.to_csv(out_dir / ADEQUACY_PAIRS_CSV, index=False)
-        written.append(ADEQUACY_PAIRS_CSV)
-    windows = pd.concat(window_tables, ignore_index=True)
-    windows.to_csv(out_dir / WINDOWS_CSV, index=False)
-    written.append(WINDOWS_CSV)
-    node_types = node_type_table(runs)
-    if node_types is not None:
-        node_types.to_csv(out_dir / NODE_TYPES_CSV, index=False)
-        written.append(NODE_TYPES_CSV)
+    # first, with the mark: the files written after it are known as analyze's even if this run is interrupted
+    write_json_atomically(out_dir / METRICS_JSON, {WRITTEN_BY[0]: WRITTEN_BY[1], "parameters": parameters,
+                                                   "runs": results.rows, "notes": notes})
+    written, tables = _write_tables(out_dir, runs, results, pair_tables)
 
     if gantt is None:
         gantt = plots.default_gantt_window(runs, start=None if window is None else window.start)
-    figures = draw_figures(runs, lateness_tables, gantt, out_dir / FIGURES_DIR,
+    figures = draw_figures(runs, results.lateness_tables, gantt, out_dir / FIGURES_DIR,
                            lambda done, total: progress(PROGRESS_STEPS[2], done, total))
     progress(PROGRESS_STEPS[3], 0, 1)
-    content = report_content(runs, rows, log_frame, refusals, pairs, windows, figures, notes, parameters,
-                             written, FIGURES_DIR, node_types)
+    content = report_content(runs, results.rows, tables["log"], results.refusals, tables["pairs"], tables["windows"],
+                             figures, notes, parameters, written, FIGURES_DIR, tables["node_types"])
     report = write_report(content, out_dir / REPORT_HTML)
     progress(PROGRESS_STEPS[3], 1, 1)
     return report

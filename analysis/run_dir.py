@@ -11,7 +11,8 @@ output folder holds at least ``out_jobs.csv`` (or ``<prefix>_jobs.csv`` for anot
 The number of compute resources (nodes) is needed for utilisation. It is taken, first found wins, from: an
 explicit value (``--nb-resources``); the platform of ``run.json`` (its ``platform_file``, else its spec's
 ``platform``, a file or a shipped platform name), read with :func:`batreplay.platforms.reader.read_platform`;
-``nb_computing_machines`` of Batsim's ``out_schedule.csv``; a ``platform.xml`` in the folder.
+``nb_computing_machines`` of Batsim's ``out_schedule.csv``; a ``platform.xml`` in the folder. When it is known, every
+job that ran must fit in it: its width and the resource ids of its ``allocated_resources`` (0 to N - 1).
 
 Whether several jobs shared hosts (compute sharing or co-scheduling, which changes how busy nodes are counted):
 ``compute_sharing`` or a ``speedup_model`` in the spec of ``run.json``; for a Batsim output folder, its ``out_schedule.csv`` tells: Batsim's
@@ -30,7 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from batreplay.formats.out_jobs import FULL_ID, OutJobsError, attach_job_table, read_out_jobs
+from batreplay.formats.out_jobs import (FULL_ID, OutJobsError, attach_job_table, check_allocations_within,
+                                        read_out_jobs)
 from batreplay.formats.out_schedule import busy_node_seconds
 from batreplay.platforms.model import Platform
 from batreplay.platforms.reader import read_platform
@@ -334,9 +336,10 @@ def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | N
     Raises:
         RunDirError: no such folder, no jobs file, unreadable ``run.json`` / ``jobs.csv`` /
             ``out_schedule.csv``, a side table that does not match the jobs, a job that ran on more resources
-            than the platform has.
-        batreplay.formats.out_jobs.OutJobsError: ``out_jobs.csv`` missing columns or holding bad values
-            (file, line and column named).
+            than the platform has (file and line named).
+        batreplay.formats.out_jobs.OutJobsError: ``out_jobs.csv`` missing columns, holding bad values or
+            inconsistent rows (:func:`~batreplay.formats.out_jobs.read_out_jobs`), or a job allocated a resource
+            beyond the platform when its size is known (file, line and column named).
         batreplay.platforms.reader.PlatformError: a malformed platform file.
     """
     folder = Path(path)
@@ -364,8 +367,10 @@ def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | N
         widest = int(widths.max())
         if widest > value:
             row = int(widths.argmax())
-            raise RunDirError(f"{jobs_file}: job {jobs[FULL_ID].iloc[row]} requests {widest} resources but the "
-                              f"platform has {value} ({source})")
+            raise RunDirError(f"{jobs_file}, line {row + 2}, column 'requested_number_of_resources': job "
+                              f"{jobs[FULL_ID].iloc[row]} requests {widest} resources but the platform has {value} "
+                              f"({source}): analyse the run with the platform it ran on (--nb-resources N)")
+        check_allocations_within(jobs, value, source=str(jobs_file), platform=source)
     shared = _shares_hosts(folder, manifest, jobs, notes)
     return RunData(name=name or folder.resolve().name, path=folder, jobs=jobs, job_table=job_table,
                    nb_resources=value, nb_resources_source=source, spec=dict(manifest.get("spec", {})),

@@ -9,10 +9,21 @@ Batsim 4.2.1 writes one row per job, in the order jobs were rejected or terminat
 section "out_jobs.csv"). Batsim's own documentation lists two of them in another order, so columns are
 always looked up by name, never by position. Rejected jobs have empty time fields. All times are in
 seconds of simulated time, written with six decimals.
+
+A file (:func:`read_out_jobs`) is checked row by row against what Batsim always writes, for every column it holds:
+its last line ends with a line break (else the file was cut while being written); a job that ran has every time,
+``waiting_time``, ``turnaround_time``, ``stretch``, ``allocated_resources`` (an interval set such as ``0-3 7``)
+and ``consumed_energy``, a rejected job none of them; ``success`` is 1 exactly for ``COMPLETED_SUCCESSFULLY``; and
+``finish_time = starting_time + execution_time``, ``waiting_time = starting_time - submission_time``,
+``turnaround_time = finish_time - submission_time``, ``stretch = turnaround_time / execution_time``, to Batsim's
+printing precision (:data:`TIME_TOLERANCE`). :func:`check_allocations_within` checks the allocations against a
+platform's size. All checks are column operations (numpy, pandas), a whole log's table costs a fraction of a second.
 """
 
 from __future__ import annotations
 
+import csv
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -60,6 +71,11 @@ _OPTIONAL_NUMERIC = ("success", "waiting_time", "turnaround_time", "stretch", "c
 TEXT_COLUMNS = ("job_id", "workload_name", "profile", "final_state", "allocated_resources", "metadata")
 #: Slack allowed between a time and the same time recomputed from others (Batsim rounds to 1e-6 s).
 TIME_TOLERANCE = 2e-6
+#: Columns that Batsim 4.2.1 fills on the row of every job that ran and leaves empty on a rejected job's row,
+#: besides ``starting_time``, ``execution_time`` and ``finish_time`` (checked in a file when present).
+RAN_ONLY_COLUMNS = ("waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy")
+#: An interval set of resource ids as Batsim writes it: increasing, space-separated ids or ``first-last`` ranges.
+_INTERVAL_SET = r"\d+(?:-\d+)?(?: \d+(?:-\d+)?)*"
 #: How far before its submission a job may start in a valid table, seconds. Batsim 4.2.1 itself does start jobs a
 #: few microseconds early late in long simulations: SimGrid's clock drifts below the submission time the job was
 #: released at. Observed on the whole KTH-SP2 log with largest-area-first (``laf``), real Batsim and the embedded
@@ -73,7 +89,7 @@ class OutJobsError(ValueError):
 
 
 def read_out_jobs(path: str | Path) -> pd.DataFrame:
-    """Read and validate a Batsim ``out_jobs.csv``.
+    """Read and validate a Batsim ``out_jobs.csv``, every row (see the module docstring for what is checked).
 
     Args:
         path: the CSV file (header line, then one line per job).
@@ -89,7 +105,11 @@ def read_out_jobs(path: str | Path) -> pd.DataFrame:
         OutJobsError: the file is missing, has no header, lacks required columns (all of them listed by
             name), has an unparsable or out-of-range value (file line and column named), an unknown
             ``final_state``, a duplicated job id, empty time fields on a job that ran or time fields on a
-            rejected job, or times out of order (start before submission, finish before start).
+            rejected job, or times out of order (start before submission, finish before start); a last line
+            without its line break (the file was cut), a field Batsim always writes left empty (or filled on a
+            rejected job's row), a ``success`` that disagrees with ``final_state``, a time that disagrees with
+            the others (by more than :data:`TIME_TOLERANCE` s), an allocation that is no interval set. The
+            first bad row is named by its line in the file, with the column.
     """
     path = Path(path)
     if not path.is_file():
@@ -103,19 +123,42 @@ def read_out_jobs(path: str | Path) -> pd.DataFrame:
         raise OutJobsError(f"{path}: empty file, expected a header line with {', '.join(REQUIRED_COLUMNS)}") from exc
     except pd.errors.ParserError as exc:
         raise OutJobsError(f"{path}: not a readable CSV file: {exc}") from exc
-    return _validate(raw, source=str(path), first_line=2)
+    if len(raw):
+        _check_last_line(path, list(map(str, raw.columns)), last_line=len(raw) + 1)
+    return _validate(raw, source=str(path), first_line=2, strict=True)
 
 
-def validate_out_jobs(frame: pd.DataFrame, *, source: str = "jobs table") -> pd.DataFrame:
+def validate_out_jobs(frame: pd.DataFrame, *, source: str = "jobs table", strict: bool = False) -> pd.DataFrame:
     """Validate an in-memory jobs table with Batsim's column names (for instance built by hand or by the engine).
 
-    Same checks and same returned shape as :func:`read_out_jobs`; error messages name ``source`` and the
-    row position (0-based). Empty strings and NaN both count as empty fields.
+    Same returned shape as :func:`read_out_jobs`; error messages name ``source`` and the row position (0-based).
+    Empty strings and NaN both count as empty fields. By default it applies the checks of :func:`read_out_jobs`
+    except those of the fields Batsim always writes and of the relations between them (a table built by hand may
+    leave them empty or approximate); ``strict=True`` applies those too.
 
     Raises:
-        OutJobsError: as :func:`read_out_jobs`.
+        OutJobsError: as :func:`read_out_jobs` (but the line break at the end of the file).
     """
-    return _validate(frame.reset_index(drop=True), source=source, first_line=None)
+    return _validate(frame.reset_index(drop=True), source=source, first_line=None, strict=strict)
+
+
+def _check_last_line(path: Path, header: list[str], *, last_line: int) -> None:
+    """Refuse a file whose last line has no line break at its end: Batsim ends every line with one, so the file
+    was cut while being written (the line lost its end, perhaps in a way that still parses). Names the line and
+    the column it stops in."""
+    size = path.stat().st_size
+    with path.open("rb") as stream:
+        stream.seek(max(0, size - 65536), os.SEEK_SET)
+        tail = stream.read()
+    if tail.endswith(b"\n"):
+        return
+    text = tail.rsplit(b"\n", 1)[-1].decode("utf-8", errors="replace")
+    fields = next(csv.reader([text]), [""])
+    column = header[min(len(fields), len(header)) - 1]
+    raise OutJobsError(
+        f"{path}, line {last_line}, column {column!r}: the line stops there, without the line break Batsim ends "
+        f"every line with ({len(fields)} of {len(header)} fields): the file was cut while being written; rerun the "
+        "simulation, or delete that line (or end it with a line break if it is complete)")
 
 
 def _position(first_line: int | None, row: int) -> str:
@@ -149,7 +192,7 @@ def _parse_numbers(raw: pd.DataFrame, name: str, source: str, first_line: int | 
     return values, empty
 
 
-def _validate(raw: pd.DataFrame, *, source: str, first_line: int | None) -> pd.DataFrame:
+def _validate(raw: pd.DataFrame, *, source: str, first_line: int | None, strict: bool) -> pd.DataFrame:
     raw = raw.drop(columns=[FULL_ID], errors="ignore")  # recomputed below
     missing = [c for c in REQUIRED_COLUMNS if c not in raw.columns]
     if missing:
@@ -226,6 +269,9 @@ def _validate(raw: pd.DataFrame, *, source: str, first_line: int | None) -> pd.D
         if mask.any():
             row = int(np.flatnonzero(mask)[0])
             raise OutJobsError(f"{_where(source, first_line, row)}: {what} ({int(mask.sum())} such job(s))")
+    if strict:
+        _check_batsim_fields(raw, out, rejected, source, first_line)
+        _check_relations(out, rejected, source, first_line)
 
     full = out["workload_name"] + "!" + out["job_id"]
     duplicated = full.duplicated(keep=False).to_numpy()
@@ -237,6 +283,141 @@ def _validate(raw: pd.DataFrame, *, source: str, first_line: int | None) -> pd.D
         raise OutJobsError(f"{source}: job {first} appears more than once ({where})")
     out.insert(0, FULL_ID, full)
     return out
+
+
+def _first_bad(mask: np.ndarray, source: str, first_line: int | None, column: str) -> tuple[int, str]:
+    """The first row of ``mask`` and where it is (``file, line N, column 'name'``)."""
+    row = int(np.flatnonzero(mask)[0])
+    return row, f"{_where(source, first_line, row)}, column {column!r}"
+
+
+_REDO = "the file is corrupt, cut or not Batsim's: rerun the simulation"
+
+
+def _check_batsim_fields(raw: pd.DataFrame, out: pd.DataFrame, rejected: np.ndarray, source: str,
+                         first_line: int | None) -> None:
+    """Fields Batsim always writes: :data:`RAN_ONLY_COLUMNS` filled exactly for the jobs that ran, ``success``
+    (0 or 1) matching ``final_state``, allocations that are interval sets. Absent columns are not checked."""
+    empties = {name: _is_empty(raw[name]) for name in RAN_ONLY_COLUMNS if name in raw.columns}
+    for name, empty in empties.items():
+        for mask, what in ((~rejected & empty, "empty for a job that ran (Batsim writes it for every such job)"),
+                           (rejected & ~empty, "a value for a rejected job (Batsim leaves it empty)")):
+            if mask.any():
+                row, where = _first_bad(mask, source, first_line, name)
+                raise OutJobsError(f"{where}: {what}, job in state {out['final_state'].iloc[row]} "
+                                   f"({int(mask.sum())} such row(s)); {_REDO}")
+    if "success" in raw.columns:
+        expected = (out["final_state"] == SUCCESS).to_numpy(dtype=np.float64)
+        bad = ~(out["success"].to_numpy(dtype=np.float64) == expected)  # an empty success (NaN) too
+        if bad.any():
+            row, where = _first_bad(bad, source, first_line, "success")
+            raise OutJobsError(f"{where}: '{raw['success'].iloc[row]}' for a job in state "
+                               f"{out['final_state'].iloc[row]} (Batsim writes 1 for {SUCCESS}, else 0; "
+                               f"{int(bad.sum())} such row(s)); {_REDO}")
+    if "allocated_resources" in raw.columns:
+        sets = _interval_sets(out["allocated_resources"])
+        bad = ~empties["allocated_resources"] & ~sets["valid"].to_numpy(dtype=bool)
+        if bad.any():
+            row, where = _first_bad(bad, source, first_line, "allocated_resources")
+            raise OutJobsError(f"{where}: {out['allocated_resources'].iloc[row]!r} is not an interval set of "
+                               f"resource ids in increasing order such as '0-3 7' ({int(bad.sum())} such row(s)); "
+                               f"{_REDO}")
+
+
+def _check_relations(out: pd.DataFrame, rejected: np.ndarray, source: str, first_line: int | None) -> None:
+    """The times of each job that ran agree to Batsim's printing precision: finish = start + execution, waiting =
+    start - submission, turnaround = finish - submission, stretch = turnaround / execution."""
+    ran = ~rejected
+    sub, start, execution, finish = (out[c].to_numpy(dtype=np.float64) for c in
+                                     ("submission_time", "starting_time", "execution_time", "finish_time"))
+    relations = [("finish_time", start + execution, "starting_time + execution_time"),
+                 ("waiting_time", start - sub, "starting_time - submission_time"),
+                 ("turnaround_time", finish - sub, "finish_time - submission_time")]
+    for name, expected, formula in relations:
+        if name not in out.columns:
+            continue
+        value = out[name].to_numpy(dtype=np.float64)
+        # six printed decimals on each side, and float64 rounding of large times
+        slack = TIME_TOLERANCE + 4 * np.spacing(np.abs(np.nan_to_num(expected)) + np.abs(np.nan_to_num(value)))
+        with np.errstate(invalid="ignore"):
+            bad = ran & ~(np.abs(value - expected) <= slack)
+        if bad.any():
+            row, where = _first_bad(bad, source, first_line, name)
+            raise OutJobsError(f"{where}: {value[row]:.6f} but {formula} = {expected[row]:.6f} (Batsim writes them "
+                               f"equal to 1e-6 s; {int(bad.sum())} such row(s)); {_REDO}")
+    if "stretch" in out.columns:
+        stretch, turnaround = out["stretch"].to_numpy(dtype=np.float64), finish - sub
+        # |stretch x execution - turnaround| <= rounding of stretch x execution + of execution x stretch + of turnaround
+        slack = TIME_TOLERANCE * (1 + np.abs(stretch) + np.abs(execution)) + 4 * np.spacing(np.abs(turnaround))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            bad = ran & ~(np.abs(stretch * execution - turnaround) <= slack)
+            expected = turnaround / execution
+        if bad.any():
+            row, where = _first_bad(bad, source, first_line, "stretch")
+            raise OutJobsError(f"{where}: {stretch[row]:.6f} but turnaround_time / execution_time = "
+                               f"{expected[row]:.6f} (Batsim writes them equal to its printing precision; "
+                               f"{int(bad.sum())} such row(s)); {_REDO}")
+
+
+def _interval_sets(values: pd.Series) -> pd.DataFrame:
+    """Parse the interval sets of ``values`` (text, ``"0-3 7"``), each distinct value once, in column operations.
+
+    Returns:
+        A frame aligned on ``values``: ``valid`` (bool: increasing, disjoint ``first-last`` ranges or ids) and
+        ``largest`` (the largest id, float64; NaN where not valid or empty).
+    """
+    text = values.astype(str)
+    distinct = pd.Series(pd.unique(text), dtype=object)  # a whole log has a few thousand distinct allocations
+    stripped = distinct.str.strip()
+    table = pd.DataFrame({"valid": stripped.str.fullmatch(_INTERVAL_SET).astype(bool),
+                          "largest": np.nan})
+    if table["valid"].any():
+        ranges = stripped[table["valid"]].str.split(" ").explode().str.partition("-")  # index: the set's position
+        first = ranges[0].astype(np.float64)
+        last = ranges[2].mask(ranges[2] == "", ranges[0]).astype(np.float64)
+        previous = last.groupby(level=0).shift()
+        ordered = ((first <= last) & ~(first <= previous)).groupby(level=0).all()
+        table.loc[ordered.index, "valid"] = ordered
+        table.loc[ordered.index, "largest"] = last.groupby(level=0).max()
+        table.loc[~table["valid"], "largest"] = np.nan
+    table.index = distinct.to_numpy()
+    aligned = table.reindex(text.to_numpy())
+    aligned["valid"] = aligned["valid"].eq(True)  # empty text: not a set
+    return aligned.set_axis(values.index)
+
+
+def check_allocations_within(jobs: pd.DataFrame, nb_resources: int, *, source: str, platform: str = "",
+                             first_line: int | None = 2) -> None:
+    """Check that every job ran on resources of the platform: ids 0 to ``nb_resources - 1``.
+
+    Args:
+        jobs: a table from :func:`read_out_jobs` (rows in file order) or :func:`validate_out_jobs`.
+        nb_resources: the platform's number of compute resources (nodes).
+        source: the file named in the message.
+        platform: where ``nb_resources`` comes from, named in the message (``"given explicitly"``).
+        first_line: the file line of the first row (2, after the header), or None to name rows by position.
+
+    Raises:
+        OutJobsError: a job's ``allocated_resources`` holds an id >= ``nb_resources`` (the first such row named
+            by its line, with the job and its allocation) or is no interval set.
+    """
+    if "allocated_resources" not in jobs.columns:
+        return
+    sets = _interval_sets(jobs["allocated_resources"])
+    invalid = ~_is_empty(jobs["allocated_resources"]) & ~sets["valid"].to_numpy(dtype=bool)
+    if invalid.any():
+        _, where = _first_bad(invalid, source, first_line, "allocated_resources")
+        raise OutJobsError(f"{where}: not an interval set of resource ids such as '0-3 7'; {_REDO}")
+    with np.errstate(invalid="ignore"):
+        beyond = sets["largest"].to_numpy() >= nb_resources
+    if beyond.any():
+        row, where = _first_bad(beyond, source, first_line, "allocated_resources")
+        origin = f", {platform}" if platform else ""
+        raise OutJobsError(
+            f"{where}: job {jobs['workload_name'].iloc[row]}!{jobs['job_id'].iloc[row]} ran on "
+            f"'{jobs['allocated_resources'].iloc[row]}', beyond the platform's {nb_resources} resources (ids 0-"
+            f"{nb_resources - 1}{origin}; {int(beyond.sum())} such row(s)): analyse the run with the platform it ran "
+            "on (--nb-resources N, or its run.json / out_schedule.csv)")
 
 
 def allocated_resource_counts(jobs: pd.DataFrame) -> pd.Series:

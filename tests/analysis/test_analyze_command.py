@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -12,7 +13,7 @@ import pytest
 from conftest import GOLDEN, WORKLOADS
 
 from batreplay.analysis.adequacy import StreamMismatchError
-from batreplay.analysis.analyze_command import analyze, window_from_days
+from batreplay.analysis.analyze_command import WRITTEN_BY, AnalyzeOutputError, analyze, window_from_days
 from batreplay.formats.out_jobs import BATSIM_COLUMNS, OutJobsError
 from batreplay.analysis.run_dir import RunDirError, load_run, unique_run_names
 from batreplay.run.runner import RunSpec, run
@@ -423,3 +424,130 @@ def test_the_node_count_source_names_a_file_under_the_current_folder_relatively(
     monkeypatch.chdir(tmp_path)
     nodes, source, _notes, _read = _resolve_nb_resources(tmp_path, {"platform_file": str(platform.resolve())}, None)
     assert (nodes, source) == (3, "platform platforms/c.xml")
+
+
+# ---------------------------------------------------------------- the output folder (audit issue 25, item 1)
+
+
+@pytest.fixture(scope="module")
+def delays_run(tmp_path_factory):
+    """A real run directory of the runner: EASY on golden case delays (run.json, metrics.json, out_jobs.csv, ...)."""
+    if not (GOLDEN / "delays").is_dir():
+        pytest.skip("golden run delays not available")
+    out = tmp_path_factory.mktemp("runs") / "delays"
+    run(RunSpec.build(workload=GOLDEN / "delays" / "workload.json", platform=GOLDEN / "delays" / "platform.xml",
+                      scheduler="easy", out_dir=out))
+    return out
+
+
+def _contents(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_out_equal_to_the_run_directory_is_refused_before_any_work(delays_run, capsys):
+    before = _contents(delays_run)
+    steps = []
+    with pytest.raises(AnalyzeOutputError) as info:
+        analyze([delays_run], delays_run, on_progress=lambda step, done, total: steps.append(step))
+    assert str(info.value) == (f"--out {delays_run}: this is the run directory {delays_run} being analysed, whose "
+                               f"metrics.json analyze would overwrite; give another folder, e.g. --out "
+                               f"{delays_run / 'analysis'}")
+    assert steps == [] and _contents(delays_run) == before  # nothing read, nothing written
+    assert json.loads((delays_run / "metrics.json").read_text())["makespan"] > 0  # the run's own summary
+    main = _cli_main()
+    with pytest.raises(SystemExit) as stop:
+        main(["analyze", str(delays_run), "--out", str(delays_run) + "/"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1
+    assert err.startswith(f"batreplay: error: --out {delays_run}: this is the run directory")
+    assert _contents(delays_run) == before
+
+
+def test_out_that_is_another_run_or_a_batsim_folder_is_refused(delays_run, tmp_path):
+    batsim = shutil.copytree(GOLDEN / "delays", tmp_path / "batsim")  # a real Batsim output folder
+    before = _contents(batsim)
+    with pytest.raises(AnalyzeOutputError, match=r"^--out .*batsim: a run directory or a Batsim output folder \(it "
+                                                 r"holds out_jobs\.csv, out_schedule\.csv\), whose files analyze "
+                                                 r"would overwrite; give another folder, e.g\. --out .*batsim/analysis$"):
+        analyze([delays_run], batsim)
+    assert _contents(batsim) == before
+    other = shutil.copytree(delays_run, tmp_path / "other")
+    with pytest.raises(AnalyzeOutputError, match=r"it holds run\.json, out_jobs\.csv, out_schedule\.csv\)"):
+        analyze([hand_run(tmp_path / "r")], other)
+    # a folder inside the run directory is fine
+    analyze([delays_run], delays_run / "analysis")
+    assert (delays_run / "analysis" / "report.html").is_file()
+    shutil.rmtree(delays_run / "analysis")
+
+
+def test_out_holding_files_analyze_did_not_write_is_refused(delays_run, tmp_path):
+    out = tmp_path / "out"
+    (out / "figures").mkdir(parents=True)
+    shutil.copy(delays_run / "metrics.json", out / "metrics.json")  # a run's metrics, not an analysis
+    (out / "figures" / "gantt.png").write_bytes(b"mine")
+    before = _contents(out)
+    with pytest.raises(AnalyzeOutputError) as info:
+        analyze([delays_run], out)
+    assert str(info.value) == (f"--out {out}: holds metrics.json, figures/gantt.png, which analyze would replace but "
+                               f'did not write (its metrics.json has no "written_by": "batreplay analyze"); give a '
+                               "new or empty folder, or move those files away")
+    assert _contents(out) == before
+    (out / "metrics.json").unlink()
+    with pytest.raises(AnalyzeOutputError, match=r"holds figures/gantt\.png, which analyze would replace"):
+        analyze([delays_run], out)
+
+
+def test_an_earlier_analysis_is_recognised_and_replaced(delays_run, tmp_path):
+    out = tmp_path / "out"
+    analyze([delays_run], out)
+    document = json.loads((out / "metrics.json").read_text())
+    assert next(iter(document.items())) == WRITTEN_BY
+    (out / "adequacy_pairs.csv").write_text("stale\n")
+    analyze([delays_run], out)
+    assert not (out / "adequacy_pairs.csv").exists()
+    # an analysis of an earlier version, without the mark
+    del document[WRITTEN_BY[0]]
+    (out / "metrics.json").write_text(json.dumps(document))
+    analyze([delays_run], out)
+    assert json.loads((out / "metrics.json").read_text())[WRITTEN_BY[0]] == WRITTEN_BY[1]
+
+
+# ---------------------------------------------------------------- every row of out_jobs.csv (audit issue 25, item 2)
+
+
+def _kth2000_copy(folder, line: int, old: str, new: str, *, cut: bool = False):
+    """A copy of golden Batsim run kth2000 (out_jobs.csv, out_schedule.csv) with ``old`` replaced by ``new`` in line
+    ``line`` of out_jobs.csv, or, with ``cut``, the file ending right after ``old`` there."""
+    shutil.copytree(GOLDEN / "kth2000", folder, ignore=shutil.ignore_patterns("transcript.jsonl", "platform.xml"))
+    lines = (folder / "out_jobs.csv").read_text().split("\n")
+    assert old in lines[line - 1]
+    if cut:
+        lines = lines[:line - 1] + [lines[line - 1][:lines[line - 1].index(old) + len(old)]]
+    else:
+        lines[line - 1] = lines[line - 1].replace(old, new, 1)
+    (folder / "out_jobs.csv").write_text("\n".join(lines))
+    return folder
+
+
+@pytest.mark.parametrize(("line", "old", "new", "cut", "message"), [
+    # job 17 (line 318) cut in its turnaround time: 21 s instead of 215,337 s, no stretch, no allocation
+    (318, ",215963.000000,0.000000,21", "", True, "line 318, column 'turnaround_time': the line stops there"),
+    (318, ",0.000000,215337.000000,1.000000", ",0.000000,21.000000,1.000000", False,
+     "line 318, column 'turnaround_time': 21.000000 but finish_time - submission_time = 215337.000000"),
+    (2, ",4-28,", ",4000-4024,", False, "line 2, column 'allocated_resources': job w0!16 ran on '4000-4024', beyond "
+                                        "the platform's 100 resources (ids 0-99, nb_computing_machines of "
+                                        "out_schedule.csv"),
+])
+def test_analyze_refuses_a_bad_row_of_a_real_batsim_run(golden_kth2000, tmp_path, capsys, line, old, new, cut,
+                                                        message):
+    folder = _kth2000_copy(tmp_path / "kth2000", line, old, new, cut=cut)
+    with pytest.raises(OutJobsError) as info:
+        analyze([folder], tmp_path / "out")
+    assert str(info.value).startswith(f"{folder / 'out_jobs.csv'}, {message}")
+    assert not (tmp_path / "out").exists()
+    main = _cli_main()
+    with pytest.raises(SystemExit) as stop:
+        main(["analyze", str(folder), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1
+    assert err.startswith(f"batreplay: error: {folder / 'out_jobs.csv'}, {message}")
