@@ -159,8 +159,13 @@ def _cmd_platform(args: argparse.Namespace, console: Console) -> int:
     if args.nodes is None and args.node_types is None:
         raise ValueError("batreplay platform: give --nodes N (a homogeneous cluster) or --node-types FILE")
     types = read_node_types(args.node_types) if args.node_types is not None else None
-    for path in platform_command(args.nodes, args.speed, args.out, variants=args.variants, node_types=types):
-        console.print(f"wrote {path}")
+
+    def note(text: str) -> None:  # a variant's rounded node count, in one line
+        console.print(f"note: {text}", highlight=False, markup=False)
+
+    for path in platform_command(args.nodes, args.speed, args.out, variants=args.variants, node_types=types,
+                                 on_note=note):
+        console.print(f"wrote {path}", highlight=False, markup=False)
     return 0
 
 
@@ -208,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     # light modules only: the names, choices and defaults the layers define (see the module docstring)
     from batreplay.engine import choices as engine
-    from batreplay.platforms.shipped import SHIPPED_PLATFORMS
+    from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
     from batreplay.replay.registry import DEFAULT_SESSIONS, DEFAULT_USER_MODEL, USER_MODELS
     from batreplay.schedulers.names import scheduler_help
     from batreplay.workloads import choices as conversion
@@ -217,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     # the defaults of batreplay.run.spec.part_defaults(), from the constants the parts take theirs from
     default = {"profile": conversion.DEFAULT_PROFILE, "recorded_speed": conversion.DEFAULT_RECORDED_SPEED,
                "zero_runtime": conversion.DEFAULT_ZERO_RUNTIME, "res_source": conversion.DEFAULT_RES_SOURCE,
-               "replay": DEFAULT_USER_MODEL, "sessions": DEFAULT_SESSIONS, "engine": engine.DEFAULT_ENGINE,
+               "replay": DEFAULT_USER_MODEL, "engine": engine.DEFAULT_ENGINE,
                "batsim_timeout": engine.DEFAULT_TIMEOUT}
     run = commands.add_parser("run", help="simulate a workload with a scheduler on a platform")
     run.add_argument("--workload", required=True,
@@ -248,9 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--replay", choices=USER_MODELS, default=default["replay"],
                      help="rigid: recorded submission times; feedback: users replay their session graphs "
                           "(Madon, Da Costa, Pierson 2024; SWF logs only) (default: %(default)s)")
-    run.add_argument("--sessions", default=default["sessions"],
-                     help="feedback sessions: method:minutes (arrival:60, last:60, max:60), a60-style label, "
-                          "or a directory written by 'batreplay sessions' (default: %(default)s)")
+    run.add_argument("--sessions", default=None,
+                     help="sessions of a user model that uses them (feedback): method:minutes (arrival:60, last:60, "
+                          "max:60), a60-style label, or a directory written by 'batreplay sessions' (default: "
+                          f"{DEFAULT_SESSIONS}); refused with a model that uses none (rigid)")
     run.add_argument("--engine", choices=engine.ENGINES, default=default["engine"],
                      help="embedded: in-process Batsim-exact engine; batsim: a real Batsim 4.2 over ZeroMQ "
                           "(default: %(default)s)")
@@ -321,7 +327,9 @@ def build_parser() -> argparse.ArgumentParser:
     plat.add_argument("--node-types", default=None, metavar="FILE",
                       help="TOML file of [[node_types]] tables (name, count, cores, slots, speed in flop/s per "
                            "core): one cluster per type, instead of --nodes")
-    plat.add_argument("--speed", type=float, default=1e9, help="node speed in flop/s (default: %(default)g)")
+    plat.add_argument("--speed", type=float, default=None,
+                      help=f"node speed in flop/s, with --nodes (default: {REFERENCE_NODE_SPEED:g}); node types give "
+                           "their own")
     plat.add_argument("--out", required=True, help="platform file to write (.xml)")
     plat.add_argument("--variants", action="store_true",
                       help="also write the node count x2, /2 and node speed x2, /2 variants")

@@ -32,6 +32,7 @@ import json
 import math
 import os
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -41,7 +42,7 @@ from typing import Any
 
 from batreplay.engine.choices import ENGINES, SPEEDUP_MODEL_NAMES
 from batreplay.platforms.node_types import NodeTypeError, read_node_types
-from batreplay.platforms.reader import read_platform
+from batreplay.platforms.reader import MAX_HOSTS, MIN_SPEED, read_platform
 from batreplay.replay.registry import USER_MODELS as REPLAY_MODELS
 from batreplay.replay.registry import user_model
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
@@ -136,7 +137,8 @@ def parse_variant(text: str) -> PlatformVariant:
     ``speed-x<k>``, ``speed-d<k>`` (``x`` multiplies by k, ``d`` divides by k; k > 0).
 
     Raises:
-        ValueError: any other text, a factor of 0, or the same quantity scaled twice.
+        ValueError: any other text, a factor of 0 or too large to be a finite number (its inverse then 0), or the
+            same quantity scaled twice.
     """
     text = text.strip()
     if text == "recorded":
@@ -148,8 +150,9 @@ def parse_variant(text: str) -> PlatformVariant:
             raise ValueError(f"platform variant {text!r}: expected 'recorded' or tokens like nodes-x2, nodes-d2, "
                              f"speed-x2, speed-d2 joined by '+'")
         what, how, number = match.group(1), match.group(2), float(match.group(3))
-        if number <= 0:
-            raise ValueError(f"platform variant {text!r}: factor must be > 0")
+        if not (0 < number < math.inf):
+            raise ValueError(f"platform variant {text!r}: factor must be > 0"
+                             + ("" if number <= 0 else f" and below {sys.float_info.max:g}"))
         if what in factors:
             raise ValueError(f"platform variant {text!r}: {what} scaled twice")
         factors[what] = number if how == "x" else 1.0 / number
@@ -467,7 +470,10 @@ class _Table:
         if isinstance(value, bool) and bool not in kinds_tuple:
             raise self.error(key, f"expected {_kind_names(kinds_tuple)}, found a boolean")
         if float in kinds_tuple and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
+            try:
+                value = float(value)
+            except OverflowError:  # TOML integers have no bound here
+                raise self.error(key, f"{value} is beyond the range of a number ({sys.float_info.max:g})") from None
         if not isinstance(value, kinds_tuple):
             raise self.error(key, f"expected {_kind_names(kinds_tuple)}, found {type(value).__name__} {value!r}")
         return value
@@ -542,13 +548,24 @@ def scheduler_problem(scheduler: str, root: Path) -> str | None:
 
 def _variant_problem(variant: PlatformVariant, log: LogSpec, groups: list[tuple[int, float]]) -> str | None:
     """Why ``variant`` of ``log``'s recorded machine (its ``(node count, speed)`` groups) cannot be generated, or
-    None: campaigns scale node counts exactly (:func:`batreplay.campaign.platforms.prepare_platforms`)."""
+    None: campaigns scale node counts exactly (:func:`batreplay.campaign.platforms.prepare_platforms`), to at most
+    :data:`~batreplay.platforms.reader.MAX_HOSTS` compute nodes in all, and speeds to ones SimGrid reads (finite,
+    at least :data:`~batreplay.platforms.reader.MIN_SPEED`)."""
     factor = Fraction(variant.nodes_factor)
-    for count, _speed in groups:
+    where = f"variant {variant.label} of log {log.name!r}"
+    for count, speed in groups:
         target = count * factor
         if target.denominator != 1 or target < 1:
-            return (f"variant {variant.label} of log {log.name!r}: {count} nodes x {float(factor):g} = "
-                    f"{float(target):g} is not a whole number >= 1 (campaign platforms are never rounded)")
+            return (f"{where}: {count} nodes x {float(factor):g} = {float(target):g} is not a whole number >= 1 "
+                    "(campaign platforms are never rounded)")
+        scaled = speed * variant.speed_factor
+        if not (math.isfinite(scaled) and scaled >= MIN_SPEED):
+            return (f"{where}: nodes of {speed!r} flop/s x {variant.speed_factor:g} = {scaled!r} flop/s, not a "
+                    f"finite speed >= {MIN_SPEED:.3g} (SimGrid's smallest): use another speed factor")
+    total = sum(count * factor for count, _speed in groups)
+    if total > MAX_HOSTS:
+        return (f"{where}: {sum(count for count, _ in groups):,} nodes x {float(factor):g} = {int(total):,} compute "
+                f"nodes, more than the {MAX_HOSTS:,} batreplay simulates: use a smaller node factor")
     return None
 
 
@@ -609,9 +626,15 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
         nodes = sum(t.count for t in types)
     if nodes is not None and nodes < 1:
         raise table.error("nodes", f"must be >= 1, got {nodes}")
+    if nodes is not None and nodes > MAX_HOSTS:  # (node types are refused by read_node_types above)
+        raise table.error("nodes", f"{nodes:,} nodes, more than the {MAX_HOSTS:,} compute nodes batreplay "
+                                   "simulates: give fewer nodes")
     node_speed = table.get("node_speed", float, float(defaults.get("node_speed", REFERENCE_NODE_SPEED)))
     _positive(table, "node_speed", node_speed)  # checked, but used by 'nodes' only (as [defaults] node_speed)
     if nodes is not None and node_types is None:
+        if node_speed < MIN_SPEED:  # (what the generated cluster would refuse)
+            raise table.error("node_speed", f"{node_speed!r} flop/s, below {MIN_SPEED:.3g}, the smallest speed SimGrid "
+                                            "reads")
         groups = [(nodes, node_speed)]
     profile = table.get("profile", str, defaults.get("profile", WorkloadOptions().profile))
     if profile not in PROFILES:
@@ -723,6 +746,90 @@ def _read_replays(matrix: _Table) -> list[ReplayPoint]:
     return replays
 
 
+def _read_experiments(top: _Table, matrix: _Table, read_logs: list[tuple[LogSpec, list[tuple[int, float]]]],
+                      root: Path, engine: str) -> list[ExperimentSpec]:
+    """The experiments of a campaign: its ``[[experiments]]`` tables, or the ``[matrix]`` product of platform
+    variants and schedulers; every variant checked on every log's machine (:func:`_variant_problem`, the error
+    naming the table and key that declares it), and their names checked distinct."""
+    path = top.source
+    raw_experiments = top.get("experiments", list, None)
+    if raw_experiments is not None:
+        if "platforms" in matrix.data or "schedulers" in matrix.data:
+            raise CampaignSpecError(f"{path}: give either [[experiments]] or [matrix] platforms/schedulers, not both")
+        if not raw_experiments:
+            raise CampaignSpecError(f"{path}: [[experiments]]: none given (give at least one, or [matrix] schedulers)")
+        experiment_tables = [_Table(raw, f"[[experiments]] #{k}", path) for k, raw in enumerate(raw_experiments, 1)]
+        experiments = [_read_experiment(table, root, engine) for table in experiment_tables]
+        variant_places = [(table, "platform") for table in experiment_tables]
+    else:
+        schedulers = matrix.get_list("schedulers", str)
+        for scheduler in schedulers:
+            problem = scheduler_problem(scheduler, root)
+            if problem is not None:
+                raise matrix.error("schedulers", problem)
+        variants = []
+        for text in matrix.get_list("platforms", str, ["recorded"]):
+            try:
+                variants.append(parse_variant(text))
+            except ValueError as err:
+                raise matrix.error("platforms", str(err)) from None
+        experiments = [ExperimentSpec(s if v.is_recorded else f"{s} {v.label}", s, v)
+                       for v in variants for s in schedulers]
+        variant_places = [(matrix, "platforms")] * len(experiments)
+    for log, groups in read_logs:
+        for experiment, (table, key) in zip(experiments, variant_places):
+            problem = None if experiment.variant.is_recorded else _variant_problem(experiment.variant, log, groups)
+            if problem is not None:
+                raise table.error(key, problem)
+    exp_names = [e.name for e in experiments]
+    if len(set(exp_names)) != len(exp_names):
+        raise CampaignSpecError(f"{path}: experiments: duplicated name(s) "
+                                f"{sorted({n for n in exp_names if exp_names.count(n) > 1})}")
+    return experiments
+
+
+def _read_report(top: _Table, name: str, rooted) -> ReportSpec:
+    """The ``[report]`` table of the campaign ``name``: known tables and figures, existing files (paths made usable
+    by ``rooted``)."""
+    report_table = _Table(top.get("report", dict, {}), "[report]", top.source)
+    tables = report_table.get_list("tables", str, ["scheduling"])
+    figures = report_table.get_list("figures", str, ["submissions", "cumulative"])
+    for key, values, known in (("tables", tables, REPORT_TABLES), ("figures", figures, REPORT_FIGURES)):
+        for value in values:
+            if value not in known:
+                raise report_table.error(key, f"{value!r}: expected some of {', '.join(known)}")
+    published_text = report_table.get("published", str, None)
+    published = rooted(published_text) if published_text else None
+    if published is not None and not published.is_file():
+        raise report_table.error("published", f"no such file {published}")
+    explanations_text = report_table.get("explanations", str, None)
+    explanations = rooted(explanations_text) if explanations_text else None
+    if explanations is not None and not explanations.is_file():
+        raise report_table.error("explanations", f"no such file {explanations}")
+    report = ReportSpec(tables, figures, published, report_table.get("title", str, f"Campaign {name}"),
+                        list(report_table.get_list("notes", str, [])), explanations)
+    report_table.finish()
+    return report
+
+
+def _read_defaults(top: _Table) -> dict[str, Any]:
+    """The ``[defaults]`` table, checked (types and ranges); returned as written, for :func:`_read_log`."""
+    defaults = top.get("defaults", dict, {})
+    defaults_table = _Table(defaults, "[defaults]", top.source)
+    checked = {key: defaults_table.get(key, kinds, None)
+               for key, kinds in (("profile", str), ("recorded_speed", float), ("max_jobs", int),
+                                  ("node_speed", float), ("walltime_factor", float))}
+    checked.update(_read_choices(defaults_table, {}))
+    for key in ("recorded_speed", "node_speed", "walltime_factor"):
+        _positive(defaults_table, key, checked[key])
+    if checked["max_jobs"] is not None and checked["max_jobs"] < 1:
+        raise defaults_table.error("max_jobs", f"must be >= 1, got {checked['max_jobs']}")
+    if checked["profile"] is not None and checked["profile"] not in PROFILES:
+        raise defaults_table.error("profile", f"{checked['profile']!r}: expected one of {', '.join(PROFILES)}")
+    defaults_table.finish()
+    return defaults
+
+
 def load_campaign(path: str | Path, *, output_root: str | Path | None = None) -> CampaignSpec:
     """Read and check a campaign file.
 
@@ -734,9 +841,10 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
         The :class:`CampaignSpec`. The whole file is checked before any instance runs: logs exist, are readable
         and have a known type (``.swf``, ``.swf.gz``, ``.json``; SWF only for feedback replay), platform files
         read as Batsim platforms, node types files read as node types, every scaled variant gives a whole number
-        of nodes >= 1 on every log's machine (on each of its node types),
-        schedulers are registry names or existing files (relative to the root), a built-in scheduler's options
-        are ones it declares, numbers are in range, session thresholds are minutes >= 0, and an experiment's
+        of nodes >= 1 on every log's machine (on each of its node types), machines and variants have at most
+        :data:`~batreplay.platforms.reader.MAX_HOSTS` compute nodes and speeds SimGrid reads, schedulers are
+        registry names or existing files (relative to the root), a built-in scheduler's options are ones it
+        declares, numbers are in range, session thresholds are minutes >= 0, and an experiment's
         speedup model (co-scheduling; embedded engine only) is known and builds from its options (its table read).
 
     Raises:
@@ -778,19 +886,7 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
         raise campaign.error("engine", f"{engine!r}: expected one of {', '.join(ENGINES)}")
     campaign.finish()
 
-    defaults = top.get("defaults", dict, {})
-    defaults_table = _Table(defaults, "[defaults]", path)
-    checked = {key: defaults_table.get(key, kinds, None)
-               for key, kinds in (("profile", str), ("recorded_speed", float), ("max_jobs", int),
-                                  ("node_speed", float), ("walltime_factor", float))}
-    checked.update(_read_choices(defaults_table, {}))
-    for key in ("recorded_speed", "node_speed", "walltime_factor"):
-        _positive(defaults_table, key, checked[key])
-    if checked["max_jobs"] is not None and checked["max_jobs"] < 1:
-        raise defaults_table.error("max_jobs", f"must be >= 1, got {checked['max_jobs']}")
-    if checked["profile"] is not None and checked["profile"] not in PROFILES:
-        raise defaults_table.error("profile", f"{checked['profile']!r}: expected one of {', '.join(PROFILES)}")
-    defaults_table.finish()
+    defaults = _read_defaults(top)
 
     raw_logs = top.get("logs", list, what="one [[logs]] table per workload log")
     if not raw_logs:
@@ -803,39 +899,7 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
         raise CampaignSpecError(f"{path}: [[logs]]: duplicated name(s) {sorted({n for n in names if names.count(n) > 1})}")
 
     matrix = _Table(top.get("matrix", dict, {}), "[matrix]", path)
-    raw_experiments = top.get("experiments", list, None)
-    if raw_experiments is not None:
-        if "platforms" in matrix.data or "schedulers" in matrix.data:
-            raise CampaignSpecError(f"{path}: give either [[experiments]] or [matrix] platforms/schedulers, not both")
-        if not raw_experiments:
-            raise CampaignSpecError(f"{path}: [[experiments]]: none given (give at least one, or [matrix] schedulers)")
-        experiment_tables = [_Table(raw, f"[[experiments]] #{k}", path) for k, raw in enumerate(raw_experiments, 1)]
-        experiments = [_read_experiment(table, root, engine) for table in experiment_tables]
-        variant_places = [(table, "platform") for table in experiment_tables]
-    else:
-        schedulers = matrix.get_list("schedulers", str)
-        for scheduler in schedulers:
-            problem = scheduler_problem(scheduler, root)
-            if problem is not None:
-                raise matrix.error("schedulers", problem)
-        variants = []
-        for text in matrix.get_list("platforms", str, ["recorded"]):
-            try:
-                variants.append(parse_variant(text))
-            except ValueError as err:
-                raise matrix.error("platforms", str(err)) from None
-        experiments = [ExperimentSpec(s if v.is_recorded else f"{s} {v.label}", s, v)
-                       for v in variants for s in schedulers]
-        variant_places = [(matrix, "platforms")] * len(experiments)
-    for log, groups in read_logs:
-        for experiment, (table, key) in zip(experiments, variant_places):
-            problem = None if experiment.variant.is_recorded else _variant_problem(experiment.variant, log, groups)
-            if problem is not None:
-                raise table.error(key, problem)
-    exp_names = [e.name for e in experiments]
-    if len(set(exp_names)) != len(exp_names):
-        raise CampaignSpecError(f"{path}: experiments: duplicated name(s) "
-                                f"{sorted({n for n in exp_names if exp_names.count(n) > 1})}")
+    experiments = _read_experiments(top, matrix, read_logs, root, engine)
     replays = _read_replays(matrix)
     if any(user_model(replay.model).dynamic for replay in replays):  # users need user ids and recorded times
         for table, log in zip(log_tables, logs):
@@ -847,24 +911,7 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
         raise matrix.error("seeds", f"expected distinct non-negative integers, got {seeds}")
     matrix.finish()
 
-    report_table = _Table(top.get("report", dict, {}), "[report]", path)
-    tables = report_table.get_list("tables", str, ["scheduling"])
-    figures = report_table.get_list("figures", str, ["submissions", "cumulative"])
-    for key, values, known in (("tables", tables, REPORT_TABLES), ("figures", figures, REPORT_FIGURES)):
-        for value in values:
-            if value not in known:
-                raise report_table.error(key, f"{value!r}: expected some of {', '.join(known)}")
-    published_text = report_table.get("published", str, None)
-    published = rooted(published_text) if published_text else None
-    if published is not None and not published.is_file():
-        raise report_table.error("published", f"no such file {published}")
-    explanations_text = report_table.get("explanations", str, None)
-    explanations = rooted(explanations_text) if explanations_text else None
-    if explanations is not None and not explanations.is_file():
-        raise report_table.error("explanations", f"no such file {explanations}")
-    report = ReportSpec(tables, figures, published, report_table.get("title", str, f"Campaign {name}"),
-                        list(report_table.get_list("notes", str, [])), explanations)
-    report_table.finish()
+    report = _read_report(top, name, rooted)
     top.finish()
 
     spec = CampaignSpec(name=name, path=path.resolve(), root=root, output_root=out.resolve() if out.is_absolute()

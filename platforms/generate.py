@@ -24,16 +24,18 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import warnings
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from pathlib import Path
 
 from batreplay.atomic import write_text_atomically
 from batreplay.platforms.model import Platform
 from batreplay.platforms.node_types import NodeType
-from batreplay.platforms.reader import read_platform
+from batreplay.platforms.reader import MAX_HOSTS, MIN_SPEED, read_platform
+from batreplay.platforms.shipped import REFERENCE_NODE_SPEED
 from batreplay.platforms.speed_units import format_speed, parse_speed
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "cluster_platform",
     "platform_command",
     "scale_platform",
+    "scaled_count",
     "write_platform",
     "write_platform_text",
 ]
@@ -88,9 +91,13 @@ def _check_groups(groups: Sequence[tuple[int, float]]) -> list[tuple[int, float]
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"groups[{index}]: node count {count!r} must be an integer >= 1")
         speed = float(speed)
-        if not (math.isfinite(speed) and speed > 0):
-            raise ValueError(f"groups[{index}]: speed {speed!r} must be a finite number of flop/s > 0")
+        if not (math.isfinite(speed) and speed >= MIN_SPEED):
+            raise ValueError(f"groups[{index}]: speed {speed!r} must be a finite number of flop/s >= {MIN_SPEED:.3g} "
+                             "(> 0: SimGrid reads a smaller one as out of range)")
         checked.append((count, speed))
+    total = sum(count for count, _ in checked)
+    if total > MAX_HOSTS:
+        raise ValueError(f"{total:,} compute nodes, more than the {MAX_HOSTS:,} batreplay simulates: give fewer nodes")
     return checked
 
 
@@ -187,6 +194,12 @@ def cluster_platform(
     else:
         named = [(f"compute_{lo:0{width}d}_{hi:0{width}d}", pre, lo, hi, *rest) for _, pre, lo, hi, *rest in clusters]
 
+    return _platform_xml(named, bandwidth)
+
+
+def _platform_xml(named: list[tuple], bandwidth: str) -> str:
+    """The platform text of the compute clusters ``(id, prefix, first, last, speed, cores, properties)``: one zone,
+    the clusters, the master cluster, the backbone and a route through it between every pair of clusters."""
     root = ET.Element("platform", version=PLATFORM_VERSION)
     zone = _sub(root, "zone", id="AS0", routing="Full")
     routers: list[tuple[str, str]] = []  # (cluster id, router name)
@@ -242,18 +255,28 @@ def write_platform(
     return write_platform_text(path, text)
 
 
-def _scaled_count(count: int, factor: Fraction, group: int, exact: bool) -> int:
-    target = count * factor
+def scaled_count(count: int, factor: Fraction | float) -> int:
+    """A node count times ``factor`` (> 0), as the scaled variants take it: exact when that is a whole number >= 1,
+    else rounded to the nearest integer, halves up (5 x 1/2 -> 3), and never below 1."""
+    target = count * Fraction(factor)
     if target.denominator == 1 and target >= 1:
         return int(target)
-    rounded = max(1, math.floor(target + Fraction(1, 2)))
-    message = (
-        f"group {group}: {count} nodes x {float(factor)} = {float(target)} is not a whole number >= 1; "
-        f"using {rounded}"
-    )
+    return max(1, math.floor(target + Fraction(1, 2)))
+
+
+def _scaled_count(count: int, factor: Fraction, what: str, exact: bool,
+                  on_rounding: Callable[[str], None] | None) -> int:
+    rounded = scaled_count(count, factor)
+    target = count * factor
+    if target == rounded:
+        return rounded
+    message = f"{what}{count} nodes x {float(factor):g} = {float(target):g} is not a whole number >= 1"
     if exact:
-        raise ValueError(message.replace("; using", "; would round to"))
-    warnings.warn(message, PlatformScalingWarning, stacklevel=3)
+        raise ValueError(f"{message}; would round to {rounded}")
+    if on_rounding is not None:
+        on_rounding(f"{message}: rounded to {rounded} nodes")
+    else:
+        warnings.warn(f"{message}; using {rounded}", PlatformScalingWarning, stacklevel=3)
     return rounded
 
 
@@ -265,6 +288,7 @@ def scale_platform(
     exact: bool = False,
     prefix: str = DEFAULT_PREFIX,
     bandwidth: str = DEFAULT_BANDWIDTH,
+    on_rounding: Callable[[str], None] | None = None,
 ) -> str:
     """Build the XML text of a platform with more/fewer nodes and/or faster/slower nodes.
 
@@ -275,7 +299,8 @@ def scale_platform(
     original file's; storage hosts are not carried over, with a :class:`PlatformScalingWarning`).
 
     Rounding: a scaled count that is not a whole number (say 5 nodes / 2 = 2.5) is rounded to the nearest
-    integer, halves up (2.5 -> 3), and never below 1 node; each rounding emits a
+    integer, halves up (2.5 -> 3), and never below 1 node (:func:`scaled_count`); each rounding is told, in one
+    line naming the node type (or the group's index), to ``on_rounding``, or without it by a
     :class:`PlatformScalingWarning`. With ``exact=True`` it raises ValueError instead. Scaling speeds by a
     power of two (x2, /2) is exact in floating point.
 
@@ -285,12 +310,14 @@ def scale_platform(
         speed_factor: multiplier of node speeds (> 0), e.g. 2.0 or 0.5.
         exact: refuse to round node counts.
         prefix, bandwidth: passed to :func:`cluster_platform`.
+        on_rounding: called with the message of each rounded count instead of a warning.
 
     Returns:
         The scaled platform's XML text.
 
     Raises:
-        ValueError: a factor that is not a finite number > 0, or a rounding refused by ``exact``.
+        ValueError: a factor that is not a finite number > 0, a rounding refused by ``exact``, a scaled speed that
+            is not a finite number > 0, or more than :data:`~batreplay.platforms.reader.MAX_HOSTS` compute nodes.
         PlatformError: the file cannot be read.
     """
     for name, factor in (("nodes_factor", nodes_factor), ("speed_factor", speed_factor)):
@@ -307,12 +334,21 @@ def scale_platform(
     node_fraction = Fraction(nodes_factor)
     kinds = platform.host_groups()  # node types scale one by one, keeping their cores, slots and properties
     groups = [
-        (_scaled_count(count, node_fraction, index, exact), speed * speed_factor)
-        for index, (count, speed, _cores, _props) in enumerate(kinds)
+        (_scaled_count(count, node_fraction, _group_name(index, props, len(kinds)), exact, on_rounding),
+         speed * speed_factor)
+        for index, (count, speed, _cores, props) in enumerate(kinds)
     ]
     kinds_scaled = [(cores, tuple((key, repr(float(value) * speed_factor)) if key == "speed" else (key, value)
                                   for key, value in props)) for _c, _s, cores, props in kinds]  # speed follows
     return cluster_platform(groups=groups, host_kinds=kinds_scaled, prefix=prefix, bandwidth=bandwidth)
+
+
+def _group_name(index: int, props: Sequence[tuple[str, str]], groups: int) -> str:
+    """How messages name a group of hosts (with ``: ``): its node type, else its index among several, else nothing."""
+    node_type = dict(props).get("node_type")
+    if node_type is not None:
+        return f"node type {node_type!r}: "
+    return f"group {index}: " if groups > 1 else ""
 
 
 def variant_path(out: str | os.PathLike[str], variant: str) -> Path:
@@ -321,29 +357,56 @@ def variant_path(out: str | os.PathLike[str], variant: str) -> Path:
     return out.with_name(f"{out.stem}-{variant}{out.suffix or '.xml'}")
 
 
+def _check_variants(groups: Sequence[tuple[str | None, int, float]]) -> None:
+    """Refuse, before anything is written, a scaled variant of ``groups`` (``(node type name or None, count, speed)``)
+    with more than :data:`~batreplay.platforms.reader.MAX_HOSTS` compute nodes or a speed that is not a finite
+    number > 0 (a ValueError naming ``--variants``, the variant and the limit)."""
+    for variant, (nodes_factor, speed_factor) in SCALED_VARIANTS.items():
+        fraction = Fraction(nodes_factor)
+        total = sum(scaled_count(count, fraction) for _name, count, _speed in groups)
+        if total > MAX_HOSTS:
+            raise ValueError(f"--variants: variant {variant} would have {total:,} compute nodes, more than the "
+                             f"{MAX_HOSTS:,} batreplay simulates: give at most {math.floor(MAX_HOSTS / nodes_factor):,} "
+                             "nodes in all, or leave out --variants")
+        for name, _count, speed in groups:
+            scaled = speed * speed_factor
+            if not (math.isfinite(scaled) and scaled >= MIN_SPEED):
+                which = f" of node type {name!r}" if name is not None else ""
+                raise ValueError(f"--variants: variant {variant}{which}: {speed!r} flop/s x {speed_factor:g} = "
+                                 f"{scaled!r} is not a finite speed >= {MIN_SPEED:.3g}: give a speed between "
+                                 f"{2 * MIN_SPEED:.3g} and {sys.float_info.max / 2:.3g} flop/s, or leave out "
+                                 "--variants")
+
+
 def platform_command(
-    nodes: int | None, speed: float | str, out: str | os.PathLike[str], variants: bool = False,
-    node_types: Sequence[NodeType] | None = None,
+    nodes: int | None, speed: float | str | None, out: str | os.PathLike[str], variants: bool = False,
+    node_types: Sequence[NodeType] | None = None, on_note: Callable[[str], None] | None = None,
 ) -> list[Path]:
     """Command-line action: write a homogeneous platform (or one of node types) and, optionally, its four scaled
     variants.
 
     Args:
-        nodes: number of compute hosts (>= 1); None with ``node_types``.
-        speed: node speed in flop/s, as a number or a SimGrid speed string (``"1Gf"``); ignored with
+        nodes: number of compute hosts, 1 to :data:`~batreplay.platforms.reader.MAX_HOSTS`; None with
             ``node_types``.
+        speed: node speed in flop/s, as a number or a SimGrid speed string (``"1Gf"``); None: the default,
+            :data:`~batreplay.platforms.shipped.REFERENCE_NODE_SPEED` (1e9). Must be None with ``node_types``.
         out: platform file to write.
         node_types: the node types of a heterogeneous platform (``--node-types``), instead of ``nodes``; the
             variants then scale every type's count (x2, /2) or speed (x2, /2).
         variants: also write ``<stem>-nodes-x2``, ``-nodes-div2``, ``-speed-x2``, ``-speed-div2`` next to
-            ``out`` (see :data:`SCALED_VARIANTS`; an odd node count halved is rounded up, with a warning).
+            ``out`` (see :data:`SCALED_VARIANTS`; an odd node count halved is rounded up, halves up).
+        on_note: called with one line per rounded node count of a variant (``mini-nodes-div2.xml: 5 nodes x 0.5 =
+            2.5 is not a whole number >= 1: rounded to 3 nodes``, with ``node type 'fat': `` after the file name
+            for node types); None: a :class:`PlatformScalingWarning` instead.
 
     Returns:
         Paths written, ``out`` first, then the variants in the order of :data:`SCALED_VARIANTS`.
 
     Raises:
-        ValueError: nodes not an integer >= 1, a speed that is not > 0 (a malformed speed string is reported with
-            its text), or ``out`` not ending in ``.xml``; the message names the command-line option.
+        ValueError: nodes not an integer from 1 to ``MAX_HOSTS``, a speed that is not > 0 (a malformed speed
+            string is reported with its text), ``speed`` or ``nodes`` given with ``node_types``, ``out`` not ending
+            in ``.xml``, or with ``variants`` a variant of more than ``MAX_HOSTS`` compute nodes or of a speed that
+            is not a finite number > 0; the message names the command-line option. Nothing is written then.
         OSError: a file cannot be written.
     """
     if Path(out).suffix.lower() != ".xml":
@@ -352,17 +415,33 @@ def platform_command(
     if node_types is not None:
         if nodes is not None:
             raise ValueError("--nodes and --node-types: give one of them (the node types say how many nodes)")
-        written = [write_platform(out, node_types=node_types)]
+        if speed is not None:
+            raise ValueError("--speed and --node-types: each node type gives its own speed (its key 'speed'); "
+                             "leave out --speed")
+        groups = [(t.name, t.count, t.speed) for t in node_types]
     else:
         if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
             raise ValueError(f"--nodes {nodes!r}: the number of compute nodes must be an integer >= 1")
-        speed_value = parse_speed(speed) if isinstance(speed, str) else float(speed)
-        if not (math.isfinite(speed_value) and speed_value > 0):
-            raise ValueError(f"--speed {speed!r}: the node speed must be a finite number of flop/s > 0")
-        written = [write_platform(out, nodes, speed_value)]
+        if nodes > MAX_HOSTS:
+            raise ValueError(f"--nodes {nodes}: more than the {MAX_HOSTS:,} compute nodes batreplay simulates "
+                             f"(batreplay run refuses such platforms): give at most {MAX_HOSTS}")
+        speed_value = REFERENCE_NODE_SPEED if speed is None else parse_speed(speed) if isinstance(speed, str) \
+            else float(speed)
+        if not (math.isfinite(speed_value) and speed_value >= MIN_SPEED):
+            raise ValueError(f"--speed {speed!r}: the node speed must be a finite number of flop/s >= "
+                             f"{MIN_SPEED:.3g} (> 0: SimGrid reads a smaller one as out of range)")
+        groups = [(None, nodes, speed_value)]
+    if variants:
+        _check_variants(groups)  # before anything is written
+    if node_types is not None:
+        written = [write_platform(out, node_types=node_types)]
+    else:
+        written = [write_platform(out, nodes, groups[0][2])]
     if variants:
         base = read_platform(written[0])
         for variant, (nodes_factor, speed_factor) in SCALED_VARIANTS.items():
-            text = scale_platform(base, nodes_factor, speed_factor)
-            written.append(write_platform_text(variant_path(out, variant), text))
+            path = variant_path(out, variant)
+            told = None if on_note is None else (lambda text, name=path.name: on_note(f"{name}: {text}"))
+            written.append(write_platform_text(path, scale_platform(base, nodes_factor, speed_factor,
+                                                                    on_rounding=told)))
     return written

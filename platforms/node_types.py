@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from batreplay.platforms.reader import MAX_CORES, MAX_HOSTS, MIN_SPEED
+
 __all__ = ["NodeType", "NodeTypeError", "node_types_from_tables", "read_node_types"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
@@ -36,10 +38,11 @@ class NodeType:
 
     Attributes:
         name: what the type is called (letters, digits, ``_ . + -``); hosts get the property ``node_type`` = name.
-        count: number of nodes of the type (instances), >= 1.
-        cores: cores per node, >= 1 (SimGrid's ``core`` attribute).
+        count: number of nodes of the type (instances), 1 to :data:`~batreplay.platforms.reader.MAX_HOSTS`.
+        cores: cores per node, 1 to :data:`~batreplay.platforms.reader.MAX_CORES` (SimGrid's ``core`` attribute).
         slots: job slots per node, >= 1 (property ``slots``); default: one per core.
-        speed: flop/s of one core, > 0.
+        speed: flop/s of one core, a finite number of at least :data:`~batreplay.platforms.reader.MIN_SPEED`
+            (an int or a float, not a string or a boolean).
 
     Raises:
         NodeTypeError: a field out of range (the message names it).
@@ -52,21 +55,30 @@ class NodeType:
     slots: int | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise NodeTypeError(f"node type name {self.name!r}: use letters, digits and _ . + - only")
         for field, value in (("count", self.count), ("cores", self.cores)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise NodeTypeError(f"node type {self.name!r}: {field} = {value!r}, need a whole number >= 1")
+        if self.cores > MAX_CORES:
+            raise NodeTypeError(f"node type {self.name!r}: cores = {self.cores}, more than the {MAX_CORES} SimGrid "
+                                "reads (a C int)")
+        if self.count > MAX_HOSTS:
+            raise NodeTypeError(f"node type {self.name!r}: count = {self.count:,}, more than the {MAX_HOSTS:,} "
+                                "compute nodes batreplay simulates: give fewer nodes")
         if self.slots is None:
             object.__setattr__(self, "slots", self.cores)
         elif isinstance(self.slots, bool) or not isinstance(self.slots, int) or self.slots < 1:
             raise NodeTypeError(f"node type {self.name!r}: slots = {self.slots!r}, need a whole number >= 1")
+        if isinstance(self.speed, bool) or not isinstance(self.speed, (int, float)):
+            raise NodeTypeError(f"node type {self.name!r}: speed = {self.speed!r}, need a number of flop/s > 0")
         try:
             speed = float(self.speed)
-        except (TypeError, ValueError):
-            raise NodeTypeError(f"node type {self.name!r}: speed = {self.speed!r}, need flop/s > 0") from None
-        if not (math.isfinite(speed) and speed > 0):
-            raise NodeTypeError(f"node type {self.name!r}: speed = {self.speed!r}, need flop/s > 0")
+        except OverflowError:  # an integer beyond a float's range
+            speed = math.inf
+        if not (math.isfinite(speed) and speed >= MIN_SPEED):
+            raise NodeTypeError(f"node type {self.name!r}: speed = {self.speed!r}, need a finite number of flop/s "
+                                f">= {MIN_SPEED:.3g} (> 0: SimGrid reads a smaller one as out of range)")
         object.__setattr__(self, "speed", speed)
 
     def scaled(self, count: int, speed_factor: float) -> NodeType:
@@ -78,8 +90,9 @@ def node_types_from_tables(tables: Sequence[Mapping[str, Any]], where: str) -> l
     """Node types from TOML tables (``name``, ``count``, ``speed``, optional ``cores`` and ``slots``).
 
     Raises:
-        NodeTypeError: not a list of tables, an unknown or missing key, a bad value, or a name given twice; the
-            message starts with ``where`` and the table's position.
+        NodeTypeError: not a list of tables, an unknown or missing key, a bad value, a name given twice, or more
+            than :data:`~batreplay.platforms.reader.MAX_HOSTS` nodes in all; the message starts with ``where`` and
+            the table's position.
     """
     if not isinstance(tables, list) or not tables:
         raise NodeTypeError(f"{where}: expected one or more [[node_types]] tables")
@@ -100,6 +113,10 @@ def node_types_from_tables(tables: Sequence[Mapping[str, Any]], where: str) -> l
             raise NodeTypeError(f"{place}: {err}") from None
         if [t.name for t in types].count(types[-1].name) > 1:
             raise NodeTypeError(f"{place}: the name {types[-1].name!r} is given twice")
+        total = sum(t.count for t in types)
+        if total > MAX_HOSTS:
+            raise NodeTypeError(f"{place}: with it the node types have {total:,} nodes in all, more than the "
+                                f"{MAX_HOSTS:,} compute nodes batreplay simulates: give fewer nodes")
     return types
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from xml.parsers import expat
@@ -30,14 +31,22 @@ from xml.parsers import expat
 from batreplay.platforms.model import Host, Platform, batsim_name_order
 from batreplay.platforms.speed_units import parse_pstate_speeds, parse_speed
 
-__all__ = ["DEFAULT_MASTER_HOST", "MAX_HOSTS", "PlatformError", "read_platform", "expand_radical", "radical_size"]
+__all__ = ["DEFAULT_MASTER_HOST", "MAX_CORES", "MAX_HOSTS", "MIN_SPEED", "PlatformError", "read_platform", "expand_radical", "radical_size"]
 
 #: Default of Batsim's ``-m/--master-host`` option.
 DEFAULT_MASTER_HOST = "master_host"
-#: Most hosts a platform may declare. The largest recorded logs use some 25,000 processors (LCG) and the largest
+#: Most compute hosts (the hosts jobs run on: role ``""`` or ``"compute_node"``) a platform may have: 1,000,000
+#: are accepted, 1,000,001 refused. The master host is not counted; master and storage hosts together are bounded
+#: by the same number. The one limit of ``batreplay run`` (this reader), ``batreplay platform`` (the generator, node
+#: types, variants) and campaign files. The largest recorded logs use some 25,000 processors (LCG) and the largest
 #: machines some 160,000 nodes; a million hosts take the reader and the embedded engine tens of seconds and
 #: gigabytes of memory, beyond that a typo (``radical="0-50000000"``) would run for many minutes.
 MAX_HOSTS = 1_000_000
+#: Smallest compute host speed, flop/s, that SimGrid 3.32 reads: the smallest normal double (about 2.2e-308); a
+#: smaller one (``5e-324f``) stops Batsim with "value out of range".
+MIN_SPEED = sys.float_info.min
+#: Most cores a host may have: SimGrid reads the ``core`` attribute as a C ``int`` (a larger count aborts Batsim).
+MAX_CORES = 2**31 - 1
 
 _COMPUTE_ROLES = ("", "compute_node")
 _KNOWN_ROLES = (*_COMPUTE_ROLES, "master", "storage")
@@ -123,10 +132,13 @@ def expand_radical(radical: str) -> list[int]:
 class _Reader:
     """One pass over one parsed file, collecting hosts with their properties."""
 
-    def __init__(self, path: Path, lines: dict[ET.Element, int], max_hosts: int = MAX_HOSTS) -> None:
+    def __init__(self, path: Path, lines: dict[ET.Element, int], max_hosts: int = MAX_HOSTS,
+                 master_host: str = DEFAULT_MASTER_HOST) -> None:
         self.path = path
         self.lines = lines
         self.max_hosts = max_hosts
+        self.master_host = master_host
+        self.counts = {True: 0, False: 0}  # hosts so far: compute (True), master and storage (False)
         # name -> (speed, properties, element, cores, zone properties) in document order
         self.hosts: dict[str, tuple[float, dict[str, str], ET.Element, int, dict[str, str]]] = {}
         self.zone_props: list[dict[str, str]] = [{}]  # the <prop> children of the zones being walked
@@ -153,7 +165,8 @@ class _Reader:
             raise self.error(element, f"attribute {field!r}: {exc}") from None
 
     def cores(self, element: ET.Element) -> int:
-        """The element's ``core`` attribute (cores per host, SimGrid's default 1), a positive integer."""
+        """The element's ``core`` attribute (cores per host, SimGrid's default 1), an integer from 1 to
+        :data:`MAX_CORES`."""
         text = element.get("core", "1")
         try:
             cores = int(text)
@@ -161,23 +174,48 @@ class _Reader:
             raise self.error(element, f"attribute 'core': {text!r} is not an integer") from None
         if cores < 1:
             raise self.error(element, f"attribute 'core': {cores} cores, need at least 1")
+        if cores > MAX_CORES:
+            raise self.error(element, f"attribute 'core': {cores} cores, more than the {MAX_CORES} SimGrid reads (a C "
+                                      "int)")
         return cores
 
-    def radical(self, element: ET.Element) -> list[int]:
+    def is_compute(self, name: str, props: dict[str, str]) -> bool:
+        """Whether a host of this name and these properties is a compute host (an unknown role counts as one: it is
+        refused later, with its name)."""
+        return name != self.master_host and props.get("role", "") not in ("master", "storage")
+
+    def radical(self, element: ET.Element, props: dict[str, str]) -> list[int]:
         """The numbers of the element's radical, refused before they are listed if the platform would then
-        have more than ``max_hosts`` hosts."""
+        have more than ``max_hosts`` compute hosts (or master and storage hosts, by the cluster's ``role``)."""
         text = self.attr(element, "radical")
         try:
-            size = radical_size(text)
+            ranges = _radical_ranges(text)
         except ValueError as exc:
             raise self.error(element, f"attribute 'radical': {exc}") from None
-        self.check_size(element, size, f"attribute 'radical' {text!r} declares {size:,} hosts")
+        size = sum(end - start + 1 for start, end in ranges)
+        compute = self.is_compute("", props)
+        master = self.master_number(element, ranges) if compute else None  # the one host named like --master-host
+        counted = size - (master is not None)
+        kind = "compute hosts" if compute else "master and storage hosts"
+        self.check_size(element, compute, counted, f"attribute 'radical' {text!r} declares {counted:,} {kind}")
         return expand_radical(text)
 
-    def check_size(self, element: ET.Element, added: int, what: str) -> None:
-        if len(self.hosts) + added > self.max_hosts:
-            raise self.error(element, f"{what}; with the {len(self.hosts):,} before it the platform would have more "
-                                      f"than {self.max_hosts:,} hosts, the most batreplay simulates")
+    def master_number(self, element: ET.Element, ranges: list[tuple[int, int]]) -> int | None:
+        """The number of the radical whose host is named like ``--master-host``, if any."""
+        prefix, suffix, name = element.get("prefix", ""), element.get("suffix", ""), self.master_host
+        middle = name[len(prefix):len(name) - len(suffix)] if len(name) > len(prefix) + len(suffix) else ""
+        if not (name.startswith(prefix) and name.endswith(suffix) and middle.isascii() and middle.isdigit()
+                and str(int(middle)) == middle):
+            return None
+        return int(middle) if any(start <= int(middle) <= end for start, end in ranges) else None
+
+    def check_size(self, element: ET.Element, compute: bool, added: int, what: str) -> None:
+        before = self.counts[compute]
+        if before + added > self.max_hosts:
+            kind = "compute hosts" if compute else "master and storage hosts"
+            raise self.error(element, f"{what}; with the {before:,} {kind} before it the platform would have "
+                                      f"{before + added:,}, more than the {self.max_hosts:,} {kind} batreplay "
+                                      f"simulates (the master host is not counted): declare fewer hosts")
 
     def properties(self, element: ET.Element, allowed_children: frozenset[str]) -> dict[str, str]:
         props: dict[str, str] = {}
@@ -193,13 +231,15 @@ class _Reader:
 
     def add_host(self, element: ET.Element, name: str, speed: float, props: dict[str, str], cores: int = 1,
                  zone_props: dict[str, str] | None = None) -> None:
-        if len(self.hosts) >= self.max_hosts:
-            self.check_size(element, 1, f"host {name!r}")
+        compute = self.is_compute(name, props)
+        if self.counts[compute] >= self.max_hosts:
+            self.check_size(element, compute, 1, f"host {name!r}")
         if name in self.hosts:
             first = self.hosts[name][2]
             raise self.error(
                 element, f"host {name!r} already defined at line {self.lines.get(first)} (<{first.tag}>)"
             )
+        self.counts[compute] += 1
         self.hosts[name] = (speed, props, element, cores,
                             dict(self.zone_props[-1] if zone_props is None else zone_props))
 
@@ -238,7 +278,7 @@ class _Reader:
         speed = self.speeds(element)[0]
         props = self.properties(element, frozenset())
         cores = self.cores(element)
-        for number in self.radical(element):  # a cluster is a zone of its own: its props are its zone's too
+        for number in self.radical(element, props):  # a cluster is a zone of its own: its props are its zone's too
             self.add_host(element, f"{prefix}{number}{suffix}", speed, dict(props), cores, props)
 
     def cabinet(self, element: ET.Element) -> None:
@@ -249,7 +289,7 @@ class _Reader:
         except ValueError as exc:
             raise self.error(element, f"attribute 'speed': {exc}") from None
         self.properties(element, frozenset())
-        for number in self.radical(element):
+        for number in self.radical(element, {}):
             self.add_host(element, f"{prefix}{number}{suffix}", speed, {})
 
     def host(self, element: ET.Element) -> None:
@@ -303,8 +343,9 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
     Args:
         path: platform file (SimGrid XML, ``<platform version="4.1">``).
         master_host: value of Batsim's ``-m`` option; a host of that name is the master whatever its role.
-        max_hosts: the most hosts (all roles) the platform may declare (default :data:`MAX_HOSTS`); a cluster's
-            radical is checked before it is expanded.
+        max_hosts: the most compute hosts the platform may declare (default :data:`MAX_HOSTS`; the master host is
+            not counted, master and storage hosts together have the same bound); a cluster's radical is checked
+            before it is expanded.
 
     Returns:
         A :class:`Platform`: compute hosts with ids 0..n-1 in lexicographic host-name order, their speeds in
@@ -317,12 +358,13 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
         PlatformError: not well-formed XML, root not ``<platform>`` of version 4/4.1, a missing or malformed
             attribute (speed, radical, pstate), an unknown role, duplicate host names, an unsupported element
             (non-flat cluster topology, speed traces, unknown tags), no or several master hosts, no compute
-            host, a compute host of speed 0, or more than ``max_hosts`` hosts. The message names file, line and
-            element.
+            host, a compute host slower than :data:`MIN_SPEED` (0 flop/s), more than :data:`MAX_CORES` cores, or
+            more than ``max_hosts`` compute hosts. The message names file,
+            line and element.
     """
     path = Path(path)
     root, lines = _parse_with_lines(path)
-    reader = _Reader(path, lines, max_hosts)
+    reader = _Reader(path, lines, max_hosts, master_host)
     if root.tag != "platform":
         raise reader.error(root, "the root element must be <platform>")
     version = root.get("version")
@@ -342,8 +384,9 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
         elif role == "storage":
             storage.append(name)
         else:
-            if speed <= 0:
-                raise reader.error(element, f"compute host {name!r} has speed {speed!r} flop/s, Batsim needs > 0")
+            if speed < MIN_SPEED:
+                raise reader.error(element, f"compute host {name!r} has speed {speed!r} flop/s, Batsim needs at least "
+                                            f"{MIN_SPEED:.3g} (SimGrid reads a smaller one as out of range)")
             slots = props.get("slots")
             if slots is not None and not (slots.isdigit() and int(slots) >= 1):
                 raise reader.error(element, f"host {name!r}: property 'slots' = {slots!r}, need a whole number >= 1")

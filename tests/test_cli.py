@@ -125,22 +125,25 @@ def test_platforms_above_the_size_limit_are_refused_before_expanding(tmp_path, c
 
     from batreplay.platforms.reader import PlatformError
 
-    just_above = _cluster_platform(tmp_path / "above.xml", "0-1000000")  # one host more than the limit
+    just_above = _cluster_platform(tmp_path / "above.xml", "0-1000000")  # one compute host more than the limit
     with pytest.raises(PlatformError, match=r"above\.xml:4: <cluster id='c0'>: attribute 'radical' '0-1000000' "
-                                            r"declares 1,000,001 hosts; .* more than 1,000,000 hosts"):
+                                            r"declares 1,000,001 compute hosts; .* more than the 1,000,000 compute "
+                                            r"hosts batreplay simulates \(the master host is not counted\)"):
         read_platform(just_above)
     # the typo of the issue: refused at once, by the command, in one line naming the file and line
     huge = _cluster_platform(tmp_path / "huge.xml", "0-50000000")
     err = _one_line_error(capsys, lambda: main(["run", "--workload", str(GOLDEN_DELAYS / "workload.json"),
                                                 "--platform", str(huge), "--scheduler", "easy",
                                                 "--out", str(tmp_path / "run"), "--quiet"]))
-    assert f"{huge}:4: <cluster id='c0'>: attribute 'radical' '0-50000000' declares 50,000,001 hosts" in err
+    assert f"{huge}:4: <cluster id='c0'>: attribute 'radical' '0-50000000' declares 50,000,001 compute hosts" in err
     # clusters and hosts count together
     two = _cluster_platform(tmp_path / "two.xml", "0-5", "0-5")
-    with pytest.raises(PlatformError, match=r"two\.xml:5: <cluster id='c1'>: .* with the 6 before it .* more than 10"):
+    with pytest.raises(PlatformError, match=r"two\.xml:5: <cluster id='c1'>: .* with the 6 compute hosts before it "
+                                            r".* would have 12, more than the 10 compute hosts"):
         read_platform(two, max_hosts=10)
     singles = _cluster_platform(tmp_path / "singles.xml", "0-8", hosts=3)
-    with pytest.raises(PlatformError, match=r"singles\.xml:6: <host id='h1'>: host 'h1'; with the 10 before it"):
+    with pytest.raises(PlatformError, match=r"singles\.xml:6: <host id='h1'>: host 'h1'; with the 10 compute hosts "
+                                            r"before it"):
         read_platform(singles, max_hosts=10)
     assert read_platform(_cluster_platform(tmp_path / "fits.xml", "0-8"), max_hosts=10).nb_compute == 9
     from batreplay.platforms.reader import MAX_HOSTS
@@ -268,3 +271,53 @@ def test_every_entry_point_prints_unwrapped_when_piped(capsys):
     import batreplay.campaign.runner as campaign_runner
 
     assert campaign_main.make_console is make_console and campaign_runner.make_console is make_console
+
+
+# --- audit issue 25: one platform size limit for `platform` and `run`; --speed with --node-types; variant notes -----
+
+@pytest.mark.parametrize(("argv", "toml", "named"), [
+    (["--nodes", "100000000"], None, "--nodes 100000000: more than the 1,000,000 compute nodes batreplay simulates"),
+    (["--nodes", "600000", "--variants"], None,
+     "--variants: variant nodes-x2 would have 1,200,000 compute nodes, more than the 1,000,000 batreplay simulates"),
+    ([], [("a", 10_000_000)], "node type 1: node type 'a': count = 10,000,000, more than the 1,000,000 compute nodes"),
+    ([], [("a", 2**62)], "node type 'a': count = 4,611,686,018,427,387,904, more than the 1,000,000 compute nodes"),
+    ([], [("a", 600_000), ("b", 600_000)], "node type 2: with it the node types have 1,200,000 nodes in all"),
+    (["--variants"], [("a", 300_000), ("b", 300_001)], "variant nodes-x2 would have 1,200,002 compute nodes"),
+    (["--speed", "2e9"], [("a", 4)], "--speed and --node-types: each node type gives its own speed"),
+])
+def test_platform_command_refuses_platforms_run_would_refuse(tmp_path, capsys, argv, toml, named):
+    """`batreplay platform` wrote these with exit 0, and `batreplay run` then refused them (or ignored --speed)."""
+    if toml is not None:
+        types = tmp_path / "types.toml"
+        types.write_text("".join(f'[[node_types]]\nname = "{name}"\ncount = {count}\nspeed = 1e9\n'
+                                 for name, count in toml))
+        argv = [*argv, "--node-types", str(types)]
+    out = tmp_path / "out" / "p.xml"
+    err = _one_line_error(capsys, lambda: main(["platform", *argv, "--out", str(out)]))
+    assert named in err
+    assert not out.parent.exists()
+
+
+def test_platform_variants_tell_their_roundings_in_one_line_each(tmp_path, capsys):
+    import warnings
+
+    types = tmp_path / "types.toml"
+    types.write_text('[[node_types]]\nname = "a"\ncount = 3\nspeed = 1e9\n'
+                     '[[node_types]]\nname = "b"\ncount = 5\ncores = 2\nspeed = 2e9\n')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["platform", "--node-types", str(types), "--out", str(tmp_path / "o.xml"), "--variants"]) == 0
+        assert main(["platform", "--nodes", "3", "--out", str(tmp_path / "p.xml"), "--variants"]) == 0
+    assert [str(w.message) for w in caught] == []  # was: PlatformScalingWarning with generate.py's line
+    printed = capsys.readouterr()
+    notes = [line for line in printed.out.splitlines() if line.startswith("note:")]
+    assert notes == [
+        "note: o-nodes-div2.xml: node type 'a': 3 nodes x 0.5 = 1.5 is not a whole number >= 1: rounded to 2 nodes",
+        "note: o-nodes-div2.xml: node type 'b': 5 nodes x 0.5 = 2.5 is not a whole number >= 1: rounded to 3 nodes",
+        "note: p-nodes-div2.xml: 3 nodes x 0.5 = 1.5 is not a whole number >= 1: rounded to 2 nodes",
+    ]
+    assert printed.err == ""
+    assert read_platform(tmp_path / "p.xml").speeds.tolist() == [1e9] * 3  # --speed's default, with --nodes
+    with pytest.raises(SystemExit):
+        main(["platform", "--help"])
+    assert "(default: 1e+09)" in " ".join(capsys.readouterr().out.split())  # still said

@@ -118,7 +118,7 @@ def test_the_generated_platform_is_the_one_of_batreplay_platform(tmp_path):
     assert platform.cores == [2] * 24 + [4] * 16
     assert [(h.prop("node_type"), h.prop("slots"), float(h.prop("speed")), h.speed) for h in platform.hosts] == \
         [("small", "2", 1e9, 1e9)] * 24 + [("big", "3", 2e9, 2e9)] * 16
-    (cli,) = platform_command(None, 1e9, tmp_path / "cli.xml", node_types=read_node_types(tmp_path / "types.toml"))
+    (cli,) = platform_command(None, None, tmp_path / "cli.xml", node_types=read_node_types(tmp_path / "types.toml"))
     assert generated.read_text() == cli.read_text()
     before = generated.stat().st_mtime_ns
     prepare_platforms(spec, [instance])

@@ -316,6 +316,69 @@ def test_whole_spec_is_checked_when_loaded(tmp_path, change, message):
     assert "\n" not in text
 
 
+# ------------------------------------------------------------------ issue 25 item 3: one limit on platform sizes
+
+LIMIT_CASES = {
+    "nodes above the limit": (replaced('platform = "kth-sp2"', "nodes = 1000001"),
+                              r"\[\[logs\]\] #1, key 'nodes': 1,000,001 nodes, more than the 1,000,000 compute "
+                              r"nodes batreplay simulates"),
+    "nodes of 2**62": (replaced('platform = "kth-sp2"', f"nodes = {2**62}"),
+                       r"key 'nodes': 4,611,686,018,427,387,904 nodes, more than the 1,000,000"),
+    "a node type above the limit": (replaced('platform = "kth-sp2"', 'node_types = "huge.toml"'),
+                                    r"\[\[logs\]\] #1, key 'node_types': .*huge.toml: node type 1: node type 'h': "
+                                    r"count = 10,000,000, more than the 1,000,000 compute nodes"),
+    "node types above the limit": (replaced('platform = "kth-sp2"', 'node_types = "two.toml"'),
+                                   r"key 'node_types': .*two.toml: node type 2: with it the node types have 1,200,000"),
+    "x2 variant of 600,000 nodes": (replaced('platform = "kth-sp2"', "nodes = 600000",
+                                             'platforms = ["recorded", "nodes-x2"]\n'),
+                                    r"\[matrix\], key 'platforms': variant nodes-x2 of log 'kth': 600,000 nodes x 2 = "
+                                    r"1,200,000 compute nodes, more than the 1,000,000 batreplay simulates"),
+    "x2 variant of node types": (replaced('platform = "kth-sp2"', 'node_types = "half.toml"',
+                                          'platforms = ["nodes-x2"]\n'),
+                                 r"key 'platforms': variant nodes-x2 of log 'kth': 500,001 nodes x 2 = 1,000,002"),
+    "experiment variant": (lambda t: experiments('platform = "nodes-x3"')(t).replace('platform = "kth-sp2"',
+                                                                                     "nodes = 400000"),
+                           r"\[\[experiments\]\] #1, key 'platform': variant nodes-x3 .* 1,200,000 compute nodes"),
+    "speed variant beyond a float": (replaced('platform = "kth-sp2"', "nodes = 4\nnode_speed = 1e308",
+                                              'platforms = ["speed-x2"]\n'),
+                                     r"key 'platforms': variant speed-x2 of log 'kth': nodes of 1e\+308 flop/s x 2 = "
+                                     r"inf flop/s, not a finite speed >= 2.23e-308"),
+    "factor beyond a float": (replaced("", "", f'platforms = ["nodes-x{"9" * 400}"]\n'),
+                              r"\[matrix\], key 'platforms': platform variant .*: factor must be > 0 and below"),
+    "speed SimGrid cannot read": (replaced('platform = "kth-sp2"', "nodes = 4\nnode_speed = 5e-324"),
+                                  r"key 'node_speed': 5e-324 flop/s, below 2.23e-308, the smallest speed SimGrid reads"),
+    "integer beyond a float": (in_log("node_speed = 1" + "0" * 400),
+                               r"\[\[logs\]\] #1, key 'node_speed': 1000.* is beyond the range of a number"),
+}
+
+
+@pytest.mark.parametrize("change, message", list(LIMIT_CASES.values()), ids=list(LIMIT_CASES))
+def test_platforms_above_the_limit_are_refused_when_loaded(tmp_path, change, message):
+    """A campaign's machine or variant beyond MAX_HOSTS compute nodes was accepted, and every instance on it then
+    failed; a factor or integer beyond a float's range raised OverflowError."""
+    (tmp_path / "huge.toml").write_text('[[node_types]]\nname = "h"\ncount = 10000000\nspeed = 1e9\n')
+    (tmp_path / "two.toml").write_text('[[node_types]]\nname = "a"\ncount = 600000\nspeed = 1e9\n'
+                                       '[[node_types]]\nname = "b"\ncount = 600000\nspeed = 1e9\n')
+    (tmp_path / "half.toml").write_text('[[node_types]]\nname = "a"\ncount = 500000\nspeed = 1e9\n'
+                                        '[[node_types]]\nname = "b"\ncount = 1\nspeed = 1e9\n')
+    path = write_spec(tmp_path, change(minimal()))
+    with pytest.raises(CampaignSpecError, match=message) as info:
+        load_campaign(path)
+    assert str(info.value).startswith(f"{path}: ") and "\n" not in str(info.value)
+
+
+def test_variants_at_the_limit_are_accepted_and_one_node_more_refused(tmp_path):
+    def spec(nodes: int) -> Path:
+        return write_spec(tmp_path, replaced('platform = "kth-sp2"', f"nodes = {nodes}",
+                                             'platforms = ["recorded", "nodes-x2"]\n')(minimal()))
+
+    instances = load_campaign(spec(500_000)).instances()
+    assert [(i.params["platform"]["nodes"], i.params["nodes_factor"]) for i in instances] == \
+        [(500000, 1.0), (500000, 2.0)]
+    with pytest.raises(CampaignSpecError, match="500,001 nodes x 2 = 1,000,002 compute nodes"):
+        load_campaign(spec(500_001))
+
+
 def test_scheduler_files_and_generated_variants_that_exist_are_accepted(tmp_path):
     (tmp_path / "sched").mkdir()
     (tmp_path / "sched" / "mine.py").write_text("# a pybatsim scheduler file\n")

@@ -24,6 +24,7 @@ import contextlib
 import gzip
 import io
 import json
+import math
 import tempfile
 import warnings
 from pathlib import Path
@@ -31,14 +32,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
 from batreplay.cli import main
 from batreplay.platforms.generate import write_platform
 from batreplay.workloads.batsim_workload import swf_to_workload
-from conftest import WORKLOADS
+from conftest import REPO_ROOT, WORKLOADS
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 N_JOBS = 60
@@ -212,24 +213,26 @@ def mutate_document(document: dict, mutations: list[tuple]) -> object:
 # ---------------------------------------------------------------- the check
 
 
-def _work_seconds(profile: dict, res: int) -> float | None:
-    """Seconds a job of ``profile`` computes on ``res`` hosts of the fuzz platform (1e9 flop/s), or None."""
+def _work_seconds(profile: dict, res: int, speed: float = SPEED) -> float | None:
+    """Seconds a job of ``profile`` computes on ``res`` hosts whose slowest has ``speed`` flop/s (default: the fuzz
+    platform's), or None."""
     kind = profile.get("type")
     if kind == "delay":
         return float(profile["delay"])
     if kind == "parallel_homogeneous":
-        return float(profile["cpu"]) / SPEED
+        return float(profile["cpu"]) / speed
     if kind == "parallel_homogeneous_total":
-        return float(profile["cpu"]) / res / SPEED
+        return float(profile["cpu"]) / res / speed
     if kind == "parallel":
-        return max(float(c) for c in profile["cpu"]) / SPEED
+        return max(float(c) for c in profile["cpu"]) / speed
     return None
 
 
-def check_out_jobs(run_dir: Path) -> None:
+def check_out_jobs(run_dir: Path, host_speeds: list[float] | None = None) -> None:
     """The invariants of a finished run's out_jobs.csv, against the workload.json it simulated: one row per
     job; times below 2**53 s (exact to the second); no start before submission; finish = start + execution
-    time; execution time = the job's work, or its walltime when shorter; no resource used twice at once."""
+    time; execution time = the job's work at the speed of its slowest host (``host_speeds``, flop/s by resource
+    id; default: every host at SPEED), or its walltime when shorter; no resource used twice at once."""
     workload = json.loads((run_dir / "workload.json").read_text())
     expected = sorted(str(job["id"]).split("!", 1)[-1] for job in workload["jobs"])
     out = pd.read_csv(run_dir / "out_jobs.csv", dtype={"job_id": str, "allocated_resources": str},
@@ -241,9 +244,11 @@ def check_out_jobs(run_dir: Path) -> None:
     finish = ran["finish_time"].to_numpy(dtype=float)
     assert (finish < 2.0**53).all(), "a finish time beyond 2**53 s"
     jobs = {str(job["id"]).split("!", 1)[-1]: job for job in workload["jobs"]}
-    for job_id, execution, end in zip(ran["job_id"], ran["execution_time"].to_numpy(dtype=float), finish):
+    for job_id, execution, end, hosts in zip(ran["job_id"], ran["execution_time"].to_numpy(dtype=float), finish,
+                                             ran["allocated_resources"]):
         job = jobs[job_id]
-        work = _work_seconds(workload["profiles"][job["profile"]], job["res"])
+        speed = SPEED if host_speeds is None else min(host_speeds[r] for r in ProcSet.from_str(hosts))
+        work = _work_seconds(workload["profiles"][job["profile"]], job["res"], speed)
         if work is not None:
             walltime = job.get("walltime", -1)
             if walltime is not None and walltime > 0:
@@ -350,3 +355,296 @@ def test_the_invariant_check_is_not_vacuous(tmp_path):
         header + "1,0,COMPLETED_SUCCESSFULLY,0,10,10,2-3\n2,0,COMPLETED_SUCCESSFULLY,10,10,20,3\n"
     )
     check_out_jobs(tmp_path)
+    # heterogeneous hosts: a job computes at the speed of its slowest host
+    workload["profiles"]["d"] = {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0}
+    (tmp_path / "workload.json").write_text(json.dumps(workload))
+    (tmp_path / "out_jobs.csv").write_text(
+        header + "1,0,COMPLETED_SUCCESSFULLY,0,10,10,0-1\n2,0,COMPLETED_SUCCESSFULLY,10,10,20,3\n"
+    )
+    check_out_jobs(tmp_path, [1e9, 1e9, 1e9, 1e9])
+    with pytest.raises(AssertionError, match="job 2: execution time 10.0 s, not 20.0 s"):
+        check_out_jobs(tmp_path, [1e9, 1e9, 1e9, 5e8])
+
+
+# ---------------------------------------------------------------- node types files and campaign files (issue 25)
+#
+# A node types file goes to ``batreplay platform --node-types F --out P [--variants]``, and a platform it accepts
+# to a run of the first RUN_JOBS KTH-SP2 jobs; a campaign file (built from expe/quick.toml) to ``batreplay campaign
+# run --dry-run``, and the platforms of a campaign it accepts are generated (what every instance runs on). Either
+# the result is right or the command exits 2 with one line ``batreplay: error: ...``; never a traceback, a warning
+# or a platform that the next step refuses.
+
+#: Jobs of the short runs on accepted node types platforms.
+RUN_JOBS = 20
+#: Accepted platforms of more nodes are checked without a run (a run of a million hosts takes tens of seconds).
+RUN_NODES = 5000
+BASE_TYPES = """\
+[[node_types]]
+name = "old"
+count = 6
+cores = 2
+speed = 1e9
+
+[[node_types]]
+name = "mid"
+count = 5
+cores = 4
+slots = 3
+speed = 1.5e9
+
+[[node_types]]
+name = "new"
+count = 3
+speed = 2e9
+"""
+TYPE_KEYS = ("name", "count", "cores", "slots", "speed")
+SMALL_FUZZ = settings(FUZZ, max_examples=50)
+
+
+def _toml_string(text: str) -> str:
+    return json.dumps(text)  # a JSON string is a TOML basic string (a lone surrogate: a TOML error, also wanted)
+
+
+#: TOML values a user might write, or mistype, as text: plausible ones (counts, speeds, limits) as often as others.
+TOML_VALUE = st.one_of(
+    st.integers(1, 40).map(str),
+    st.floats(1e6, 1e12).map(repr),
+    st.sampled_from(["500000", "2147483647", "2147483648", "2.2250738585072014e-308", "2.2e-308", "8.98e307",
+                     "9e307", "4", "1.0", "2"]),
+    st.integers(-3, 40).map(str),
+    st.sampled_from([0, 600_000, 1_000_000, 1_000_001, 10_000_000, 2**31, 2**62, 2**63 - 1, 2**64, 10**400]).map(str),
+    st.floats().map(repr),  # inf, nan, 1e+308, 5e-324, -0.0
+    st.sampled_from(["1e9", "2.5e9", "0.5", "1e308", "1.7976931348623157e308", "5e-324", "true", "false",
+                     "1979-05-27", "[1, 2]", "{ a = 1 }", "[]", "", "1_000", "0x10", "+inf"]),
+    st.text(max_size=6).map(_toml_string),
+    st.sampled_from(["fat", "old", "a b", "x\\n", "1Gf", "1e9", "", "nodes-x2", "nodes-d2", "speed-x2", "speed-d2",
+                     "nodes-x" + "9" * 400, "speed-d" + "9" * 400, "nodes-x1000000", "nodes-d7", "speed-x1.5",
+                     "recorded", "easy", "fcfs", "nope", "feedback", "rigid", "a60", "arrival:-5", "kth-sp2",
+                     "types.toml", "missing.toml", "parallel_homogeneous", "delay"]).map(_toml_string),
+)
+#: Values of the right TOML type for a key, by the key's kind (see :func:`mutate_toml`).
+WHOLE_TEXT = st.one_of(st.integers(0, 40), st.sampled_from([500_000, 1_000_000, 1_000_001, 2**31 - 1, 2**31, 2**62,
+                                                            2**63 - 1])).map(str)
+NUMBER_VALUE = st.one_of(st.floats(1e-3, 1e12), st.floats(), st.sampled_from([2.2250738585072014e-308, 2e-308,
+                                                                              8.98e307, 9e307])).map(repr)
+WORD = st.sampled_from(["fat", "a.b-c_d+1", "nodes-x2", "nodes-d2", "speed-x2", "speed-d2", "nodes-x2+speed-d2",
+                        "nodes-x" + "9" * 400, "speed-d" + "9" * 400, "nodes-x1000000", "nodes-x500000", "nodes-d7",
+                        "speed-x1.5", "speed-d1e3", "recorded", "easy", "fcfs", "conservative", "nope", "feedback",
+                        "rigid", "a60", "a0", "arrival:-5", "last:30", "kth-sp2", "sdsc-sp2", "parallel_homogeneous",
+                        "delay", "drop", "min", "scheduling", "submissions"]).map(_toml_string)
+TYPED_VALUE = st.tuples(WHOLE_TEXT, NUMBER_VALUE, WORD, st.lists(WORD, max_size=3).map(lambda w: f"[{', '.join(w)}]"))
+KEY_LINE = st.integers(0, 10**6)  # a line, taken modulo the number of lines
+TOML_MUTATION = st.one_of(
+    st.tuples(st.just("typed"), KEY_LINE, TYPED_VALUE),  # most often: the value of a key, of its type
+    st.tuples(st.just("typed"), KEY_LINE, TYPED_VALUE),
+    st.tuples(st.just("value"), KEY_LINE, TOML_VALUE),  # or of any type
+    st.tuples(st.just("key"), KEY_LINE, st.sampled_from(TYPE_KEYS + ("nodes", "platform", "node_types", "node_speed",
+                                                                      "max_jobs", "platforms", "color"))),
+    st.tuples(st.just("insert"), LINE, COLUMN, INSERTED_TEXT),
+    st.tuples(st.sampled_from(["join", "delete", "repeat"]), LINE),
+    st.tuples(st.just("split"), LINE, COLUMN),
+)
+
+
+#: Keys by the kind of value they hold: whole numbers, numbers, lists of strings (others hold strings).
+WHOLE_KEYS = frozenset({"count", "cores", "slots", "nodes", "max_jobs"})
+NUMBER_KEYS = frozenset({"speed", "node_speed", "recorded_speed", "walltime_factor"})
+LIST_KEYS = frozenset({"platforms", "schedulers", "replay_models", "session_methods", "tables", "figures"})
+
+
+def mutate_toml(text: str, mutations: list[tuple]) -> str:
+    """Apply mutations to the lines of a TOML file: ``typed`` gives the n-th ``key = value`` line (modulo their
+    number) a value of its key's kind, ``value`` any value, ``key`` another key, ``replace`` replaces a text (the
+    explicit examples); the others are those of :func:`mutate_lines`."""
+    lines = text.split("\n")
+    for kind, *args in mutations:
+        if kind == "replace":
+            lines = "\n".join(lines).replace(*args).split("\n")
+        elif kind in ("typed", "value", "key"):
+            keyed = [i for i, line in enumerate(lines) if "=" in line and not line.lstrip().startswith("#")]
+            if not keyed:
+                continue
+            i = keyed[args[0] % len(keyed)]
+            key, _, value = lines[i].partition("=")
+            if kind == "typed":
+                name = key.strip()
+                whole, number, word, words = args[1]
+                value = (whole if name in WHOLE_KEYS else number if name in NUMBER_KEYS else
+                         words if name in LIST_KEYS else word)
+                lines[i] = f"{key.rstrip()} = {value}"
+            else:
+                lines[i] = f"{key.rstrip()} = {args[1]}" if kind == "value" else f"{args[1]} = {value.strip()}"
+        else:
+            lines = mutate_lines(lines, [(kind, *args)])
+    return "\n".join(lines)
+
+
+def run_main(argv: list[str]) -> tuple[int, str, str]:
+    """``batreplay ARGV`` in this process; returns (exit status, stdout, stderr), failing on any exception other
+    than the exit and on any warning a user would see."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                status = main(argv)
+            except SystemExit as exit_:
+                status = exit_.code
+    printed = [w for w in caught if not issubclass(w.category, DeprecationWarning)]
+    assert not printed, f"warnings a user would see: {[str(w.message) for w in printed]}"
+    return status, stdout.getvalue(), stderr.getvalue()
+
+
+def check_refusal(status: int, stderr: str) -> None:
+    assert status == 2, f"exit status {status}: {stderr}"
+    assert stderr.count("\n") == 1 and stderr.startswith("batreplay: error: "), stderr
+
+
+def check_node_types_platform(types_file: Path, written: list[Path]) -> bool:
+    """The platform (and variants) written for an accepted node types file: each type's nodes, cores, slots and
+    speed, in file order; the variants scale every count (x2, /2 rounded halves up) or speed (x2, /2). Returns
+    whether the platform is small enough for a run (at most RUN_NODES nodes: then it was read back)."""
+    from fractions import Fraction
+
+    from batreplay.platforms.generate import SCALED_VARIANTS, cluster_platform, scaled_count
+    from batreplay.platforms.node_types import read_node_types
+    from batreplay.platforms.reader import MAX_CORES, MAX_HOSTS, MIN_SPEED, read_platform
+
+    types = read_node_types(types_file)
+    total = sum(t.count for t in types)
+    factors = (0.5, 1.0, 2.0) if len(written) > 1 else (1.0,)  # of the variants' counts and speeds
+    assert total * max(factors) <= MAX_HOSTS, "more compute nodes than batreplay run reads"
+    assert all(MIN_SPEED <= t.speed * f < math.inf for t in types for f in factors), "a speed SimGrid cannot read"
+    assert all(t.cores <= MAX_CORES for t in types), "a core count SimGrid cannot read"
+    if total > RUN_NODES:  # too large to read back in a fuzz example: the generator's text, written as is
+        assert written[0].read_text() == cluster_platform(node_types=types)
+        return False
+    factors = [(1.0, 1.0), *SCALED_VARIANTS.values()]
+    for path, (nodes_factor, speed_factor) in zip(written, factors):
+        platform = read_platform(path)
+        first = 0
+        for t in types:
+            count = scaled_count(t.count, Fraction(nodes_factor))
+            assert platform.node_types[t.name] == list(range(first, first + count)), (path.name, t)
+            hosts = platform.hosts[first:first + count]
+            assert {(h.cores, h.slots, h.speed) for h in hosts} == {(t.cores, t.slots, t.speed * speed_factor)}
+            first += count
+        assert platform.nb_compute == first
+    return True
+
+
+@SMALL_FUZZ
+@given(mutations=st.lists(TOML_MUTATION, min_size=1, max_size=3), variants=st.booleans())
+# the cases of issue 25: written with exit 0, refused by batreplay run (or by real Batsim, or with a warning)
+@example(mutations=[("replace", "count = 6", "count = 600000"), ("replace", "count = 5", "count = 600000")],
+         variants=False)
+@example(mutations=[("replace", "count = 6", "count = 10000000")], variants=False)
+@example(mutations=[("replace", "count = 6", f"count = {2**62}")], variants=False)
+@example(mutations=[("replace", "count = 6", "count = 500000")], variants=True)
+@example(mutations=[("replace", "cores = 2", "cores = 2147483648")], variants=False)
+@example(mutations=[("replace", "speed = 1e9", "speed = 5e-324")], variants=False)
+@example(mutations=[("replace", "speed = 1e9", "speed = 1e308")], variants=True)
+@example(mutations=[("replace", "speed = 1e9", "speed = true")], variants=False)
+def test_mutated_node_types_give_a_platform_that_runs_or_fail_in_one_line(tmp_path, mutations, variants):
+    here = Path(tempfile.mkdtemp(dir=tmp_path))
+    types = here / "types.toml"
+    types.write_text(mutate_toml(BASE_TYPES, mutations), encoding="utf-8", errors="surrogatepass")
+    out = here / "p.xml"
+    status, stdout, stderr = run_main(["platform", "--node-types", str(types), "--out", str(out),
+                                       *(["--variants"] if variants else [])])
+    event("accepted" if status == 0 else "refused")
+    if status != 0:
+        check_refusal(status, stderr)
+        assert list(here.glob("*.xml")) == []  # refused before anything is written
+        return
+    written = [Path(line.removeprefix("wrote ")) for line in stdout.splitlines() if line.startswith("wrote ")]
+    assert written[0] == out and len(written) == (5 if variants else 1)
+    assert all(line.startswith(("wrote ", "note: ")) for line in stdout.splitlines()), stdout
+    if not check_node_types_platform(types, written):
+        return
+    event("run")
+    from batreplay.platforms.reader import read_platform
+
+    run = here / "run"
+    status, _stdout, stderr = run_main(["run", "--workload", str(KTH), "--max-jobs", str(RUN_JOBS), "--platform",
+                                        str(out), "--scheduler", "easy", "--out", str(run), "--quiet"])
+    assert status == 0, f"batreplay run refused a platform that batreplay platform wrote: {stderr}"
+    check_out_jobs(run, [h.speed for h in read_platform(out).hosts])
+
+
+def _campaign_base(folder: Path) -> str:
+    """expe/quick.toml made small: absolute paths, 20 jobs, a node types log and a generated cluster beside the
+    recorded machine, and variants of node counts and speeds."""
+    (folder / "types.toml").write_text(BASE_TYPES)
+    text = (REPO_ROOT / "expe" / "quick.toml").read_text()
+    text = text.replace('root = ".."', f'root = "{REPO_ROOT.as_posix()}"')
+    text = text.replace('output_root = "runs/campaigns/quick"', f'output_root = "{(folder / "out").as_posix()}"')
+    text = text.replace("max_jobs = 3000", f"max_jobs = {RUN_JOBS}")
+    workload = f'workload = "{KTH.as_posix()}"'
+    text = text.replace('workload = "../shared/workloads/KTH-SP2-1996-2.1-cln.swf.gz"', workload)
+    extra = (f'\n[[logs]]\nname = "grid"\n{workload}\nnode_types = "{(folder / "types.toml").as_posix()}"\n'
+             f"max_jobs = {RUN_JOBS}\n\n[[logs]]\nname = \"cluster\"\n{workload}\nnodes = 8\nnode_speed = 2e9\n"
+             f"max_jobs = {RUN_JOBS}\n\n[matrix]")
+    text = text.replace("\n[matrix]", extra, 1)
+    return text.replace('platforms = ["recorded", "speed-d2"]', 'platforms = ["recorded", "speed-d2", "nodes-x2"]')
+
+
+@SMALL_FUZZ
+@given(mutations=st.lists(TOML_MUTATION, min_size=1, max_size=3), types=st.lists(TOML_MUTATION, max_size=1))
+# the cases of issue 25: accepted when loaded, then every instance on the platform failed (or a traceback)
+@example(mutations=[("replace", "nodes = 8", "nodes = 600000")], types=[])
+@example(mutations=[("replace", "nodes = 8", "nodes = 1000001")], types=[])
+@example(mutations=[], types=[("replace", "count = 6", "count = 400000"), ("replace", "count = 5", "count = 200000")])
+@example(mutations=[("replace", '"nodes-x2"]', '"nodes-x' + "9" * 400 + '"]')], types=[])
+@example(mutations=[("replace", "node_speed = 2e9", "node_speed = 3e-308")], types=[])
+def test_mutated_campaign_files_load_or_fail_in_one_line(tmp_path, mutations, types):
+    from batreplay.campaign.platforms import prepare_platforms
+    from batreplay.campaign.spec import load_campaign
+
+    here = Path(tempfile.mkdtemp(dir=tmp_path))
+    text = _campaign_base(here)
+    (here / "types.toml").write_text(mutate_toml(BASE_TYPES, types), encoding="utf-8", errors="surrogatepass")
+    spec_file = here / "c.toml"
+    spec_file.write_text(mutate_toml(text, mutations), encoding="utf-8", errors="surrogatepass")
+    out = here / "runs"
+    status, stdout, stderr = run_main(["campaign", "run", str(spec_file), "--dry-run", "--output-root", str(out)])
+    event("accepted" if status == 0 else "refused")
+    if status != 0:
+        check_refusal(status, stderr)
+        return
+    spec = load_campaign(spec_file, output_root=out)
+    instances = spec.instances()
+    assert stdout.split() == [instance.id for instance in instances]
+    # a campaign accepted is one whose instances run: each platform within the limits, and generated
+    check_campaign_platforms(spec, instances)
+    if all((log.nodes or 0) <= RUN_NODES for log in spec.logs):
+        from batreplay.platforms.reader import read_platform
+
+        for path in prepare_platforms(spec, instances):
+            assert read_platform(path).nb_compute >= 1
+    assert not out.exists() or {p.name for p in out.iterdir()} <= {"platforms"}
+
+
+def check_campaign_platforms(spec, instances) -> None:
+    """Every platform the instances of an accepted campaign run on has whole node counts, at most MAX_HOSTS
+    compute nodes in all and speeds SimGrid reads (checked without generating them: a million nodes take seconds
+    to read back)."""
+    from fractions import Fraction
+
+    from batreplay.platforms.node_types import read_node_types
+    from batreplay.platforms.reader import MAX_HOSTS, MIN_SPEED, read_platform
+    from batreplay.platforms.shipped import SHIPPED_PLATFORMS
+
+    for instance in instances:
+        log, variant = instance.log, instance.experiment.variant
+        if log.node_types is not None:
+            groups = [(t.count, t.speed) for t in read_node_types(spec.resolve(log.node_types))]
+        elif log.platform is None:
+            groups = [(log.nodes, log.node_speed)]
+        else:
+            path = SHIPPED_PLATFORMS.get(log.platform) or spec.resolve(log.platform)
+            groups = [(count, speed) for count, speed, _c, _p in read_platform(path).host_groups()]
+        counts = [count * Fraction(variant.nodes_factor) for count, _ in groups]
+        assert all(c.denominator == 1 and c >= 1 for c in counts) and sum(counts) <= MAX_HOSTS, (instance.id, counts)
+        speeds = [speed * variant.speed_factor for _, speed in groups]
+        assert all(MIN_SPEED <= s < float("inf") for s in speeds), (instance.id, speeds)
