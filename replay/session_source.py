@@ -121,9 +121,32 @@ def session_graphs_for(job_table: pd.DataFrame, sessions: str) -> SessionGraphs:
     return build_session_graphs(partition_sessions(recorded, method, threshold))
 
 
+def _check_sessions_inputs(workload: Path, method: str, threshold: float, max_jobs: int | None,
+                           options: tuple[str, str]) -> None:
+    """Refuse, before any reading, what :func:`write_sessions` cannot use, naming the command-line option
+    (``options``: those of the method and the threshold) or the file.
+
+    Raises:
+        ReplayError: an unknown method, a threshold that is not a finite number of minutes >= 0, ``max_jobs`` below
+            1, or a Batsim JSON workload (sessions are cut from the recorded users and times of an SWF log).
+    """
+    method_option, threshold_option = options
+    if method not in METHODS:
+        raise ReplayError(f"{method_option} {method!r}: unknown method; expected one of {', '.join(METHODS)}")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not (
+            math.isfinite(threshold) and threshold >= 0):
+        raise ReplayError(f"{threshold_option} {threshold!r}: the threshold must be a finite number of minutes >= 0")
+    if max_jobs is not None and max_jobs < 1:
+        raise ReplayError(f"--max-jobs must be an integer >= 1, got {max_jobs}")
+    if workload.name.lower().endswith(".json"):
+        raise ReplayError(f"workload {workload}: sessions need an SWF log (.swf or .swf.gz), with its users and "
+                          "recorded times; a Batsim JSON workload has neither")
+
+
 def write_sessions(workload: str | Path, method: str, threshold: float, out: str | Path,
                    max_jobs: int | None = None, zero_runtime: str = "drop",
-                   on_progress: Callable[[str, int, int], None] | None = None) -> tuple[Path, Any, list[str]]:
+                   on_progress: Callable[[str, int, int], None] | None = None,
+                   options: tuple[str, str] = ("--method", "--threshold")) -> tuple[Path, Any, list[str]]:
     """The work of ``batreplay sessions``: cut an SWF log into user sessions (``method`` with a ``threshold`` in
     minutes, :mod:`batreplay.replay.sessions`), build the session graphs and save them into the folder ``out``
     (one JSON graph per user and ``index.json``, see :mod:`batreplay.replay.session_graph`), with
@@ -139,17 +162,21 @@ def write_sessions(workload: str | Path, method: str, threshold: float, out: str
         counted and per reason the conversion dropped jobs (those are not in any session; the conversion's notes
         about walltimes concern simulations only and are left out).
 
+    ``options`` are the command-line options the method and the threshold came from, named in the messages
+    (those of ``batreplay sessions`` by default).
+
     Raises:
-        ReplayError: ``max_jobs`` below 1, or an unusable method or threshold; SwfFormatError names the file, line
-            and field of a malformed log.
+        ReplayError: ``max_jobs`` below 1, an unusable method or threshold, or a JSON workload (all before the log
+            is read); SwfFormatError names the file, line and field of a malformed log, or a folder or a file that
+            is not a regular one; NoJobsError (a ValueError): no job to cut into sessions (every job dropped, or none).
     """
     from batreplay.atomic import write_text_atomically
     from batreplay.replay.session_graph import describe_session_graphs, save_session_graphs
     from batreplay.workloads.batsim_workload import swf_to_workload
     from batreplay.workloads.swf import read_swf
 
-    if max_jobs is not None and max_jobs < 1:
-        raise ReplayError(f"--max-jobs must be an integer >= 1, got {max_jobs}")
+    workload = Path(workload)
+    _check_sessions_inputs(workload, method, threshold, max_jobs, options)
     steps = ("reading the log", "cutting sessions", "writing session graphs")
 
     def step(done: int) -> None:
@@ -160,7 +187,7 @@ def write_sessions(workload: str | Path, method: str, threshold: float, out: str
     log = read_swf(workload)
     converted = swf_to_workload(log, profile="delay", max_jobs=max_jobs, zero_runtime=zero_runtime)
     step(1)
-    graphs = session_graphs_for(converted.job_table, f"{method}:{threshold}")
+    graphs = session_graphs_for(converted.job_table, f"{method}:{float(threshold)!r}")
     step(2)
     out = Path(out)
     index = save_session_graphs(graphs, out)

@@ -16,7 +16,9 @@ Mapping of one SWF job (fields of Feitelson's SWF definition, read by :mod:`batr
 - ``res`` = allocated processors, or requested processors when the allocated count is missing (option
   ``res_source`` swaps the roles; a value <= 0 counts as missing);
 - ``walltime`` = requested time, or a fallback when it is missing or <= 0 (option ``walltime_fallback``);
-- profile duration = the recorded run time, exactly (no rounding).
+- profile duration = the recorded run time, exactly (no rounding); for ``parallel_homogeneous``, ``cpu`` = run time x
+  the recorded machine's node speed, an integer when that product has no fraction, else rounded to 15 significant
+  digits, so that a real Batsim 4.2.1 reads the very number the embedded engine uses (see :func:`batsim_double`).
 
 Jobs Batsim cannot run are dropped and counted: run time missing or negative, run time 0 (Batsim refuses a
 delay of 0 s and then aborts loading the whole workload) unless ``zero_runtime="min"``, no positive resource
@@ -25,7 +27,9 @@ duplicate ids). So are jobs whose times would corrupt the others: a submit time 
 would become the origin and shift every job), or any time of magnitude 2**53 s or more (float64 no longer
 holds every second there; such a job would stretch the simulation to that time). Numbers are written as JSON
 integers when every value of that field is integral, else as floats (both are exact images of the parsed log
-values).
+values). A conversion that keeps no job raises :class:`NoJobsError` (counting the dropped jobs per reason), and
+flop amounts outside the range both engines agree on (:data:`MIN_FLOP`, :data:`FLOP_LIMIT`) raise
+:class:`~batreplay.workloads.swf.SwfFormatError` naming the first job concerned.
 
 ``nb_res`` decides which jobs fit: when given (``batreplay run`` gives the platform's compute nodes), a header
 ``MaxProcs`` that differs is only noted, and the jobs wider than ``MaxProcs`` that fit are kept (noted under
@@ -36,8 +40,10 @@ with a note).
 from __future__ import annotations
 
 import codecs
+import errno
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -49,6 +55,7 @@ import numpy as np
 import pandas as pd
 from batreplay.atomic import write_text_atomically
 from batreplay.workloads.choices import PROFILE_TYPES, RES_SOURCE_CHOICES, ZERO_RUNTIME_CHOICES
+from batreplay.workloads.loading import not_a_file_reason
 from batreplay.workloads.swf import EXACT_SECONDS_LIMIT, MISSING, SwfFormatError, SwfLog, read_swf
 
 
@@ -81,8 +88,10 @@ CHANGE_REASONS: dict[str, str] = {
 NOTE_REASONS: dict[str, str] = {
     "walltime_below_run_time": "walltime < run time: Batsim stops the job at its walltime",
     "walltime_equals_run_time": (
-        "walltime == run time: Batsim 4.2.1 ends such a job as COMPLETED_WALLTIME_REACHED"
-        " (golden run kth2000, job 1252) although it ran its full length"
+        "walltime == run time: a delay job ends at its walltime, COMPLETED_WALLTIME_REACHED (Batsim 4.2.1 sleeps only"
+        " while the delay is below the walltime; golden run kth2000, job 1252); a parallel_homogeneous job races its"
+        " walltime, and which ends first, COMPLETED_SUCCESSFULLY or COMPLETED_WALLTIME_REACHED, depends on SimGrid's"
+        " arithmetic for that job (on full KTH-SP2 with EASY, 33 of the 38 end COMPLETED_SUCCESSFULLY)"
     ),
     "res_exceeds_nb_res_kept": "more processors than nb_res, kept (oversized='keep'): the scheduler must reject it",
     "res_exceeds_max_procs": "more processors than MaxProcs of the header, kept: the job fits nb_res",
@@ -301,6 +310,183 @@ def _value_label(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
+#: Fewest flop (other than none) a host may be given by a compute profile. SimGrid runs a parallel task at the rate
+#: ``speed / flop`` (tasks per second) of its slowest host: below 1 flop a fast enough platform makes that rate
+#: overflow to infinity (with 1 Gflop/s hosts, below 5.6e-300 flop), and then real Batsim 4.2.1 stops answering
+#: while the embedded engine ends the job at once. From 1 flop on, the rate is at most the host's speed.
+MIN_FLOP = 1.0
+#: Flop amounts must be below this (2**64, about 1.8e19). Batsim 4.2.1 reads a JSON integer exactly up to
+#: 2**64 - 1; beyond, it adds up the digits in floating point, may read another number than the embedded engine
+#: (1.0000000000000001e23 flop is read as 1e23: the job ends 0.03 s earlier than on the embedded engine on
+#: 1 Gflop/s hosts), and aborts from 1e23 on (it writes every such number with printf's %f into 32 bytes).
+FLOP_LIMIT = 2.0**64
+_POWERS_OF_TEN = tuple(float(f"1e{k}") for k in range(309))  # the table rapidjson multiplies by
+_JSON_NUMBER = re.compile(r"(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([-+]?[0-9]+))?")
+
+
+def batsim_double(text: str) -> float:
+    """The double Batsim 4.2.1 reads for the JSON number ``text``: rapidjson's parser without its full-precision
+    option (digits summed in an unsigned 64-bit integer while they fit, the fraction's digits while the sum stays
+    below 2**53, further digits in floating point up to 17 significant ones, then one multiplication or division
+    by a power of ten from a table), which differs from the correctly rounded value of ``text`` for some numbers
+    of 16 or more significant digits. An integer Batsim reads as a 64-bit integer is converted to the nearest
+    double.
+
+    Raises:
+        ValueError: ``text`` is not a JSON number, or one too large for rapidjson.
+    """
+    match = _JSON_NUMBER.fullmatch(text)
+    if match is None:
+        raise ValueError(f"not a JSON number: {text!r}")
+    sign, whole, fraction, exponent = match.group(1), match.group(2), match.group(3) or "", match.group(4)
+    limit = 2**63 if sign else 2**64 - 1
+    value, as_double, power = 0, None, 0
+    digits_seen = -1 if whole != "0" else 0  # rapidjson counts the integer digits summed, but the first
+    for k, digit in enumerate(whole):
+        if value * 10 + int(digit) > limit:  # beyond 64 bits: the other digits in floating point, not counted
+            as_double = float(value)
+            for rest in whole[k:]:
+                if as_double >= 1.7976931348623157e307:
+                    raise ValueError(f"number too big for rapidjson: {text!r}")
+                as_double = as_double * 10 + int(rest)
+            break
+        value, digits_seen = value * 10 + int(digit), digits_seen + 1
+    if fraction:
+        taken = 0
+        if as_double is None:
+            while taken < len(fraction) and value <= 2**53 - 1:
+                value, taken, power = value * 10 + int(fraction[taken]), taken + 1, power - 1
+                digits_seen += value != 0
+            as_double = float(value)
+        for digit in fraction[taken:]:
+            if digits_seen < 17:
+                as_double, power = as_double * 10.0 + int(digit), power - 1
+                digits_seen += as_double > 0.0
+    if exponent is not None:
+        as_double = float(value) if as_double is None else as_double
+        if not exponent.startswith("-") and int(exponent) > 308 - power:
+            raise ValueError(f"number too big for rapidjson: {text!r}")
+        power += int(exponent)
+    if as_double is None:
+        return -float(value) if sign else float(value)
+    if power < -308:
+        as_double, power = as_double / _POWERS_OF_TEN[308], power + 308
+    if power < -308:
+        as_double = 0.0
+    elif power >= 0:
+        as_double = as_double * _POWERS_OF_TEN[power]
+    else:
+        as_double = as_double / _POWERS_OF_TEN[-power]
+    return -as_double if sign else as_double
+
+
+def _flop_range_reason(value: float) -> str | None:
+    """Why ``value`` flop is out of range (below :data:`MIN_FLOP`, other than 0, or from :data:`FLOP_LIMIT` on),
+    or None."""
+    if value == 0 or MIN_FLOP <= value < FLOP_LIMIT:
+        return None
+    if value < MIN_FLOP:
+        return ("below 1 flop: SimGrid's rate (host speed / flop) can overflow to infinity, and a real Batsim 4.2.1 "
+                "then stops answering")
+    return "2**64 flop or more: a real Batsim 4.2.1 no longer reads it exactly (and aborts from 1e23 on)"
+
+
+#: The range of flop amounts, as the messages state it.
+FLOP_RANGE = "a host's flop must be 0 or from 1 to below 2**64 (1.8e19)"
+
+
+def flop_problem(value: float) -> str | None:
+    """Why ``value`` (flop a host computes, as a JSON workload holds it) would make a real Batsim 4.2.1 and the
+    embedded engine disagree, or None: it must be 0 (nothing to compute) or from :data:`MIN_FLOP` to below
+    :data:`FLOP_LIMIT`, and be read by Batsim as the same number (see :func:`batsim_double`; the text is what
+    ``json.dumps`` writes, as the workload is handed to Batsim)."""
+    if (reason := _flop_range_reason(value)) is not None:
+        return f"{value!r} flop is {reason}; {FLOP_RANGE}"
+    text = json.dumps(value)
+    if batsim_double(text) != float(value):
+        return (f"{text} flop is read as {batsim_double(text)!r} by Batsim 4.2.1 (rapidjson without full precision),"
+                " so the engines would disagree; write it as an integer or with at most 15 significant digits")
+    return None
+
+
+def json_flop(value: float) -> int | float:
+    """``value`` (flop, from :data:`MIN_FLOP` to below :data:`FLOP_LIMIT`) as the converter writes it: an integer
+    when it has no fraction (any size: Batsim reads 64-bit integers exactly), else rounded to 15 significant
+    digits, a decimal that Batsim's parser reads exactly (at most 15 digits, scaled by a power of ten of the
+    table it multiplies by)."""
+    value = float(value)
+    if value != math.floor(value):
+        value = float(f"{value:.15g}")
+    return int(value) if value == math.floor(value) else value
+
+
+class NoJobsError(ValueError):
+    """A workload with no job to simulate: an empty log, a log of header lines only, or one whose every job is
+    dropped by the conversion (the message gives the counts per reason).
+
+    Attributes:
+        path: the file.
+        reason: what was found instead of jobs.
+    """
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path, self.reason = str(path), reason
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"{self.path}: no job in the workload: {self.reason}"
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.reason))
+
+
+def _no_job_reason(log: SwfLog, dropped: dict[str, int], n_not_considered: int) -> str:
+    """Why a conversion of ``log`` kept no job: no job line (an empty file, a header only, or malformed lines only),
+    or every job dropped (``dropped``: reason -> count) or cut by ``max_jobs``; with what to do when there is an
+    option for it."""
+    if not log.n_jobs:
+        skipped = log.anomalies.n_skipped if log.anomalies is not None else 0
+        if skipped:
+            return f"its {skipped} job lines are all malformed (skipped); the log holds no readable job"
+        if log.header_entries:
+            entries = len(log.header_entries)
+            return f"the log holds no job line, only its header ({entries} entr{'y' if entries == 1 else 'ies'})"
+        empty = Path(log.path).is_file() and Path(log.path).stat().st_size == 0
+        return "the file is empty (0 bytes)" if empty else "the log holds blank lines only (or none, decompressed)"
+    counts = ", ".join(f"{reason}: {count}" for reason, count in dropped.items() if count)
+    parts = [f"all {log.n_jobs} SWF jobs were dropped ({counts})" if counts else f"{log.n_jobs} SWF jobs"]
+    if n_not_considered:
+        parts.append(f"{n_not_considered} not considered after max_jobs")
+    hint = "; keep zero run times with --zero-runtime min" if dropped.get("run_time_zero") else ""
+    return ", ".join(parts) + hint
+
+
+def _flop_amounts(log: SwfLog, durations: np.ndarray, job_durations: np.ndarray, job_lines: np.ndarray,
+                  node_speed: float) -> list:
+    """The flop of each of ``durations`` (seconds) at ``node_speed`` (flop/s), as the JSON numbers written (see
+    :func:`json_flop`): integers, or 15 significant digits when an amount has a fraction.
+
+    Raises:
+        SwfFormatError: an amount below :data:`MIN_FLOP` or from :data:`FLOP_LIMIT` on, where a real Batsim and
+            the embedded engine disagree; it names the first such job (``job_durations`` and ``job_lines``: the
+            converted jobs' durations and SWF lines, in file order) and counts the others.
+    """
+    amounts = durations * node_speed
+    bad = ~((amounts >= MIN_FLOP) & (amounts < FLOP_LIMIT))
+    if bad.any():
+        jobs = np.isin(job_durations, durations[bad])
+        first = int(np.flatnonzero(jobs)[0])
+        others = int(jobs.sum()) - 1
+        amount = float(job_durations[first]) * node_speed
+        raise SwfFormatError(
+            log.path, int(job_lines[first]), "run_time",
+            f"{float(job_durations[first]):.6g} s x recorded speed {node_speed:.6g} flop/s (--recorded-speed) = "
+            f"{amount:.6g} flop per node{f' (and {others} more jobs)' if others else ''}, "
+            f"{_flop_range_reason(amount)}; {FLOP_RANGE}: choose another --recorded-speed",
+        )
+    return [json_flop(amount) for amount in amounts]
+
+
 def swf_to_workload(
     source: SwfLog | str | Path,
     *,
@@ -331,8 +517,9 @@ def swf_to_workload(
         res_fallback: use the other processor count when the chosen one is missing (<= 0); if False, such
             jobs are dropped (``res_missing``).
         walltime_fallback: walltime when the requested time is missing or <= 0: ``"runtime"`` (the job's run
-            time; Batsim 4.2.1 then reports the job as COMPLETED_WALLTIME_REACHED, see :data:`NOTE_REASONS`),
-            a positive number of seconds, or ``"drop"`` (drop the job).
+            time: a ``delay`` job then ends COMPLETED_WALLTIME_REACHED, a ``parallel_homogeneous`` one races its
+            walltime, see ``walltime_equals_run_time`` in :data:`NOTE_REASONS`), a positive number of seconds, or
+            ``"drop"`` (drop the job).
         walltime_factor: when set (> 0), each walltime becomes ``max(requested time, walltime_factor x run
             time)``, as Batsim's own SWF converter does with its ``--job_walltime_factor`` (default 2 there);
             Madon et al. 2024 replay KTH-SP2 that way (their Table 1 is reproduced with factor 2). Without it
@@ -487,13 +674,11 @@ def swf_to_workload(
     n_not_considered = int(n - considered.sum())
 
     rows = np.flatnonzero(kept)
+    if not len(rows):
+        raise NoJobsError(log.path, _no_job_reason(log, {r: int((m & considered).sum()) for r, m in drop_masks.items()},
+                                                   n_not_considered))
     if nb_res is None:
-        if platform_size is not None:
-            nb_res = int(platform_size)
-        elif len(rows):
-            nb_res = int(res[rows].max())
-        else:
-            raise ValueError(f"{log.path}: no job converted and no positive MaxProcs in the header: give nb_res")
+        nb_res = int(platform_size) if platform_size is not None else int(res[rows].max())
 
     change_masks = {
         "run_time_zero_set_to_min": run_zero & (zero_runtime == "min"),
@@ -564,7 +749,7 @@ def swf_to_workload(
         amounts = _json_numbers(unique_durations)
         profiles = {name: {"type": "delay", "delay": d} for name, d in zip(unique_names, amounts)}
     else:
-        amounts = _json_numbers(unique_durations * float(node_speed))
+        amounts = _flop_amounts(log, unique_durations, job_duration, line[rows], float(node_speed))
         profiles = {
             name: {"type": "parallel_homogeneous", "cpu": c, "com": 0} for name, c in zip(unique_names, amounts)
         }
@@ -655,6 +840,8 @@ def _check_profile(source: str, name: str, prof: Any, names: Mapping[str, Any]) 
         for key in ("cpu", "com"):
             if not _is_number(prof.get(key)) or prof[key] < 0:
                 raise WorkloadFormatError(source, f"{where}.{key}", "missing or not a number >= 0")
+        if (problem := flop_problem(prof["cpu"])) is not None:
+            raise WorkloadFormatError(source, f"{where}.cpu", problem)
     elif kind == "parallel":
         for key in ("cpu", "com"):
             values = prof.get(key)
@@ -662,6 +849,9 @@ def _check_profile(source: str, name: str, prof: Any, names: Mapping[str, Any]) 
                 raise WorkloadFormatError(source, f"{where}.{key}", "missing or not a list of numbers >= 0")
         if not prof["cpu"]:
             raise WorkloadFormatError(source, f"{where}.cpu", "empty: one value per allocated host is needed")
+        for k, value in enumerate(prof["cpu"]):
+            if (problem := flop_problem(value)) is not None:
+                raise WorkloadFormatError(source, f"{where}.cpu[{k}]", problem)
         if len(prof["com"]) != len(prof["cpu"]) ** 2:
             raise WorkloadFormatError(
                 source, f"{where}.com",
@@ -686,9 +876,10 @@ def validate_workload(data: Any, source: str | Path = "<dict>") -> dict:
     ``parallel`` profile), ``profile`` (a name in ``profiles``), optional ``walltime`` (number, -1 or > 0);
     each profile has a string ``type``; for ``delay``: 0 < ``delay`` < 2**53 s; for
     ``parallel_homogeneous``/``_total``: numbers ``cpu``, ``com`` >= 0; for ``parallel``: a non-empty list
-    ``cpu`` and a list ``com`` of ``len(cpu)**2`` numbers >= 0; for ``composed``: ``seq`` of known profile
-    names. Other profile types are only checked for ``type``. Values inside a job or profile may not nest
-    arrays/objects more than :data:`MAX_NESTING` deep.
+    ``cpu`` and a list ``com`` of ``len(cpu)**2`` numbers >= 0; every ``cpu`` amount of those three types 0 or from
+    1 to below 2**64 flop, and read alike by a real Batsim 4.2.1 (see :func:`flop_problem`); for ``composed``:
+    ``seq`` of known profile names. Other profile types are only checked for ``type``. Values inside a job or
+    profile may not nest arrays/objects more than :data:`MAX_NESTING` deep.
 
     Raises:
         WorkloadFormatError: naming ``source`` and the field (e.g. ``jobs[12].profile``).
@@ -758,35 +949,83 @@ def validate_workload(data: Any, source: str | Path = "<dict>") -> dict:
     return data
 
 
-def read_workload_json(path: str | Path) -> dict:
-    """Read and validate a Batsim JSON workload file (see :func:`validate_workload` for the checks).
+#: Bytes of a JSON workload looked at before the rest is read: an error there that no continuation of the text
+#: could repair (any but an unterminated string, and not within :data:`_JSON_LOOKAHEAD` characters of the cut) is
+#: reported at once, however large the file.
+JSON_HEAD = 1 << 16
+_JSON_LOOKAHEAD = 16  # longer than any JSON token a cut could leave unfinished, but a string ("-Infinity": 9)
 
-    The file is UTF-8 text; a byte order mark at its start is skipped.
 
-    Returns:
-        The decoded document.
+def _utf8_text(path: Path, raw: bytes, final: bool = True) -> str:
+    """``raw`` decoded as UTF-8 (``final=False``: a character cut at the end is left out).
 
     Raises:
-        WorkloadFormatError: naming the file: not UTF-8 (line and column of the first bad byte), not JSON
-            (line and column), nested too deeply to decode, or an invalid field (named).
-        FileNotFoundError: no such file.
+        WorkloadFormatError: not UTF-8, naming the line and column of the first bad byte.
     """
-    path = Path(path)
-    raw = path.read_bytes().removeprefix(codecs.BOM_UTF8)
     try:
-        text = raw.decode("utf-8")
+        return codecs.getincrementaldecoder("utf-8")().decode(raw, final=final)
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise WorkloadFormatError(
             path, None, f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at line {line}, column {column}"
         ) from None
+
+
+def _json_error(path: Path, exc: json.JSONDecodeError) -> WorkloadFormatError:
+    return WorkloadFormatError(path, None, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+
+
+def _check_json_head(path: Path, head: bytes) -> None:
+    """Refuse now a workload whose first :data:`JSON_HEAD` bytes (``head``, the rest of the file not read yet) are
+    not UTF-8 or hold a JSON error that no continuation could repair, with the message the whole file would get.
+
+    Raises:
+        WorkloadFormatError: naming the file, line and column.
+    """
+    text = _utf8_text(path, head, final=False)
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.pos < len(text) - _JSON_LOOKAHEAD and not exc.msg.startswith("Unterminated string"):
+            raise _json_error(path, exc) from None
+    except (RecursionError, ValueError):  # decided on the whole file
+        pass
+
+
+def read_workload_json(path: str | Path) -> dict:
+    """Read and validate a Batsim JSON workload file (see :func:`validate_workload` for the checks).
+
+    The file is UTF-8 text; a byte order mark at its start is skipped. Its first :data:`JSON_HEAD` bytes are
+    checked before the rest is read, so a file that is not JSON from its first line is refused at once.
+
+    Returns:
+        The decoded document.
+
+    Raises:
+        WorkloadFormatError: naming the file: a folder or not a regular file (a FIFO, a device), not UTF-8 (line
+            and column of the first bad byte), not JSON (line and column), nested too deeply to decode, or an
+            invalid field (named).
+        FileNotFoundError: no such file.
+    """
+    path = Path(path)
+    problem = not_a_file_reason(path)
+    if problem == "no such file":
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
+    if problem is not None:
+        raise WorkloadFormatError(path, None, f"{problem}, not a Batsim workload")
+    with open(path, "rb") as handle:
+        raw = handle.read(JSON_HEAD)
+        if len(raw) == JSON_HEAD:
+            _check_json_head(path, raw.removeprefix(codecs.BOM_UTF8))
+            handle.seek(0)
+            raw = handle.read()
+    text = _utf8_text(path, raw.removeprefix(codecs.BOM_UTF8))
+    del raw  # the text only, while JSON is decoded
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise WorkloadFormatError(
-            path, None, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from exc
+        raise _json_error(path, exc) from None
     except RecursionError:
         raise WorkloadFormatError(path, None, "invalid JSON: arrays/objects nested too deeply to read") from None
     except ValueError as exc:  # e.g. an integer of more digits than Python converts

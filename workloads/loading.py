@@ -10,6 +10,7 @@ theirs from here.
 from __future__ import annotations
 
 import math
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -28,12 +29,34 @@ if TYPE_CHECKING:  # pandas, the SWF reader and the converter are imported by lo
     import pandas as pd
 
 ProfileType = Literal["parallel_homogeneous", "delay"]
+#: Range of ``--recorded-speed`` (flop/s): a 1 s job gets that many flop per node, which must be from 1 to below
+#: 2**64 for a real Batsim 4.2.1 and the embedded engine to agree (see
+#: :data:`batreplay.workloads.batsim_workload.MIN_FLOP` and ``FLOP_LIMIT``; each job's amount is checked too).
+MIN_RECORDED_SPEED, RECORDED_SPEED_LIMIT = 1.0, 2.0**64
 #: File endings a workload may have (lower-cased).
 WORKLOAD_SUFFIXES: tuple[str, ...] = (".swf", ".swf.gz", ".json")
 
 
 class WorkloadError(ValueError):
     """A workload input that cannot be loaded (missing file, unknown type, bad option); the message says which."""
+
+
+def not_a_file_reason(path: str | Path) -> str | None:
+    """Why ``path`` cannot be read as a workload file, or None when it is a regular file (or a link to one):
+    ``"no such file"``, ``"is a folder"``, or ``"is not a regular file (a FIFO, a socket or a device)"``. A FIFO is
+    never opened (reading one would wait for a writer)."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "no such file"
+    except NotADirectoryError:  # a file used as a folder in the path
+        return "no such file"
+    if stat.S_ISDIR(mode):
+        return "is a folder"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a FIFO, a socket or a device)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -78,6 +101,12 @@ class WorkloadOptions:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
                 raise WorkloadError(f"{name} (--{name.replace('_', '-')}) must be a number > 0, got {value!r}")
+        if not MIN_RECORDED_SPEED <= self.recorded_speed < RECORDED_SPEED_LIMIT:
+            raise WorkloadError(
+                f"recorded_speed (--recorded-speed) must be from 1 to below 2**64 (1.8e19) flop/s, got "
+                f"{self.recorded_speed!r}: a job computes its run time x this speed flop per node, and below 1 flop "
+                "SimGrid's rate (host speed / flop) can overflow (a real Batsim 4.2.1 then stops answering), from "
+                "2**64 flop on Batsim's JSON parser no longer reads the amount exactly")
 
 
 @dataclass
@@ -106,20 +135,26 @@ def load_workload(path: str | Path, options: WorkloadOptions = WorkloadOptions()
     header decides and wider jobs are dropped (and counted).
 
     Raises:
-        WorkloadError: missing file or unknown extension; SwfFormatError / WorkloadFormatError name file, line
-            and field for malformed input.
+        WorkloadError: missing file, a folder or a file that is not a regular one (a FIFO...), or an unknown
+            extension; SwfFormatError / WorkloadFormatError name file, line and field for malformed input (a flop
+            amount out of range included); NoJobsError (a ValueError): no job to simulate, an empty log or JSON
+            ``jobs`` list, or every job dropped by the conversion (the message counts them per reason).
     """
-    from batreplay.workloads.batsim_workload import read_workload_json, swf_to_workload
+    from batreplay.workloads.batsim_workload import NoJobsError, read_workload_json, swf_to_workload
     from batreplay.workloads.swf import read_swf
 
     path = Path(path)
-    if not path.is_file():
-        raise WorkloadError(f"workload {path}: no such file")
+    problem = not_a_file_reason(path)
+    if problem is not None:
+        suffix = "" if problem == "no such file" else ", not a workload file: give a .swf, .swf.gz or .json file"
+        raise WorkloadError(f"workload {path}: {problem}{suffix}")
     name = path.name.lower()
     if not name.endswith(WORKLOAD_SUFFIXES):
         raise WorkloadError(f"workload {path}: expected a .swf, .swf.gz or .json file")
     if name.endswith(".json"):
         document = read_workload_json(path)
+        if not document["jobs"]:
+            raise NoJobsError(path, "its 'jobs' list is empty")
         if options.max_jobs is not None:
             document = dict(document, jobs=document["jobs"][: options.max_jobs])
         return LoadedWorkload(document, None, [])

@@ -7,11 +7,18 @@ separated numeric fields, ``-1`` for a value that is not known, and header comme
 such as ``; MaxProcs: 100``. Files may be plain text or gzip-compressed; compression is detected from the
 magic bytes (``1f 8b``), not from the file name.
 
-Lines: a file that holds a line feed is split at line feeds (a carriage return just before one belongs to the
-line end, as in CRLF files); a file without any line feed is split at carriage returns (old Mac files). A
-carriage return left inside a line is refused (mixed line ends could hide job lines in a comment). A UTF-8 byte
-order mark at the start is skipped. Job lines are handed to pandas with their fields joined by single spaces,
-so pandas sees exactly the rows and fields counted here.
+Lines: a file is split at line feeds (a carriage return just before one belongs to the line end, as in CRLF
+files), or at carriage returns when its first block (:data:`FIRST_BLOCK`) holds carriage returns but no line feed
+(old Mac files; a line feed later in such a file is a control character inside a line). A carriage return left
+inside a line is refused (mixed line ends could hide job lines in a comment). A UTF-8 byte order mark at the start
+is skipped; a file that is not UTF-8 is read as Latin-1 (names in the headers of old logs). Job lines are handed
+to pandas with their fields joined by single spaces, so pandas sees exactly the rows and fields counted here.
+
+Reading: the file is read a block at a time, each block's job lines parsed by pandas before the next block is
+read, into columns that grow in place: the memory taken follows the number of jobs (152 bytes each), not the size
+of the file; the first malformed line is raised as soon as its block is parsed (a file malformed from its first
+line costs its first block, :data:`FIRST_BLOCK` bytes), and a line already malformed before its end (a run
+of NUL bytes) is not held whole.
 
 What counts as an error and what counts as an anomaly:
 
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import errno
 import gzip
 import io
 import re
@@ -46,6 +54,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+from batreplay.workloads.loading import not_a_file_reason
 
 #: The 18 SWF fields, in file order (Feitelson's SWF definition, fields 1-18).
 SWF_COLUMNS: tuple[str, ...] = (
@@ -277,21 +286,6 @@ class SwfLog:
         return len(self.jobs)
 
 
-def _read_text(path: Path) -> str:
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise SwfFormatError(path, None, None, f"cannot decompress gzip data: {exc}") from exc
-    data = data.removeprefix(codecs.BOM_UTF8)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        # Headers of old logs may hold Latin-1 names; job lines are ASCII either way.
-        return data.decode("latin-1")
-
-
 def _parse_header(comment_lines: list[str]) -> tuple[dict[str, str], list[tuple[str, str]]]:
     entries: list[list[str]] = []  # [key, value] pairs, value extended by continuation lines
     current: list[str] | None = None
@@ -318,10 +312,10 @@ def _parse_header(comment_lines: list[str]) -> tuple[dict[str, str], list[tuple[
     return header, [(k, v) for k, v in entries]
 
 
-def _empty_frame() -> pd.DataFrame:
-    data = {c: pd.Series([], dtype="float64" if c in FLOAT_COLUMNS else "int64") for c in SWF_COLUMNS}
-    data["line"] = pd.Series([], dtype="int64")
-    return pd.DataFrame(data)
+def _empty_columns() -> dict[str, np.ndarray]:
+    columns = {c: np.zeros(0, dtype=np.float64 if c in FLOAT_COLUMNS else np.int64) for c in SWF_COLUMNS}
+    columns["line"] = np.zeros(0, dtype=np.int64)
+    return columns
 
 
 class _JobLines:
@@ -342,8 +336,9 @@ class _JobLines:
         if len(fields) != len(SWF_COLUMNS):
             n = len(fields)
             name = SWF_COLUMNS[n] if n < len(SWF_COLUMNS) else f"field {len(SWF_COLUMNS) + 1}"
+            json_like = " (this is JSON, not SWF: a Batsim workload goes in a .json file)" if text[0] in "{[" else ""
             self.errors.append(("wrong_field_count", SwfFormatError(
-                self.path, number, name, f"expected {len(SWF_COLUMNS)} fields, found {n}")))
+                self.path, number, name, f"expected {len(SWF_COLUMNS)} fields, found {n}{json_like}")))
             return
         self.buffer.write(" ".join(fields).encode() + b"\n")
         self.offsets.append(self.buffer.tell())
@@ -355,9 +350,9 @@ class _JobLines:
             return bytes(packed[self.offsets[i]:self.offsets[i + 1] - 1]).decode()
 
 
-def _parse_job_lines(lines: _JobLines) -> tuple[pd.DataFrame, list[tuple[str, SwfFormatError]]]:
-    """Parse the packed job lines; return the frame of the good lines and (kind, error) for the bad ones (those
-    ``lines`` counted included).
+def _parse_job_lines(lines: _JobLines) -> tuple[dict[str, np.ndarray], list[tuple[str, SwfFormatError]]]:
+    """Parse the packed job lines; return the columns of the good lines (the 18 fields and ``line``) and (kind,
+    error) for the bad ones (those ``lines`` counted included).
 
     The lines hold no control character (see :func:`read_swf`) and are normalised, so the rows and fields pandas
     reads are exactly the lines and ``str.split`` fields counted here.
@@ -365,7 +360,7 @@ def _parse_job_lines(lines: _JobLines) -> tuple[pd.DataFrame, list[tuple[str, Sw
     path, errors = lines.path, list(lines.errors)
     numbers = np.frombuffer(lines.numbers, dtype=np.int64) if len(lines.numbers) else np.zeros(0, dtype=np.int64)
     if not len(numbers):
-        return _empty_frame(), errors
+        return _empty_columns(), errors
 
     lines.buffer.seek(0)
     raw = pd.read_csv(
@@ -442,9 +437,10 @@ def _parse_job_lines(lines: _JobLines) -> tuple[pd.DataFrame, list[tuple[str, Sw
         columns[name] = ints
     del raw
     keep = None if not bad.any() else ~bad
-    frame = pd.DataFrame({name: values if keep is None else values[keep] for name, values in columns.items()})
-    frame["line"] = numbers.copy() if keep is None else numbers[keep]
-    return frame, errors
+    # copies, not views of the frame pandas read (which would keep all of it alive while any column is)
+    kept = {name: values.copy() if keep is None else values[keep] for name, values in columns.items()}
+    kept["line"] = numbers.copy() if keep is None else numbers[keep]
+    return kept, errors
 
 
 def _find_anomalies(
@@ -503,17 +499,169 @@ def _field_rank(name: str | None) -> int:
     return SWF_COLUMNS.index(name) if name in SWF_COLUMNS else len(SWF_COLUMNS)
 
 
-def _split_lines(text: str, end: str) -> Iterator[str]:
-    """``text.split(end)``, one line at a time (a list of every line of a large log would weigh more than its text)."""
-    start = 0
-    while (stop := text.find(end, start)) >= 0:
-        yield text[start:stop]
-        start = stop + 1
-    yield text[start:]
+#: Bytes read first (decompressed): a malformed first line is found after reading no more of the file than this.
+FIRST_BLOCK = 1 << 16
+#: Bytes read (decompressed) at each later step; the job lines of one block are parsed by pandas together.
+BLOCK = 1 << 21
+#: A line still without its end after this many characters is looked at before the rest is read: when it already
+#: holds a carriage return or (outside a comment) a control character, it is a malformed line whatever follows,
+#: and the rest of it is skipped instead of kept (a binary file or a run of NUL bytes is not held in memory).
+_LONG_LINE = 1 << 15
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _text_blocks(path: Path, encoding: str) -> Iterator[str]:
+    """The text of the file, decompressed when it starts with the gzip magic, decoded with ``encoding`` (a UTF-8
+    byte order mark at the start skipped), in blocks: :data:`FIRST_BLOCK` bytes first, then :data:`BLOCK` bytes.
+
+    Raises:
+        SwfFormatError: gzip data that cannot be decompressed (raised where the damage is reached).
+        UnicodeDecodeError: bytes that ``encoding`` cannot decode.
+    """
+    with open(path, "rb") as raw:
+        compressed = raw.read(2) == _GZIP_MAGIC
+        raw.seek(0)
+        stream = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw
+        decoder = codecs.getincrementaldecoder(encoding)()
+        size, first = FIRST_BLOCK, True
+        while True:
+            try:
+                data = stream.read(size)
+            except (OSError, EOFError, zlib.error) as exc:
+                if not compressed:
+                    raise
+                raise SwfFormatError(path, None, None, f"cannot decompress gzip data: {exc}") from exc
+            if first:
+                data, first = data.removeprefix(codecs.BOM_UTF8), False
+            text, last = decoder.decode(data, final=not data), not data
+            data = b""  # not held while the next block is read
+            if text:
+                yield text
+            if last:
+                return
+            text, size = "", BLOCK
+
+
+def _surely_malformed(pending: str) -> bool:
+    """True when the start of a line, ``pending``, already makes it malformed whatever its end will be: a carriage
+    return with text after it, or a control character between two non-blank characters of a line that is not a
+    comment (the checks :func:`read_swf` applies to whole lines)."""
+    body = pending.strip()
+    return bool(body) and ("\r" in body or (body[0] != ";" and _CONTROL_BUT_LINE_ENDS.search(body) is not None))
+
+
+def _numbered_lines(blocks: Iterator[str]) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each line of the text of ``blocks`` (1-based), one block at a time.
+
+    Lines end at line feeds, or at carriage returns when the first block holds a carriage return but no line feed
+    (old Mac files; a line feed in such a file is then a control character inside a line). A line found malformed
+    before its end (see :func:`_surely_malformed`) is given as far as it was read, and the rest of it is skipped.
+    """
+    end: str | None = None
+    pending, number, skipping = "", 1, False
+    for block in blocks:
+        if end is None:
+            end = "\r" if "\r" in block and "\n" not in block else "\n"
+        start = 0
+        if skipping:  # the rest of a malformed line already given
+            start = block.find(end) + 1
+            if not start:
+                continue
+            skipping, number = False, number + 1
+        while (stop := block.find(end, start)) >= 0:
+            yield number, pending + block[start:stop]
+            pending, start, number = "", stop + 1, number + 1
+        pending += block[start:]
+        block = ""  # not held while the next block is read
+        if len(pending) > _LONG_LINE and _surely_malformed(pending):
+            yield number, pending
+            pending, skipping = "", True
+    if pending and not skipping:
+        yield number, pending
+
+
+class _Reader:
+    """One pass over an SWF file: header comments, the job columns parsed a block at a time, and the format errors.
+
+    With ``on_error="raise"``, the first malformed line raises as soon as the block holding it is parsed (every
+    line before it was good), so a file malformed from its first line costs no more than its first block.
+    """
+
+    def __init__(self, path: Path, on_error: str) -> None:
+        self.path, self.raise_first = path, on_error == "raise"
+        self.comments: list[str] = []
+        # the columns grow in place, block after block (a realloc, not a copy of all the blocks read so far)
+        self.columns = {name: array("d" if name in FLOAT_COLUMNS else "q") for name in (*SWF_COLUMNS, "line")}
+        self.errors: list[tuple[str, SwfFormatError]] = []
+        self.job_lines = _JobLines(path)
+
+    def add(self, number: int, raw_line: str, any_control: bool) -> None:
+        """Sort line ``number``: blank, comment, malformed (an error) or a job line (packed for the next parse).
+        ``any_control`` says whether a block read so far holds a control character (else only CR needs a look)."""
+        stripped = raw_line.strip()
+        if not stripped:
+            return
+        if "\r" in stripped:
+            self.error("control_character", number, "carriage return inside the line (mixed line ends?)")
+        elif stripped[0] == ";":
+            self.comments.append(stripped)
+        elif any_control and (control := _CONTROL.search(stripped)):
+            self.error("control_character", number, f"control character {control.group()!r} inside the line")
+        else:
+            self.job_lines.add(stripped, number)
+
+    def error(self, kind: str, number: int, message: str) -> None:
+        """Count a malformed line; with ``on_error="raise"``, raise the first error of the file at once."""
+        self.errors.append((kind, SwfFormatError(self.path, number, None, message)))
+        if self.raise_first:
+            self.parse()
+
+    def parse(self) -> None:
+        """Parse the job lines packed so far; with ``on_error="raise"``, raise the first error found."""
+        columns, errors = _parse_job_lines(self.job_lines)
+        self.job_lines = _JobLines(self.path)
+        for name, values in columns.items():
+            self.columns[name].frombytes(values.tobytes())
+        self.errors.extend(errors)
+        if self.errors and self.raise_first:
+            raise min((e for _, e in self.errors), key=lambda e: (e.line, _field_rank(e.field)))
+
+    def jobs(self) -> pd.DataFrame:
+        """The job frame, on the columns read (no copy: the frame is the only copy of the jobs in memory)."""
+        return pd.DataFrame({name: np.frombuffer(values, dtype=np.float64 if values.typecode == "d" else np.int64)
+                             for name, values in self.columns.items()}, copy=False)
+
+
+def _read_pass(path: Path, encoding: str, on_error: str) -> _Reader:
+    """Read the file once, decoded with ``encoding``: its lines sorted and its job lines parsed, a block at a time."""
+    reader = _Reader(path, on_error)
+    any_control = False  # from the first block holding a control character on, every line gets a closer look
+
+    def blocks() -> Iterator[str]:
+        nonlocal any_control
+        cr_ends = None  # line ends decided by the first block, as _numbered_lines does
+        for block in _text_blocks(path, encoding):
+            if cr_ends is None:
+                cr_ends = "\r" in block and "\n" not in block
+            any_control = (any_control or _CONTROL_BUT_LINE_ENDS.search(block) is not None
+                           or (cr_ends and "\n" in block))
+            yield block
+            block = ""  # not held while the next block is read
+            reader.parse()  # the job lines of the block (and the lines ended in it) before the next block
+
+    for number, raw_line in _numbered_lines(blocks()):
+        reader.add(number, raw_line, any_control)
+    reader.parse()
+    return reader
 
 
 def read_swf(path: str | Path, *, on_error: Literal["raise", "skip"] = "raise") -> SwfLog:
     """Read an SWF log (plain or gzip) into an :class:`SwfLog`.
+
+    The file is read a block at a time (:data:`FIRST_BLOCK`, then :data:`BLOCK` bytes once decompressed), each
+    block's job lines parsed by pandas before the next one is read: the memory it takes grows with the jobs (152
+    bytes each), not with the size of the file, and a file malformed from its first line is refused after its first
+    block.
 
     Args:
         path: the file; gzip is detected from its first two bytes.
@@ -526,44 +674,25 @@ def read_swf(path: str | Path, *, on_error: Literal["raise", "skip"] = "raise") 
         The log: header, job frame (see :class:`SwfLog`), anomaly report.
 
     Raises:
-        SwfFormatError: a malformed job line (``on_error="raise"``), or gzip data that cannot be decompressed.
+        SwfFormatError: a malformed job line (``on_error="raise"``), gzip data that cannot be decompressed, or a
+            path that is a folder or not a regular file (a FIFO, a device).
         FileNotFoundError: no such file.
         ValueError: ``on_error`` is neither ``"raise"`` nor ``"skip"``.
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
     path = Path(path)
-    text = _read_text(path)
-
-    comments: list[str] = []
-    job_lines = _JobLines(path)
-    line_errors: list[tuple[str, SwfFormatError]] = []
-    # Line ends: line feeds (CRLF's carriage return goes with the surrounding whitespace), or carriage
-    # returns in a file without any line feed.
-    any_control = _CONTROL_BUT_LINE_ENDS.search(text) is not None  # else only carriage returns need a look
-    for number, raw_line in enumerate(_split_lines(text, "\n" if "\n" in text else "\r"), start=1):
-        stripped = raw_line.strip()
-        if not stripped:
-            continue
-        if "\r" in stripped:
-            line_errors.append(("control_character", SwfFormatError(
-                path, number, None, "carriage return inside the line (mixed line ends?)")))
-        elif stripped[0] == ";":
-            comments.append(stripped)
-        elif any_control and (control := _CONTROL.search(stripped)):
-            line_errors.append(("control_character", SwfFormatError(
-                path, number, None, f"control character {control.group()!r} inside the line")))
-        else:
-            job_lines.add(stripped, number)
-    del text
-    header, entries = _parse_header(comments)
-
-    jobs, errors = _parse_job_lines(job_lines)
-    del job_lines
-    errors = line_errors + errors
-    if errors and on_error == "raise":
-        first = min((e for _, e in errors), key=lambda e: (e.line, _field_rank(e.field)))
-        raise first
+    problem = not_a_file_reason(path)
+    if problem == "no such file":
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
+    if problem is not None:
+        raise SwfFormatError(path, None, None, f"{problem}, not an SWF log")
+    try:
+        reader = _read_pass(path, "utf-8", on_error)
+    except UnicodeDecodeError:  # headers of old logs may hold Latin-1 names; job lines are ASCII either way
+        reader = _read_pass(path, "latin-1", on_error)
+    header, entries = _parse_header(reader.comments)
+    jobs = reader.jobs()
     log = SwfLog(path=path, header=header, jobs=jobs, anomalies=None, header_entries=entries)  # type: ignore[arg-type]
-    log.anomalies = _find_anomalies(path, jobs, log.max_procs, errors)
+    log.anomalies = _find_anomalies(path, jobs, log.max_procs, reader.errors)
     return log

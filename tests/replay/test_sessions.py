@@ -262,3 +262,63 @@ def test_kth_partition_keeps_every_job(kth):
     assert partition.jobs["job_id"].is_unique and set(partition.jobs["job_id"]) == set(kth["job_id"])
     assert partition.anomalies == {"unknown_wait_time": 0, "unknown_run_time": 0, "unknown_user_jobs": 0,
                                    "equal_submit_times": int(kth.duplicated(["user_id", "submission_time"]).sum())}
+
+
+# ------------------------------------------------------------------------------------- batreplay sessions (issue 25)
+
+
+def _sessions_error(capsys, *argv: str) -> str:
+    """The one-line error of ``batreplay sessions`` (exit status 2)."""
+    from batreplay.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["sessions", *argv])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("batreplay: error: "), err
+    return err.removeprefix("batreplay: error: ").strip()
+
+
+@pytest.mark.parametrize("threshold", ["-60", "nan", "inf"])
+def test_sessions_names_its_threshold_option(tmp_path, capsys, threshold):
+    # It used to name the run command's option: "--sessions 'arrival:-60.0': expected method:minutes ...".
+    err = _sessions_error(capsys, "--workload", str(KTH), "--threshold", threshold, "--out", str(tmp_path / "s"))
+    assert err == f"--threshold {float(threshold)!r}: the threshold must be a finite number of minutes >= 0"
+    assert not (tmp_path / "s").exists()
+
+
+def test_sessions_of_a_json_workload_say_an_swf_log_is_needed(tmp_path, capsys, golden_dir):
+    # It used to read the JSON as SWF: "line 1 ...: expected 18 fields, found 29".
+    workload = golden_dir / "kth2000" / "workload.json"
+    err = _sessions_error(capsys, "--workload", str(workload), "--out", str(tmp_path / "s"))
+    assert err == (f"workload {workload}: sessions need an SWF log (.swf or .swf.gz), with its users and recorded "
+                   "times; a Batsim JSON workload has neither")
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "header only"])
+def test_sessions_of_no_log_file_or_of_no_job_say_so(tmp_path, capsys, kind):
+    # A folder was "Is a directory", a FIFO made the command wait forever, a header-only log said "no job converted
+    # and no positive MaxProcs in the header: give nb_res".
+    import os
+    import threading
+
+    path = tmp_path / "log.swf"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.write_text("; MaxProcs: 100\n; UnixStartTime: 843480031\n")
+    done: list[str] = []
+    command = threading.Thread(daemon=True, target=lambda: done.append(
+        _sessions_error(capsys, "--workload", str(path), "--out", str(tmp_path / "s"))))
+    command.start()
+    command.join(30)
+    if command.is_alive():  # it waits in open(): give it a writer, and an end of file
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        command.join(10)
+        pytest.fail("the sessions command waited for a writer to the FIFO")
+    expected = {"folder": "is a folder, not an SWF log",
+                "fifo": "is not a regular file (a FIFO, a socket or a device), not an SWF log",
+                "header only": "no job in the workload: the log holds no job line, only its header (2 entries)"}
+    assert done == [f"{path}: {expected[kind]}"]

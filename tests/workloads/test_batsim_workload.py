@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from batreplay.workloads.batsim_workload import (
     DROP_REASONS,
     JOB_TABLE_COLUMNS,
     NOTE_REASONS,
+    NoJobsError,
     WorkloadFormatError,
     read_workload_json,
     swf_to_workload,
@@ -324,8 +326,17 @@ def test_conversion_invariants(tmp_path, rows, zero_runtime, walltime_fallback, 
     path = tmp_path / "random.swf"
     path.write_text("\n".join(lines) + "\n")
     log = read_swf(path)
-    workload = swf_to_workload(log, zero_runtime=zero_runtime, walltime_fallback=walltime_fallback, max_jobs=max_jobs)
+    try:
+        workload = swf_to_workload(log, zero_runtime=zero_runtime, walltime_fallback=walltime_fallback,
+                                   max_jobs=max_jobs)
+    except NoJobsError as error:  # no job left: every SWF job is accounted for in the message instead
+        counts = [int(n) for n in re.findall(r"\b[a-z_]+: (\d+)", error.reason)]
+        cut = re.search(r"(\d+) not considered after max_jobs", error.reason)
+        assert sum(counts) + (int(cut.group(1)) if cut else 0) == len(rows), error.reason
+        assert str(error).startswith(f"{path}: no job in the workload: ")
+        return
     report = workload.report
+    assert workload.jobs  # a conversion that keeps no job raises NoJobsError
     assert report.n_swf_jobs == len(rows) == report.n_jobs + report.n_dropped + report.n_not_considered
     if max_jobs is not None:
         assert report.n_jobs <= max_jobs
@@ -614,3 +625,68 @@ def test_json_workload_with_a_byte_order_mark_is_read(tmp_path):
     path = tmp_path / "bom.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(_small_workload()).encode())
     assert read_workload_json(path) == _small_workload()
+
+
+def test_walltime_equal_to_run_time_note_says_what_decides_the_end(workloads_dir, tmp_path):
+    """Issue 25, item 8: the note used to say that Batsim 4.2.1 ends every job whose walltime equals its run time
+    as COMPLETED_WALLTIME_REACHED; on full KTH-SP2 (parallel_homogeneous, the default), 33 of its 38 such jobs end
+    COMPLETED_SUCCESSFULLY, as on a real Batsim. Checked on the first 6,000 jobs, where 4 are noted: a delay job
+    always ends at its walltime; a parallel task races it, and here job 5464 loses (its walltime sleep ends one
+    SimGrid step first) while the 3 others win."""
+    from batreplay.run.runner import RunSpec, run
+
+    description = NOTE_REASONS["walltime_equals_run_time"]
+    assert "a delay job ends at its walltime, COMPLETED_WALLTIME_REACHED" in description
+    assert ("a parallel_homogeneous job races its walltime, and which ends first, COMPLETED_SUCCESSFULLY or "
+            "COMPLETED_WALLTIME_REACHED, depends on SimGrid's arithmetic for that job") in description
+    log = read_swf(workloads_dir / KTH)
+    ends = {}
+    for profile in ("parallel_homogeneous", "delay"):
+        converted = swf_to_workload(log, profile=profile, node_speed=1e9 if profile != "delay" else None,
+                                    max_jobs=6000, nb_res=100, oversized="keep")
+        noted = converted.report.notes["walltime_equals_run_time"]
+        assert noted.tolist() == [1262, 5188, 5231, 5474]
+        table = converted.job_table.set_index("swf_line")
+        run(RunSpec.build(workload=workloads_dir / KTH, platform="kth-sp2", scheduler="easy", profile=profile,
+                          max_jobs=6000, out_dir=tmp_path / profile))
+        states = pd.read_csv(tmp_path / profile / "out_jobs.csv", dtype={"job_id": str}).set_index("job_id")
+        ends[profile] = {table.loc[line, "job_id"]: states.loc[table.loc[line, "job_id"], "final_state"]
+                         for line in noted}
+    assert ends["delay"] == dict.fromkeys(ends["delay"], "COMPLETED_WALLTIME_REACHED")
+    assert ends["parallel_homogeneous"] == {"1252": "COMPLETED_SUCCESSFULLY", "5178": "COMPLETED_SUCCESSFULLY",
+                                            "5221": "COMPLETED_SUCCESSFULLY", "5464": "COMPLETED_WALLTIME_REACHED"}
+
+
+# Issue 25, item 13: a JSON workload is looked at before it is read whole.
+def test_a_large_json_workload_is_refused_from_its_first_bytes_and_otherwise_read_whole(golden_dir, tmp_path):
+    import tracemalloc
+
+    path = tmp_path / "big.json"
+    with open(path, "wb") as handle:  # 50 MB: a first line that is no JSON, then NUL bytes (a hole, no disk)
+        handle.write(b"this is not a workload\n")
+        handle.truncate(50 * 2**20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(WorkloadFormatError) as info:
+            read_workload_json(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert str(info.value) == f"{path}: invalid JSON at line 1, column 1: Expecting value"
+    assert peak < 2**20, f"{peak} bytes traced to refuse line 1 of a 50 MB file"
+    # Nothing else is refused early. The golden kth2000 workload (210 kB) is read as json.load reads it; so it is
+    # with a string that crosses the end of the first 64 KiB looked at; an error past them is reported where it is.
+    source = golden_dir / "kth2000" / "workload.json"
+    document = json.loads(source.read_text())
+    assert read_workload_json(source) == document
+    document["jobs"][0]["comment"] = "x" * 200_000  # starts in the first 64 KiB, ends far after
+    long_string = tmp_path / "long.json"
+    long_string.write_text(json.dumps(document))
+    assert read_workload_json(long_string) == document
+    text = json.dumps(document, indent=1)
+    text = text[: text.rindex("}")] + ",}"  # a comma before the last brace, 400 kB in
+    broken = tmp_path / "broken.json"
+    broken.write_text(text)
+    line = text.count("\n") + 1
+    with pytest.raises(WorkloadFormatError, match=rf"line {line}, column 2: Expecting property name"):
+        read_workload_json(broken)

@@ -4,7 +4,10 @@ files, hand-counted anomalies, and round-trip invariants."""
 from __future__ import annotations
 
 import gzip
+import os
 import re
+import threading
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -492,4 +495,112 @@ def test_mixed_line_ends_cannot_hide_jobs_in_a_comment(tmp_path):
     path = tmp_path / "mixed.swf"
     path.write_bytes(f"; MaxProcs: 4\n; Note: converted\r{GOOD}\r\n{GOOD.replace('1 0 0', '2 5 0', 1)}\n".encode())
     with pytest.raises(SwfFormatError, match=r"line 2: carriage return"):
+        read_swf(path)
+
+
+# Issue 25, item 13: the reader goes through the file a block at a time. A large file malformed from its first line
+# is refused after its first block (it was read whole first: 4.3 GB of memory for a 2 GB file), and a large good
+# log takes memory for its jobs, not for its bytes several times over. Memory is measured with tracemalloc (Python
+# and numpy allocations), never with a clock.
+LARGE = 50 * 2**20
+
+
+def _peak_traced(read) -> tuple[object, int]:
+    """``read()``'s result (or the ValueError it raised) and the peak of memory traced meanwhile, in bytes."""
+    tracemalloc.start()
+    try:
+        result = read()
+    except ValueError as error:
+        result = error
+    finally:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return result, peak
+
+
+def _sparse(path: Path, head: bytes, size: int = LARGE, tail: bytes = b"") -> Path:
+    """``head``, then NUL bytes up to ``size`` (a hole: no disk written), then ``tail``."""
+    with open(path, "wb") as handle:
+        handle.write(head)
+        handle.truncate(size)
+        handle.seek(size)
+        handle.write(tail)
+    return path
+
+
+@pytest.mark.parametrize("name, compress", [("bad.swf", False), ("not-gzip.swf.gz", False), ("bad.swf.gz", True)])
+def test_a_large_file_malformed_from_its_first_line_is_refused_after_reading_little(tmp_path, name, compress):
+    head = b"this is not an SWF log\n"
+    path = _sparse(tmp_path / name, head)
+    if compress:  # the same 50 MB once decompressed
+        path.write_bytes(gzip.compress(path.read_bytes()))
+    error, peak = _peak_traced(lambda: read_swf(path))
+    assert isinstance(error, SwfFormatError)
+    assert (error.path, error.line, str(error)) == (
+        str(path), 1, f"{path}, line 1, field 'used_memory': expected 18 fields, found 6")
+    assert peak < 2**20, f"{peak} bytes traced to refuse line 1 of a {LARGE}-byte file"
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_memory_of_reading_a_large_log_follows_its_jobs_not_its_bytes(workloads_dir, tmp_path, compress):
+    # KTH-SP2 with each line padded with blanks to 1,000 bytes (SWF fields are separated by any whitespace): 28.5 MB
+    # of text for a frame of 4.3 MB. The old reader held the bytes, the decoded text and the packed job lines at
+    # once: 57 MB traced for the plain file, 61 MB for the gzip one (about 8 MB now).
+    header, jobs = _kth_head(workloads_dir, 28_476)
+    text = "".join(f"{line:<999}\n" for line in header + jobs)
+    padded = tmp_path / ("padded.swf.gz" if compress else "padded.swf")
+    padded.write_bytes(gzip.compress(text.encode(), compresslevel=1) if compress else text.encode())
+    plain = tmp_path / "plain.swf"
+    plain.write_text("\n".join(header + jobs) + "\n")
+    log, peak = _peak_traced(lambda: read_swf(padded))
+    pd.testing.assert_frame_equal(log.jobs, read_swf(plain).jobs)
+    assert log.n_jobs == len(jobs) == 28_476
+    frame = int(log.jobs.memory_usage().sum())
+    assert peak < frame + len(text) // 4, f"{peak} bytes traced for a {len(text)}-byte log whose frame is {frame}"
+
+
+def test_a_long_malformed_line_is_skipped_without_being_held(tmp_path):
+    # 50 MB of NUL bytes on line 2 (a damaged copy): with on_error="skip" the line is counted and its rest passed
+    # over as it is read, instead of being held whole; the jobs around it are read.
+    other = GOOD.replace("1 0 0", "2 5 0", 1)
+    path = _sparse(tmp_path / "damaged.swf", f"; MaxProcs: 4\n{GOOD}\nx".encode(), tail=f"\n{other}\n".encode())
+    log, peak = _peak_traced(lambda: read_swf(path, on_error="skip"))
+    assert log.jobs["line"].tolist() == [2, 4]
+    assert log.anomalies.lines["control_character"].tolist() == [3]
+    assert "'\\x00' inside the line" in str(log.anomalies.format_errors[0])
+    assert peak < LARGE // 4, f"{peak} bytes traced to skip a {LARGE}-byte line"
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_folder_or_a_fifo_is_named_as_such_without_opening_it(tmp_path, kind):
+    # A FIFO used to be opened and read, which waits for a writer forever; now it is refused at once.
+    path = tmp_path / "log.swf"
+    path.mkdir() if kind == "folder" else os.mkfifo(path)
+    outcome: list[BaseException] = []
+    reader = threading.Thread(target=lambda: outcome.append(_raised(lambda: read_swf(path))), daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # the old reader waits in open(): give it a writer and an end of file
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(10)
+        pytest.fail("reading the FIFO waited for a writer")
+    what = "is a folder" if kind == "folder" else "is not a regular file (a FIFO, a socket or a device)"
+    assert str(outcome[0]) == f"{path}: {what}, not an SWF log"
+    assert isinstance(outcome[0], SwfFormatError)
+
+
+def _raised(call) -> BaseException | None:
+    try:
+        call()
+    except BaseException as error:  # noqa: BLE001 - the test looks at whatever was raised
+        return error
+    return None
+
+
+def test_a_json_document_given_as_an_swf_log_is_named(tmp_path, golden_dir):
+    # The golden kth2000 Batsim workload, misnamed .swf: its first line is JSON.
+    path = tmp_path / "workload.swf"
+    path.write_bytes((golden_dir / "kth2000" / "workload.json").read_bytes())
+    with pytest.raises(SwfFormatError, match=r"line 1, field '.*': expected 18 fields, found \d+ \(this is JSON, "
+                                             r"not SWF: a Batsim workload goes in a \.json file\)$"):
         read_swf(path)
