@@ -49,7 +49,7 @@ class FeedbackBroker(broker.FeedbackBroker):
         conversion = WorkloadOptions(**{item.name: options[item.name] for item in fields(WorkloadOptions)
                                         if item.name in options})  # the options of batreplay run, same names
         loaded = load_workload(options["swf"], conversion)
-        sessions = options.get("sessions", ReplaySpec.sessions)  # the default of --sessions
+        sessions = ReplaySpec("feedback", options.get("sessions")).sessions  # checked; None: feedback's default
         users, requests, _note = feedback_users(loaded.document, loaded.job_table, sessions)
         inner = load_scheduler(options.get("scheduler", "easy"), options.get("scheduler_options", {}))
         super().__init__(inner, users, requests)

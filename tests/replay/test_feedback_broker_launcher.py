@@ -55,3 +55,15 @@ def test_broker_file_loads_with_pybatsim_and_needs_a_log():
         assert "swf" in str(error)
     else:
         raise AssertionError("a broker without an SWF log was accepted")
+
+
+def test_broker_file_without_sessions_uses_the_default_of_feedback_replay():
+    """The file's documented default (``arrival:60``): it read ``ReplaySpec.sessions``, None since a rigid replay
+    takes no sessions, and failed with an AttributeError."""
+    from batreplay.replay.feedbackBroker import FeedbackBroker
+
+    without = FeedbackBroker({key: value for key, value in OPTIONS.items() if key != "sessions"})
+    given = FeedbackBroker(OPTIONS)
+    assert len(without.users.sessions) == len(given.users.sessions) > 0
+    assert without.users.sessions.keys() == given.users.sessions.keys()
+    assert without.users.next_submission_time() == given.users.next_submission_time()

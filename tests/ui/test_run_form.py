@@ -164,8 +164,11 @@ LONG_OPTIONS = '{"threshold": 1.0, "x": "' + "y" * 70_000 + '"}'
 
 @pytest.mark.parametrize("text, expected", [
     ("[" * 100_000, "100,000 characters, more than the 65,536 allowed"),
-    ("[" * 5_000, "nested more than 32 deep"),  # deeper than the parser goes (RecursionError)
-    ('{"a": ' * 5_000, "nested more than 32 deep"),
+    # well-formed, so that the message is the same whatever the recursion limit (pybatsim raises it to 10,000 for
+    # the whole process): 30,000 levels exceed the parser's reach (RecursionError), 5,000 exceed it or not
+    ("[" * 30_000 + "]" * 30_000, "nested more than 32 deep"),
+    ("[" * 5_000 + "]" * 5_000, "nested more than 32 deep"),
+    ('{"a": ' * 5_000 + "1" + "}" * 5_000, "nested more than 32 deep"),
     ("[" * 40 + "]" * 40, "nested more than 32 deep"),  # parsed, but deeper than any option goes
     (LONG_OPTIONS, f"{len(LONG_OPTIONS):,} characters, more than the 65,536 allowed"),
 ])
