@@ -389,7 +389,8 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
             window: TimeWindow | Sequence[float] | None = None,
             gantt_window: TimeWindow | Sequence[float] | None = None,
             adequacy_requested_times: Literal["run", "log"] = "run",
-            on_progress: ProgressCallback | None = None, names: Sequence[str] | None = None) -> Path:
+            on_progress: ProgressCallback | None = None, names: Sequence[str] | None = None,
+            may_read: Callable[[Path], bool] | None = None) -> Path:
     """Analyse runs side by side and write tables, figures and ``report.html`` into ``out_dir``.
 
     Args:
@@ -416,6 +417,8 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
             (:data:`PROGRESS_STEPS`).
         names: what tables and figures call the runs, one distinct name per run directory, in order; default the
             folder names (:func:`~batreplay.analysis.run_dir.unique_run_names`).
+        may_read: which platform files named by the runs' ``run.json`` may be opened (see
+            :func:`~batreplay.analysis.run_dir.load_run`); None: any.
 
     Returns:
         The path of ``report.html``.
@@ -442,7 +445,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
     progress(PROGRESS_STEPS[0], 0, reads)
     runs = []
     for path, name in zip(run_dirs, names):
-        runs.append(load_run(path, nb_resources=nb_resources, name=name))
+        runs.append(load_run(path, nb_resources=nb_resources, name=name, may_read=may_read))
         progress(PROGRESS_STEPS[0], len(runs), reads)
     log = None
     if swf_log is not None:

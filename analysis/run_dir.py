@@ -23,7 +23,7 @@ the jobs shared hosts (said in the run's notes).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,24 +210,24 @@ def read_job_table(path: Path, jobs: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def _platform_from_manifest(folder: Path, manifest: dict[str, Any]) -> tuple[Path | None, list[str]]:
-    """The platform file a run used, trying run.json's ``platform_file`` then its spec's ``platform``."""
+def _platform_from_manifest(folder: Path, manifest: dict[str, Any],
+                            may_read: Callable[[Path], bool] | None = None) -> tuple[Path | None, list[str]]:
+    """The platform file a run used, trying run.json's ``platform_file`` then its spec's ``platform`` (a shipped
+    platform's name, or a file ``may_read`` allows: a path it refuses is skipped, without looking whether it
+    exists, and said so in the second element)."""
     tried: list[str] = []
-    platform_file = manifest.get("platform_file")
-    if platform_file:
-        candidate = Path(platform_file)
-        for path in (candidate, folder / candidate):
+    for key, text in (("platform_file", manifest.get("platform_file")),
+                      ("platform", manifest.get("spec", {}).get("platform"))):
+        if not text:
+            continue
+        if key == "platform" and str(text) in SHIPPED_PLATFORMS:
+            return SHIPPED_PLATFORMS[str(text)], tried
+        candidates = [Path(str(text)), folder / str(text)]
+        allowed = [path for path in candidates if may_read is None or may_read(path)]
+        for path in allowed:
             if path.is_file():
                 return path, tried
-        tried.append(str(platform_file))
-    name = manifest.get("spec", {}).get("platform")
-    if name:
-        if str(name) in SHIPPED_PLATFORMS:
-            return SHIPPED_PLATFORMS[str(name)], tried
-        for path in (Path(str(name)), folder / str(name)):
-            if path.is_file():
-                return path, tried
-        tried.append(str(name))
+        tried.append(str(text) if allowed else f"{text}: not a file this reader may open")
     return None, tried
 
 
@@ -268,10 +268,11 @@ def _shares_hosts(folder: Path, manifest: dict[str, Any], jobs: pd.DataFrame, no
     return False
 
 
-def _platform_of(folder: Path, manifest: dict[str, Any], notes: list[str]) -> Platform | None:
+def _platform_of(folder: Path, manifest: dict[str, Any], notes: list[str],
+                 may_read: Callable[[Path], bool] | None = None) -> Platform | None:
     """The platform a run used (run.json's, else a platform.xml in the folder), or None: also when it cannot be
     read, which ``notes`` then says (only the tables per node type need it)."""
-    platform, _tried = _platform_from_manifest(folder, manifest) if manifest else (None, [])
+    platform, _tried = _platform_from_manifest(folder, manifest, may_read) if manifest else (None, [])
     if platform is None and (folder / "platform.xml").is_file():
         platform = folder / "platform.xml"
     if platform is None:
@@ -292,7 +293,8 @@ def _shown(path: Path | str) -> str:
         return str(path)
 
 
-def _resolve_nb_resources(folder: Path, manifest: dict[str, Any], explicit: int | None
+def _resolve_nb_resources(folder: Path, manifest: dict[str, Any], explicit: int | None,
+                          may_read: Callable[[Path], bool] | None = None
                           ) -> tuple[int | None, str | None, list[str], Platform | None]:
     """The number of resources, where it comes from, notes, and the platform when it was read for it (the one
     :func:`_platform_of` would read)."""
@@ -302,7 +304,7 @@ def _resolve_nb_resources(folder: Path, manifest: dict[str, Any], explicit: int 
             raise RunDirError(f"number of resources must be a whole number >= 1, got {explicit!r}")
         return int(explicit), "given explicitly", notes, None
     if manifest:
-        platform, tried = _platform_from_manifest(folder, manifest)
+        platform, tried = _platform_from_manifest(folder, manifest, may_read)
         if platform is not None:
             read = read_platform(platform)
             return read.nb_compute, f"platform {_shown(platform)}", notes, read
@@ -320,7 +322,8 @@ def _resolve_nb_resources(folder: Path, manifest: dict[str, Any], explicit: int 
     return None, None, notes, None
 
 
-def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | None = None) -> RunData:
+def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | None = None,
+             may_read: Callable[[Path], bool] | None = None) -> RunData:
     """Load and validate one run directory or Batsim output folder.
 
     Args:
@@ -329,6 +332,9 @@ def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | N
         nb_resources: number of compute resources to use (overrides what the folder says), or None to find
             it (see the module docstring).
         name: label of the run; default the folder's name.
+        may_read: which platform files named by ``run.json`` may be opened (the web GUI passes its folder check,
+            :meth:`batreplay.ui.sandbox.Sandbox.contains`); None: any. A refused one is never looked at: the
+            number of resources then comes from ``out_schedule.csv``, with a note.
 
     Returns:
         A :class:`RunData`. ``nb_resources`` may be None when nothing tells (the caller decides).
@@ -357,7 +363,7 @@ def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | N
     manifest = _read_manifest(manifest_path) if manifest_path.is_file() else {}
     job_table_path = folder / JOB_TABLE_NAME
     job_table = read_job_table(job_table_path, jobs) if job_table_path.is_file() else None
-    value, source, notes, platform = _resolve_nb_resources(folder, manifest, nb_resources)
+    value, source, notes, platform = _resolve_nb_resources(folder, manifest, nb_resources, may_read)
     if job_table is None:
         notes.append(f"no {JOB_TABLE_NAME}: no per-user metrics or lateness for this run")
     ran = jobs["starting_time"].notna().to_numpy()
@@ -375,7 +381,8 @@ def load_run(path: str | Path, *, nb_resources: int | None = None, name: str | N
     return RunData(name=name or folder.resolve().name, path=folder, jobs=jobs, job_table=job_table,
                    nb_resources=value, nb_resources_source=source, spec=dict(manifest.get("spec", {})),
                    manifest=manifest, notes=notes, shared_hosts=shared,
-                   platform=platform if platform is not None else _platform_of(folder, manifest, notes))
+                   platform=platform if platform is not None else _platform_of(folder, manifest, notes,
+                                                                                 may_read))
 
 
 def unique_run_names(paths: Sequence[str | Path]) -> list[str]:

@@ -188,7 +188,8 @@ def _add_file_routes(server, sandbox: Sandbox, campaigns: Campaigns) -> None:
                 from batreplay.analysis.run_dir import load_run
 
                 try:
-                    analyze([folder], out, swf_log=pages.replayed_log(load_run(folder), sandbox))
+                    analyze([folder], out, swf_log=pages.replayed_log(load_run(folder, may_read=sandbox.contains),
+                                                                      sandbox), may_read=sandbox.contains)
                 except READ_ERRORS as err:
                     return (f"the report of {run_id} could not be built: {one_line(err)}\n", 500,
                             {"Content-Type": "text/plain"})
@@ -316,7 +317,7 @@ def _add_browse_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, campa
         if folder is None:
             return no_update
         try:
-            return figures.gantt_figure(load_run(folder), color_by=colour)
+            return figures.gantt_figure(load_run(folder, may_read=sandbox.contains), color_by=colour)
         except READ_ERRORS:  # (an unknown colour is a ValueError of gantt_figure)
             return no_update  # (the page shows the chart it had; reloading it says what is wrong)
 
@@ -324,7 +325,7 @@ def _add_browse_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, campa
     def _compare(chosen: Any):
         names = [name for name in chosen if isinstance(name, str)] if isinstance(chosen, list) else []
         try:
-            return pages.comparison(runs_dir, names)
+            return pages.comparison(runs_dir, names, sandbox)
         except READ_ERRORS as err:
             return [pages.error_page("These runs cannot be compared", err)]
 

@@ -151,7 +151,7 @@ def run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:
         return html.Div([html.H2("Run not found"), html.P(f"No finished run called {run_id!r} here.",
                                                           className="error")])
     try:
-        run = load_run(folder)
+        run = load_run(folder, may_read=sandbox.contains)  # platform files named by run.json: allowed ones only
     except (ValueError, OSError) as err:
         return html.Div([html.H2(run_id), html.P(f"This run cannot be read: {err}", className="error")])
     rows = summary_rows(read_metrics(folder))
@@ -196,9 +196,10 @@ def compare_page(runs_dir: Path, search: str | None) -> html.Div:
     ])
 
 
-def comparison(runs_dir: Path, chosen: list[str]) -> list:
+def comparison(runs_dir: Path, chosen: list[str], sandbox: Sandbox) -> list:
     """The comparison of the finished runs ``chosen`` (names; unknown ones skipped): metrics table, overlaid
-    series and cumulative submissions, or a line asking for two runs or more.
+    series and cumulative submissions, or a line asking for two runs or more. Platform files named by the runs'
+    ``run.json`` are read only where ``sandbox`` allows.
 
     Raises:
         OSError, ValueError: a run's files cannot be read (the caller says so in one line).
@@ -212,7 +213,7 @@ def comparison(runs_dir: Path, chosen: list[str]) -> list:
         return [html.P("Choose two finished runs or more.")]
     columns, rows = comparison_rows([folder.name for folder in folders],
                                     [read_metrics(folder) for folder in folders])
-    runs = [load_run(folder) for folder in folders]
+    runs = [load_run(folder, may_read=sandbox.contains) for folder in folders]
     return [
         dash_table.DataTable(id="comparison-table", data=rows, columns=[{"name": c, "id": c} for c in columns],
                              style_table={"overflowX": "auto"}, style_cell=TABLE_CELL),

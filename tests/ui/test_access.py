@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import urllib.error
 import urllib.request
@@ -148,6 +149,12 @@ def served(tmp_path_factory):
     (root / "secret.csv").write_bytes((runs / "r1" / "out_jobs.csv").read_bytes())
     (runs / "r2" / "out_jobs.csv").unlink()
     (runs / "r2" / "out_jobs.csv").symlink_to(root / "secret.csv")
+    (root / "secret.xml").write_text("not a platform\n")  # outside the runs folder, and not XML
+    for name, platform in (("r3", root / "secret.xml"), ("r4", root / "missing.xml")):
+        shutil.copytree(runs / "r1", runs / name)  # run.json names a platform file outside the allowed folders
+        manifest = json.loads((runs / name / "run.json").read_text())
+        manifest["platform_file"] = manifest["spec"]["platform"] = str(platform)
+        (runs / name / "run.json").write_text(json.dumps(manifest))
     server = start_ui(runs, root / "runs", root / "cache")
     yield server
     stop_ui(server)
@@ -260,3 +267,25 @@ def test_a_run_whose_files_lead_out_of_the_runs_folder_is_not_read(served):
     rows = {row["id"]: row for row in answer["response"]["runs-table"]["data"]}
     assert rows["r1"]["status"] == "done"
     assert rows["r2"]["status"] == "unreadable" and "out_jobs.csv is a link leading out" in rows["r2"]["error"]
+
+
+def test_a_platform_named_by_run_json_outside_the_folders_is_not_read(served):
+    """Issue 25, item 14: run.json's platform file is a path the app reads too. One outside the allowed folders is
+    never opened (a file that is not XML there gave "secret.xml:1: not well-formed"), and the page is the same
+    whether it exists or not: the number of nodes then comes from out_schedule.csv."""
+    base = served.url.rstrip("/")
+    texts = []
+    for run_id in ("r3", "r4"):
+        code, answer = dash_call(base, {"id": "url", "property": "pathname", "value": f"/runs/{run_id}"},
+                                 others=[{"id": "url", "property": "search", "value": ""}])
+        assert code == 200
+        text = json.dumps(answer)
+        assert "metrics-table" in text and "cannot be read" not in text and "well-formed" not in text
+        text = text.replace(f"/{run_id}/", "/RUN/").replace(f'/{run_id}"', '/RUN"')  # links
+        text = re.sub(rf"(?<![A-Za-z0-9+/]){run_id}(?![A-Za-z0-9+/=])", "RUN", text)  # not inside base64 data
+        texts.append(text.replace("secret.xml", "X").replace("missing.xml", "X"))
+    assert texts[0] == texts[1]
+    for run_id in ("r3", "r4"):
+        code, body = status_of(f"{base}/reports/{run_id}/report.html")
+        assert code == 200 and b"well-formed" not in body, run_id
+
