@@ -72,7 +72,7 @@ class Deadline:
         option: how the user sets it, quoted in the error (``--timeout``).
 
     Raises:
-        ValueError: ``seconds`` not a finite number > 0.
+        ValueError: ``seconds`` not a finite number > 0, or above :data:`MAX_SECONDS`.
     """
 
     def __init__(self, seconds: float, option: str = "--timeout") -> None:

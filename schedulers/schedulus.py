@@ -158,10 +158,10 @@ class Schedulus(PolicyScheduler):
             return []
         carried = sum(1 for job in jobs if _finite_number(job.get(field)))
         if carried == 0:
-            fields = sorted({key for job in jobs[:1000] for key in job})
+            numeric = sorted({key for job in jobs[:1000] for key, value in job.items() if _finite_number(value)})
             raise ValueError(f"scheduler easy-schedulus: option estimate_field {field!r}: no job of the workload "
-                             f"carries it as a number (the jobs' fields: {', '.join(fields)}); name one of them, "
-                             "or leave the option out to use walltimes")
+                             f"carries it as a number (the jobs' numeric fields: {', '.join(numeric) or 'none'}); "
+                             "name one of them, or leave the option out to use walltimes")
         if carried < len(jobs):
             return [f"easy-schedulus: {len(jobs) - carried:,} of {len(jobs):,} jobs have no number in "
                     f"{field!r}: their walltime is their run time estimate"]

@@ -45,7 +45,7 @@ def test_an_estimate_field_no_job_carries_is_refused(tmp_path, capsys):
     err = _one_line_error(capsys, _run_args(out, "--scheduler-options", '{"estimate_field": "no_such_field"}',
                                             scheduler="easy-schedulus"))
     assert "option estimate_field 'no_such_field': no job of the workload carries it as a number" in err
-    assert "walltime" in err and not out.exists()  # the fields the jobs do have are listed
+    assert "numeric fields: id, res, subtime, walltime" in err and not out.exists()  # what could be named
 
 
 def test_an_estimate_field_some_jobs_lack_is_counted_in_the_notes(tmp_path):
