@@ -52,7 +52,11 @@ def session_rule(text: str) -> tuple[str, float]:
     """
     if ":" in text:
         method, threshold = text.split(":", 1)
-        method, minutes = method.strip(), float(threshold)
+        method = method.strip()
+        try:
+            minutes = float(threshold)
+        except ValueError:
+            raise ValueError(f"the threshold {threshold.strip()!r} is not a number of minutes") from None
     else:
         method, minutes = parse_session_spec(text)
     if method not in METHODS:

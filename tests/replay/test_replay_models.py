@@ -114,7 +114,7 @@ def small(tmp_path):
 
 @pytest.mark.parametrize(("sessions", "message"), [
     ("  ", r"^--sessions is empty: expected method:minutes"),
-    ("arrival:x", r"^--sessions 'arrival:x': expected method:minutes .* \(could not convert"),
+    ("arrival:x", r"^--sessions 'arrival:x': expected method:minutes .* \(the threshold 'x' is not a number of minutes\)"),
     ("arival:60", r"^--sessions 'arival:60': expected .* \(unknown method 'arival'\)"),
     ("q60", r"^--sessions 'q60': expected method:minutes"),
 ])

@@ -62,6 +62,14 @@ def test_an_estimate_field_some_jobs_lack_is_counted_in_the_notes(tmp_path):
     assert f"easy-schedulus: {lacking:,} of {len(workload['jobs']):,} jobs have no number in 'estimate'" in notes[-1]
 
 
+def test_a_sessions_rule_with_no_number_says_so(tmp_path, capsys):
+    argv = _run_args(tmp_path / "run", "--replay", "feedback", "--sessions", "garbage:::")
+    argv[2] = str(GOLDEN.parent / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz")
+    err = _one_line_error(capsys, argv)
+    assert "--sessions 'garbage:::'" in err and "the threshold '::' is not a number of minutes" in err
+    assert "could not convert" not in err
+
+
 @pytest.mark.parametrize("sessions", ["garbage:::", "arrival:60", "a60"])
 def test_sessions_with_a_model_that_uses_none_are_refused(tmp_path, capsys, sessions):
     out = tmp_path / "run"
