@@ -115,3 +115,43 @@ def execution_time(profile: Mapping, speeds: Sequence[float]) -> float:
             f"parallel profile has {len(cpu)} cpu values but the job was allocated {len(speeds)} hosts"
         )
     return max(float(c) / s for c, s in zip(cpu, speeds))
+
+
+#: The latest simulated time, s (about 317 years), that a run may reach by its last submission plus its longest job
+#: alone on the slowest host. Beyond about 1e12 s the embedded engine and a real Batsim 4.2.1 were seen to disagree
+#: on runs of 100 concurrent jobs (SimGrid's absolute precisions), and from 1e23 s Batsim aborts (it prints times
+#: into a fixed buffer); 1e10 s leaves a margin of 100 and is far beyond any real log (measured 2026-11-27, issue 25).
+MAX_SIMULATED_SECONDS = 1e10
+
+
+def longest_time_alone(profile: Mapping, slowest_speed: float) -> float:
+    """An upper bound, s, of the time a job of ``profile`` takes on hosts of at least ``slowest_speed`` flop/s with
+    no other job: its delay, or its largest per-host flop / ``slowest_speed`` (a ``parallel_homogeneous_total``
+    counted as if on one host). 0 for a profile type the embedded engine does not simulate (a real Batsim's)."""
+    kind = profile.get("type")
+    if kind == "delay":
+        return float(profile["delay"])
+    if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        return float(profile["cpu"]) / slowest_speed
+    if kind == "parallel":
+        return max((float(c) for c in profile["cpu"]), default=0.0) / slowest_speed
+    return 0.0
+
+
+def check_simulated_times(workload: Mapping, slowest_speed: float) -> None:
+    """Refuse a workload (Batsim JSON document) whose last submission plus its longest job alone on the slowest
+    host (``slowest_speed``, flop/s) passes :data:`MAX_SIMULATED_SECONDS`, where the two engines no longer agree.
+
+    Raises:
+        ValueError: naming the profile, its bound and the slowest speed.
+    """
+    last = max((float(job.get("subtime", 0)) for job in workload.get("jobs", ())), default=0.0)
+    for name, profile in workload.get("profiles", {}).items():
+        seconds = longest_time_alone(profile, slowest_speed)
+        if last + seconds > MAX_SIMULATED_SECONDS:
+            raise ValueError(f"profile '{name}' takes up to {seconds:.4g} s on the slowest host ({slowest_speed:g} "
+                             f"flop/s): with the last submission at {last:.4g} s the simulation could pass "
+                             f"{MAX_SIMULATED_SECONDS:g} s, beyond which the embedded engine and a real Batsim 4.2.1 "
+                             "no longer agree: use faster hosts, or shorter jobs (for an SWF log, a lower "
+                             "--recorded-speed or --profile delay)")
+

@@ -39,6 +39,7 @@ from batreplay.analysis.metrics import summarize
 from batreplay.analysis.run_dir import RECORDED_SUBMISSION
 from batreplay.atomic import commit_directory, make_staging_directory, recover_interrupted, write_json_atomically
 from batreplay.deadline import Deadline, WallClockTimeout, wall_clock_limit
+from batreplay.engine.profiles import check_simulated_times
 from batreplay.engine.simulate import SimulationError, simulate
 from batreplay.formats.out_jobs import read_out_jobs
 from batreplay.platforms.reader import read_platform
@@ -258,6 +259,10 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
     platform_path = resolve_platform(spec.platform)
     platform = read_platform(platform_path)
     document, job_table, notes = load_workload(spec, nb_res=platform.nb_compute)
+    try:  # a platform too slow for the workload: times where the embedded engine and Batsim part ways
+        check_simulated_times(document, float(min(platform.speeds)))
+    except ValueError as err:
+        raise RunError(f"{spec.workload} on {platform_path}: {err}") from None
     try:
         spec.engine.make_speedup_model()  # a bad speedup table is told now, before the simulation
     except ValueError as err:

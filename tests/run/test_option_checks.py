@@ -145,3 +145,28 @@ def test_a_scheduler_file_and_a_subclass_run_through_pybatsim(tmp_path):
     source.write_text("from batreplay.schedulers.easy import Easy\n\n\nclass MyEasy(Easy):\n    pass\n")
     assert main(_run_args(tmp_path / "run", scheduler=str(source))) == 0
     assert json.loads((tmp_path / "run" / "run.json").read_text())["decision_driver"] == "pybatsim"
+
+
+def test_a_platform_too_slow_for_the_workload_is_refused_before_the_simulation(tmp_path, capsys):
+    """Issue 25, item 7, the platform side: very slow hosts push simulated times where the embedded engine and a
+    real Batsim part ways (Batsim aborts from 1e23 s); the last submission plus the longest job alone on the
+    slowest host is held below MAX_SIMULATED_SECONDS."""
+    from batreplay.engine.profiles import MAX_SIMULATED_SECONDS
+    from batreplay.platforms.generate import write_platform
+
+    workload = json.loads((DELAYS / "workload.json").read_text())
+    last = max(job["subtime"] for job in workload["jobs"])
+    workload["profiles"] = {name: {"type": "parallel_homogeneous", "cpu": 1e12, "com": 0}
+                            for name in workload["profiles"]}
+    path = tmp_path / "workload.json"
+    path.write_text(json.dumps(workload))
+    slow = write_platform(tmp_path / "slow.xml", 4, 1e12 / (MAX_SIMULATED_SECONDS - last) / 2)  # 2x over the bound
+    argv = _run_args(tmp_path / "run", "--platform", str(slow))
+    argv[2] = str(path)
+    err = _one_line_error(capsys, argv)
+    assert "the simulation could pass 1e+10 s, beyond which the embedded engine and a real Batsim 4.2.1" in err
+    assert not (tmp_path / "run").exists()
+    fast_enough = write_platform(tmp_path / "ok.xml", 4, 1e12 / (MAX_SIMULATED_SECONDS - last) * 1.01)
+    argv = _run_args(tmp_path / "run", "--platform", str(fast_enough))
+    argv[2] = str(path)
+    assert main(argv) == 0
