@@ -214,9 +214,14 @@ class Conservative(PolicyScheduler):
     """pybatsim scheduler running :class:`ConservativePolicy` (see :class:`PolicyScheduler` for the event
     handling).
 
-    Options (``--scheduler-options``): none; any key is refused by the registry.
+    Options (``--scheduler-options``, see :data:`OPTIONS`), the placement ones of
+    :data:`~batreplay.schedulers.node_selection.PLACEMENT_OPTIONS`: ``node_selection`` (which nodes a starting job
+    gets: ``lowest-id``, the default, ``least-loaded``, ``best-fit``, ``round-robin``, ``random``,
+    ``fastest-first``), ``slots`` (``false``, the default: whole nodes; ``true``: the job slots of each host's
+    property ``slots``, one-slot jobs only, wider ones rejected; needs compute sharing) and ``seed``
+    (integer >= 0, default 0, of the ``random`` selection). Any other key is refused by the registry.
     """
 
     policy_class = ConservativePolicy
-    #: Options this scheduler reads, ``{name: (default, doc)}`` (checked by the registry): none.
+    #: Options this scheduler reads, ``{name: (default, doc)}`` (checked by the registry): the placement ones.
     OPTIONS: ClassVar[dict[str, tuple[Any, str]]] = dict(PLACEMENT_OPTIONS)

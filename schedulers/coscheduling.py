@@ -47,9 +47,9 @@ from procset import ProcSet
 
 from batreplay.platforms.speedup import SPEEDUP_MODELS, SpeedupModel, kind_of, make_speedup_model
 from batreplay.schedulers.adapter import PolicyScheduler
-from batreplay.schedulers.easy import Reservation
-from batreplay.schedulers.policy import TIME_EPSILON, QueuedJob, SchedulingPolicy, Start
-from batreplay.schedulers.queue_order import ORDERS, OrderedQueue
+from batreplay.schedulers.easy_core import EasyCore
+from batreplay.schedulers.policy import TIME_EPSILON, QueuedJob, SchedulingPolicy
+from batreplay.schedulers.queue_order import ORDERS
 
 
 class SharedNodes:
@@ -123,9 +123,11 @@ class SharedNodes:
             self.free_time[node] = max((end for _, end in self.ends[node]), default=-math.inf)
 
 
-class CoschedulingPolicy(SchedulingPolicy):
+class CoschedulingPolicy(EasyCore):
     """EASY backfilling where jobs may share nodes when ``model`` predicts a speedup >= ``threshold`` (see the
-    module docstring for the rules).
+    module docstring for the rules): :class:`~batreplay.schedulers.easy_core.EasyCore` whose hooks count nodes a
+    job's kind may share (:meth:`_nodes_free`, :meth:`_start_now`, :meth:`_start_on_extra`) and reserve whole free
+    nodes for the head (:meth:`shadow`).
 
     Args:
         resources: the platform's compute resources (ProcSet of ids, or a count).
@@ -135,33 +137,28 @@ class CoschedulingPolicy(SchedulingPolicy):
         order: queue order, a name of :data:`~batreplay.schedulers.queue_order.ORDERS`.
 
     Raises:
-        ValueError: a threshold that is not a number > 0, ``jobs_per_node`` < 1, an unknown order; at submission, a
-            job without its JSON description (:attr:`QueuedJob.description`) or one the model cannot rate.
+        ValueError: a threshold that is not a number > 0, ``jobs_per_node`` < 1, fewer than one resource, an unknown
+            order (checked in that order); at submission, a job without its JSON description
+            (:attr:`QueuedJob.description`) or one the model cannot rate.
     """
 
     name = "easy-coscheduling"
 
     def __init__(self, resources: ProcSet | int, *, model: SpeedupModel, threshold: float = 1.0,
                  jobs_per_node: int = 2, order: str = "fcfs") -> None:
-        super().__init__(resources)
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold < math.inf:
             raise ValueError(f"option threshold: expected a number > 0, got {threshold!r}")
         if isinstance(jobs_per_node, bool) or not isinstance(jobs_per_node, int) or jobs_per_node < 1:
             raise ValueError(f"option jobs_per_node: expected an integer >= 1, got {jobs_per_node!r}")
+        super().__init__(resources, order=order)
         self.pool = self.nodes = SharedNodes(self.pool.all)
         self.model = model
         self.threshold = float(threshold)
         self.jobs_per_node = jobs_per_node
-        self._queue = OrderedQueue(order)
         self._kinds: dict[str, Hashable] = {}  # job id -> kind, waiting and running jobs
         self._examples: dict[Hashable, Mapping[str, Any]] = {}  # kind -> one job of that kind, to ask the model
         self._of_kind: dict[Hashable, int] = {}  # kind -> its waiting and running jobs (an example is kept while > 0)
-        self.reservation: Reservation | None = None  # the head's, as computed before backfilling (None: no head)
         self._fits: dict[tuple[Hashable, Hashable], bool] = {}  # (kind, kind) -> may share a node
-
-    @property
-    def queue(self) -> tuple[QueuedJob, ...]:
-        return tuple(self._queue.jobs)
 
     def use_pool(self, pool) -> None:
         raise ValueError("easy-coscheduling places jobs itself: the options node_selection and slots do not apply")
@@ -216,12 +213,24 @@ class CoschedulingPolicy(SchedulingPolicy):
             room &= nodes.kind_count[:, refused].sum(axis=1) == 0
         return free, np.flatnonzero(room)
 
-    def _start_on(self, job: QueuedJob, nodes: np.ndarray, now: float) -> Start:
+    def _start_on(self, job: QueuedJob, nodes: np.ndarray, now: float) -> ProcSet:
+        """Start ``job`` at ``now`` (s) on the nodes at positions ``nodes``; its allocation."""
         duration = self._expected_duration(job)
         allocation = self.nodes.place(job.id, nodes, self._kinds[job.id], now + duration)
         self._queued_ids.discard(job.id)
         self.running.add(job, allocation, now, duration)
-        return job, allocation
+        return allocation
+
+    def _nodes_free(self) -> int:
+        """Nodes running fewer than ``jobs_per_node`` jobs (whether a job's kind may share them or not)."""
+        return int(np.count_nonzero(self.nodes.count < self.jobs_per_node))
+
+    def _start_now(self, job: QueuedJob, now: float) -> ProcSet | None:
+        """On the nodes that can take it, free ones first (lowest ids), then partly used ones (lowest ids)."""
+        free, shared = self._welcoming(self._kinds[job.id])
+        if len(free) + len(shared) < job.requested_resources:
+            return None
+        return self._start_on(job, np.concatenate((free, shared))[:job.requested_resources], now)
 
     def shadow(self, head: QueuedJob, now: float) -> tuple[float, int]:
         """Shadow time (s, ``>= now``, ``inf`` possible) and extra nodes for ``head``: when its request of nodes
@@ -234,59 +243,23 @@ class CoschedulingPolicy(SchedulingPolicy):
         shadow = max(shadow, now)
         return shadow, int(np.count_nonzero(times <= shadow + TIME_EPSILON)) - needed
 
-    def decide(self, now: float) -> list[Start]:
-        started: list[Start] = []
-        queue = self._queue.jobs
-
-        # 1. Head jobs while they find nodes, free ones first.
-        count = 0
-        while count < len(queue):
-            job = queue[count]
-            free, shared = self._welcoming(self._kinds[job.id])
-            if len(free) + len(shared) < job.requested_resources:
-                break
-            started.append(self._start_on(job, np.concatenate((free, shared))[:job.requested_resources], now))
-            count += 1
-        self._queue.remove_head(count)
-        if not queue:
-            self.reservation = None
-            return started
-
-        # 2. The head's reservation on whole free nodes.
-        head = queue[0]
-        shadow, extra = self.shadow(head, now)
-        self.reservation = Reservation(head.id, shadow, extra)
-        limit = shadow - now + TIME_EPSILON
+    def _start_on_extra(self, job: QueuedJob, now: float, shadow: float, extra: int) -> tuple[ProcSet, int] | None:
+        """Nodes that can take the job and are expected busy past the shadow time anyway (partly used by jobs
+        that end later) cost nothing and are taken first; free nodes and nodes expected free by the shadow time
+        each use up one extra node."""
+        nodes = job.requested_resources
+        free, shared = self._welcoming(self._kinds[job.id])
+        if len(free) + len(shared) < nodes:
+            return None
         # a node is free of cost to the head only if expected busy past the shadow time, beyond any rounding of the
         # ends of jobs backfilled by the walltime criterion (now + walltime <= shadow + TIME_EPSILON)
-        beyond = shadow + 2 * TIME_EPSILON
-
-        # 3. Backfilling, in queue order.
-        backfilled: list[int] = []
-        for position in range(1, len(queue)):
-            if not (self.nodes.count < self.jobs_per_node).any():
-                break  # every node runs as many jobs as it may
-            job = queue[position]
-            nodes = job.requested_resources
-            free, shared = self._welcoming(self._kinds[job.id])
-            if len(free) + len(shared) < nodes:
-                continue
-            walltime = job.walltime
-            if walltime is not None and walltime <= limit:
-                chosen = np.concatenate((free, shared))[:nodes]
-            else:
-                later = self.nodes.free_time[shared] > beyond
-                costless = shared[later]
-                costly = np.concatenate((free, shared[~later]))
-                used = max(0, nodes - len(costless))
-                if used > extra or used > len(costly):
-                    continue
-                chosen = np.concatenate((costless[:nodes], costly[:used]))
-                extra -= used
-            backfilled.append(position)
-            started.append(self._start_on(job, chosen, now))
-        self._queue.remove_positions(backfilled)
-        return started
+        later = self.nodes.free_time[shared] > shadow + 2 * TIME_EPSILON
+        costless = shared[later]
+        costly = np.concatenate((free, shared[~later]))
+        used = max(0, nodes - len(costless))
+        if used > extra or used > len(costly):
+            return None
+        return self._start_on(job, np.concatenate((costless[:nodes], costly[:used])), now), extra - used
 
 
 def make_model(options: Mapping[str, Any]) -> SpeedupModel:

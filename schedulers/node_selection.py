@@ -22,7 +22,7 @@ compute sharing (``batreplay run --compute-sharing``; a run description without 
 accept them. A job takes one slot on each of as many distinct
 nodes as it requests resources (Batsim gives a job distinct hosts, and one core of each). FCFS and EASY backfilling
 (any queue order) place such jobs exactly: a job fits when that many nodes have a free slot, and EASY's reservation
-asks when that many nodes will (:meth:`~batreplay.schedulers.easy.EasyPolicy.slot_shadow`). Conservative
+asks when that many nodes will (:meth:`~batreplay.schedulers.easy.SlotEasyPolicy.slot_shadow`). Conservative
 backfilling, reservation depths above 1 and easy-schedulus count free slots as one number, exact for one-slot jobs
 only: on nodes of several slots they place one-slot jobs (grid logs such as LCG) and reject wider ones, counted.
 This module imports numpy and procset.

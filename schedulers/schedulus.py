@@ -41,30 +41,36 @@ from batsim.batsim import Job
 from procset import ProcSet
 
 from batreplay.schedulers.adapter import PolicyScheduler
-from batreplay.schedulers.policy import QueuedJob, SchedulingPolicy, Start, requested_time
+from batreplay.schedulers.easy_core import EasyCore
+from batreplay.schedulers.policy import QueuedJob, SchedulingPolicy, requested_time
 
 
-class SchedulusEasyPolicy(SchedulingPolicy):
-    """EASY backfilling with Schedulus' triggers, shadow time and tests (see the module docstring).
+class SchedulusEasyPolicy(EasyCore):
+    """EASY backfilling with Schedulus' triggers, shadow time and tests (see the module docstring): the core of
+    :class:`~batreplay.schedulers.easy_core.EasyCore` on whole nodes, lowest ids first, with its own hooks
+    :meth:`_expected_duration` (the estimate), :meth:`_backfills` (the triggers), :meth:`shadow` (the latest
+    expected end) and :meth:`_ends_by_shadow` (the strict test on the estimate).
 
     Args:
-        resources: the platform's compute resources (ProcSet of ids, or a count).
+        resources: the platform's compute resources (ProcSet of ids, or a count of nodes).
         estimates: job id -> run time estimate in seconds used instead of the walltime (any finite number, -1
             included, as Schedulus uses it); the mapping is read when a job starts or is scanned, so it may be
             filled while jobs arrive. ``None``: walltimes only.
+
+    Raises:
+        ValueError: fewer than one resource.
+
+    Attributes:
+        reservation: ``(head id, shadow time, extra nodes)`` of the last decision that backfilled, else ``None``
+            (not a reservation in EASY's sense: backfilled jobs may delay the head).
     """
 
     name = "easy-schedulus"
 
     def __init__(self, resources: ProcSet | int, estimates: dict[str, float] | None = None):
         super().__init__(resources)
-        self._queue: list[QueuedJob] = []
         self._estimates = {} if estimates is None else estimates
         self._submitted = False
-
-    @property
-    def queue(self) -> tuple[QueuedJob, ...]:
-        return tuple(self._queue)
 
     def estimate(self, job: QueuedJob) -> float:
         """Seconds the scheduler expects ``job`` to run: its entry in ``estimates``, else its walltime
@@ -73,7 +79,7 @@ class SchedulusEasyPolicy(SchedulingPolicy):
         return requested_time(job) if value is None else value
 
     def _enqueue(self, job: QueuedJob) -> None:
-        self._queue.append(job)
+        self._queue.push(job)
         self._submitted = True
 
     def _expected_duration(self, job: QueuedJob) -> float:
@@ -81,9 +87,15 @@ class SchedulusEasyPolicy(SchedulingPolicy):
         Schedulus does."""
         return self.estimate(job)
 
-    def shadow(self, head: QueuedJob) -> tuple[float, int]:
+    def _backfills(self, started: int) -> bool:
+        """Schedulus' triggers: a job was submitted since the previous decision, or no head job ``started``."""
+        submitted, self._submitted = self._submitted, False
+        return submitted or started == 0
+
+    def shadow(self, head: QueuedJob, now: float | None = None) -> tuple[float, int]:
         """Schedulus' shadow time (s; the latest expected end of the running jobs, ``-inf`` if the head never
-        fits) and extra nodes (free nodes when the head first fits, minus its request) for ``head``."""
+        fits; ``now`` is not used) and extra nodes (free nodes when the head first fits, minus its request) for
+        ``head``."""
         needed = head.requested_resources
         available, extra, shadow = self.pool.nb_free, 0, -math.inf
         for end, _, nodes in self.running.ends():  # by expected end, ties in start order
@@ -93,31 +105,9 @@ class SchedulusEasyPolicy(SchedulingPolicy):
                 shadow, extra = end, available - needed
         return shadow, extra
 
-    def decide(self, now: float) -> list[Start]:
-        queue = self._queue
-        started: list[Start] = []
-        count = 0
-        while count < len(queue) and queue[count].requested_resources <= self.pool.nb_free:
-            started.append((queue[count], self._start(queue[count], now)))
-            count += 1
-        del queue[:count]
-        submitted, self._submitted = self._submitted, False
-        if not queue or not (submitted or count == 0):
-            return started
-        shadow, extra = self.shadow(queue[0])
-        kept = [queue[0]]
-        for job in queue[1:]:
-            nodes = job.requested_resources
-            fits = nodes <= self.pool.nb_free
-            if fits and now + self.estimate(job) < shadow:
-                started.append((job, self._start(job, now)))
-            elif fits and nodes <= extra:
-                started.append((job, self._start(job, now)))
-                extra -= nodes
-            else:
-                kept.append(job)
-        self._queue = kept
-        return started
+    def _ends_by_shadow(self, job: QueuedJob, now: float, shadow: float) -> bool:
+        """Schedulus' strict test on the estimate: ``now + estimate < shadow``."""
+        return now + self.estimate(job) < shadow
 
 
 class Schedulus(PolicyScheduler):

@@ -255,7 +255,7 @@ def test_spread_easy_is_easy_on_whole_nodes_and_on_one_slot_jobs(data, capacitie
     """The per-node rules decide as EASY counted in slots where that is exact: on nodes of one slot (EASY on whole
     nodes, the case that says most), and for one-slot jobs on nodes of several slots (there a waiting head means no
     free slot at all, so this half only checks the start of heads and the reservation's bookkeeping)."""
-    from batreplay.schedulers.easy import EasyPolicy
+    from batreplay.schedulers.easy import EasyPolicy, SlotEasyPolicy
 
     if widest > 1:
         capacities = [1] * len(capacities)
@@ -264,10 +264,19 @@ def test_spread_easy_is_easy_on_whole_nodes_and_on_one_slot_jobs(data, capacitie
     counted = EasyPolicy(len(capacities))
     spread.places_spread_jobs = True
     counted.places_spread_jobs = False
-    if widest > 1:  # whole nodes: force the per-node rules
+    if widest > 1:  # whole nodes: force the per-node rules (EasyPolicy becomes SlotEasyPolicy on slots only)
         original = spread.use_pool
-        spread.use_pool = lambda pool: (original(pool), setattr(spread, "spread_slots", True))
-    assert drive_slots(spread, capacities, jobs) == drive_slots(counted, capacities, jobs)
+
+        def per_node(pool):
+            original(pool)
+            spread.spread_slots = True
+            spread.__class__ = SlotEasyPolicy
+
+        spread.use_pool = per_node
+    result = drive_slots(spread, capacities, jobs)
+    per_node = widest > 1 or max(capacities) > 1  # slots somewhere, or forced above
+    assert type(spread) is (SlotEasyPolicy if per_node else EasyPolicy) and type(counted) is EasyPolicy
+    assert result == drive_slots(counted, capacities, jobs)
 
 
 def test_a_long_backfilled_job_keeps_the_last_free_slot_of_a_node_for_the_head():
