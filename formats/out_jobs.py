@@ -31,15 +31,17 @@ import numpy as np
 import pandas as pd
 from procset import ProcSet
 
-
-#: The Batsim release whose output formats (and behaviour) batreplay reproduces.
-BATSIM_VERSION = "4.2.1"
-
-#: Columns in the order Batsim 4.2.1 writes them.
-BATSIM_COLUMNS: tuple[str, ...] = (
-    "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
-    "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
-    "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata",
+from batreplay.formats.names import (  # defined in a light module, for the writers; re-exported here
+    BATSIM_COLUMNS,
+    BATSIM_VERSION,
+    FAILED,
+    FINAL_STATES,
+    KILLED,
+    KILLED_STATES,
+    REJECTED,
+    SUCCESS,
+    TEXT_COLUMNS,
+    WALLTIME_REACHED,
 )
 
 #: Columns the analysis needs; the others are kept when present but may be absent.
@@ -51,24 +53,12 @@ REQUIRED_COLUMNS: tuple[str, ...] = (
 #: Name of the added column holding the full Batsim job id ``workload!job_id``.
 FULL_ID = "full_job_id"
 
-REJECTED = "REJECTED"
-SUCCESS = "COMPLETED_SUCCESSFULLY"
-FAILED = "COMPLETED_FAILED"
-WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
-KILLED = "COMPLETED_KILLED"
-#: Every ``final_state`` Batsim 4.2.1 writes.
-FINAL_STATES: frozenset[str] = frozenset({SUCCESS, FAILED, WALLTIME_REACHED, KILLED, REJECTED})
-#: States Batsim counts as killed in ``nb_jobs_killed`` of ``out_schedule.csv``.
-KILLED_STATES: frozenset[str] = frozenset({WALLTIME_REACHED, KILLED})
-
 _TIME_COLUMNS = ("starting_time", "execution_time", "finish_time")
 _ALWAYS_NUMERIC = ("submission_time", "requested_number_of_resources", "requested_time")
 
 #: ``requested_time`` that Batsim writes for a job without walltime (read as NaN).
 NO_WALLTIME = -1.0
 _OPTIONAL_NUMERIC = ("success", "waiting_time", "turnaround_time", "stretch", "consumed_energy")
-#: Columns read and written as text.
-TEXT_COLUMNS = ("job_id", "workload_name", "profile", "final_state", "allocated_resources", "metadata")
 #: Slack allowed between a time and the same time recomputed from others (Batsim rounds to 1e-6 s).
 TIME_TOLERANCE = 2e-6
 #: Columns that Batsim 4.2.1 fills on the row of every job that ran and leaves empty on a rejected job's row,

@@ -1,8 +1,13 @@
 """Writing Batsim's ``out_jobs.csv`` byte for byte as Batsim 4.2.1 does: the row a simulation produces
-(:class:`JobRecord`), written from rows or from columns, streamed into an atomic temporary file, and the checked
-table that :func:`batreplay.formats.out_jobs.read_out_jobs` would read from it, built on the way (nothing is read
-back). Fields are written as they are, unquoted, except ``metadata``, which Batsim always writes between double
-quotes; times with six decimals. This module imports batreplay.atomic and batreplay.formats.out_jobs.
+(:class:`JobRecord`), written from rows or from columns, streamed into an atomic temporary file
+(:func:`write_out_jobs_text`, the one writer), and the checked table that
+:func:`batreplay.formats.out_jobs.read_out_jobs` would read from it (:meth:`WrittenJobs.table`), built from what was
+written (nothing is read back). Fields are written as they are, unquoted, except ``metadata``, which Batsim always
+writes between double quotes; times with six decimals.
+
+Writing needs no table library: the embedded engine writes its outputs without pandas, which is imported (with
+:mod:`batreplay.formats.out_jobs`, the validator) only when the table is asked for, by the analysis of a run.
+This module imports batreplay.atomic, batreplay.formats.names and numpy.
 """
 
 from __future__ import annotations
@@ -16,12 +21,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from batreplay.atomic import open_text_atomically
-from batreplay.formats.out_jobs import BATSIM_COLUMNS, TEXT_COLUMNS, validate_out_jobs
+from batreplay.formats.names import BATSIM_COLUMNS, TEXT_COLUMNS
+
+if TYPE_CHECKING:  # pandas is imported by the functions that build a table
+    import pandas as pd
 
 
 @dataclass(slots=True)
@@ -66,6 +74,8 @@ def jobs_frame(records: Sequence[JobRecord], columns: Sequence[str] = BATSIM_COL
     Times are the records' own (computed as Batsim computes them by the engine), not the printed values read
     back; ``consumed_energy`` is -1 (no energy model), empty for a rejected job. Built column by column: a subset
     of ``columns`` costs only those columns."""
+    import pandas as pd
+
     fields = [name for name in columns if name != "consumed_energy"]
     frame = pd.DataFrame({name: [getattr(r, name) for r in records] for name in fields}, columns=fields)
     if "consumed_energy" in columns:
@@ -74,9 +84,45 @@ def jobs_frame(records: Sequence[JobRecord], columns: Sequence[str] = BATSIM_COL
     return frame[list(columns)]
 
 
-def write_out_jobs(records: Iterable[JobRecord], path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Write ``out_jobs.csv`` atomically (temporary file, then rename), block of rows by block of rows; return its
-    table, checked.
+@dataclass
+class WrittenJobs:
+    """What :func:`write_out_jobs_text` wrote into ``path``, as :func:`read_out_jobs` would read it back: the text
+    fields (:data:`~batreplay.formats.names.TEXT_COLUMNS`), the integer ones and each time as printed (six
+    decimals, NaN when empty), by column name, one value per job in file order. :meth:`table` makes the checked
+    table of them."""
+
+    path: Path
+    text: dict[str, list[str]]
+    counts: dict[str, list[int]]
+    printed: dict[str, array]
+
+    def table(self) -> pd.DataFrame:
+        """The table :func:`~batreplay.formats.out_jobs.read_out_jobs` would return for the file written (same
+        columns, dtypes and values: the times as printed, six decimals), checked by
+        :func:`~batreplay.formats.out_jobs.validate_out_jobs`; built anew at each call (imports pandas). Text
+        holding a double quote is the one exception: Batsim does not escape it, so the file reads back
+        differently.
+
+        Raises:
+            OutJobsError: the rows do not make a valid table (see :func:`validate_out_jobs`); the file is written.
+        """
+        import pandas as pd
+
+        from batreplay.formats.out_jobs import validate_out_jobs
+
+        raw = pd.DataFrame({
+            **{name: pd.Series(values, dtype=str) for name, values in self.text.items()},
+            **{name: np.array(values, dtype=np.int64) for name, values in self.counts.items()},
+            **{name: np.frombuffer(values, dtype=np.float64) for name, values in self.printed.items()},
+        })
+        raw["consumed_energy"] = np.where(np.isnan(raw["starting_time"].to_numpy()), np.nan, -1.0)
+        return validate_out_jobs(raw[list(BATSIM_COLUMNS)], source=str(self.path))
+
+
+def write_out_jobs_text(columns: Mapping[str, Sequence], path: str | os.PathLike[str]) -> WrittenJobs:
+    """Write ``out_jobs.csv`` atomically (temporary file, then rename) from columns, block of rows by block of
+    rows; return what was written (:class:`WrittenJobs`; its :meth:`~WrittenJobs.table` is the checked table). No
+    table library is imported: this is what the embedded engine calls.
 
     The file is byte for byte what Batsim 4.2.1 writes: fields as they are, unquoted, except ``metadata``,
     which Batsim always writes between double quotes (``""`` when empty) without escaping its content;
@@ -84,39 +130,14 @@ def write_out_jobs(records: Iterable[JobRecord], path: str | os.PathLike[str]) -
     ``consumed_energy`` -1.
 
     Args:
-        records: the rows, in file order (read once: an iterator will do).
-        path: the file to write.
-
-    Returns:
-        The table :func:`read_out_jobs` would return for the file written (same columns, dtypes and values: the
-        times as printed, six decimals), built in memory without reading the file back. Text holding a double
-        quote is the one exception: Batsim does not escape it, so the file reads back differently.
-
-    Raises:
-        csv.Error: a field holds a comma or a line break (a job id, say), which Batsim would write as is, breaking
-            the CSV.
-        OutJobsError: the rows do not make a valid table (see :func:`validate_out_jobs`); the file is written.
-    """
-    records = iter(records)
-    blocks = ({name: list(map(attrgetter(name), block)) for name in RECORD_FIELDS}
-              for block in iter(lambda: list(itertools.islice(records, _BLOCK)), []))
-    return _write_blocks(blocks, Path(path))
-
-
-def write_out_jobs_columns(columns: Mapping[str, Sequence], path: str | os.PathLike[str]) -> pd.DataFrame:
-    """:func:`write_out_jobs` from columns instead of :class:`JobRecord` rows (no object per job is needed).
-
-    Args:
         columns: :data:`RECORD_FIELDS` -> one value per job, in file order (lists or numpy arrays); the times of
             a rejected job None or NaN.
         path: the file to write.
 
-    Returns:
-        As :func:`write_out_jobs`.
-
     Raises:
         ValueError: a field missing from ``columns`` or columns of different lengths.
-        csv.Error, OutJobsError: as :func:`write_out_jobs`.
+        csv.Error: a field holds a comma or a line break (a job id, say), which Batsim would write as is, breaking
+            the CSV; nothing is left at ``path`` then.
     """
     missing = [name for name in RECORD_FIELDS if name not in columns]
     if missing:
@@ -129,27 +150,44 @@ def write_out_jobs_columns(columns: Mapping[str, Sequence], path: str | os.PathL
     return _write_blocks(blocks, Path(path))
 
 
+def write_out_jobs(records: Iterable[JobRecord], path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Write ``out_jobs.csv`` from :class:`JobRecord` rows (read once: an iterator will do), as
+    :func:`write_out_jobs_text` writes it, and return its checked table (:meth:`WrittenJobs.table`).
+
+    Raises:
+        csv.Error: as :func:`write_out_jobs_text`.
+        OutJobsError: the rows do not make a valid table (see :func:`validate_out_jobs`); the file is written.
+    """
+    records = iter(records)
+    blocks = ({name: list(map(attrgetter(name), block)) for name in RECORD_FIELDS}
+              for block in iter(lambda: list(itertools.islice(records, _BLOCK)), []))
+    return _write_blocks(blocks, Path(path)).table()
+
+
+def write_out_jobs_columns(columns: Mapping[str, Sequence], path: str | os.PathLike[str]) -> pd.DataFrame:
+    """:func:`write_out_jobs_text`, then the checked table of what was written (:meth:`WrittenJobs.table`).
+
+    Raises:
+        ValueError, csv.Error: as :func:`write_out_jobs_text`.
+        OutJobsError: the rows do not make a valid table (see :func:`validate_out_jobs`); the file is written.
+    """
+    return write_out_jobs_text(columns, path).table()
+
+
 def _as_list(values: Sequence) -> list:
     return values.tolist() if isinstance(values, np.ndarray) else list(values)
 
 
-def _write_blocks(blocks: Iterable[dict[str, list]], path: Path) -> pd.DataFrame:
-    """Write ``out_jobs.csv`` from blocks of columns (:data:`RECORD_FIELDS` -> values); return its checked table."""
-    printed = {name: array("d") for name in _FLOAT_FIELDS}
-    text: dict[str, list] = {name: [] for name in TEXT_COLUMNS}
-    counts: dict[str, list] = {"requested_number_of_resources": [], "success": []}
+def _write_blocks(blocks: Iterable[dict[str, list]], path: Path) -> WrittenJobs:
+    """Write ``out_jobs.csv`` from blocks of columns (:data:`RECORD_FIELDS` -> values); return what was written."""
+    written = WrittenJobs(path, {name: [] for name in TEXT_COLUMNS},
+                          {"requested_number_of_resources": [], "success": []},
+                          {name: array("d") for name in _FLOAT_FIELDS})
     with open_text_atomically(path, buffering=1 << 20) as stream:
         writer = csv.writer(stream, quoting=csv.QUOTE_NONE, quotechar=None, lineterminator="\n")
         writer.writerow(BATSIM_COLUMNS)
-        writer.writerows(_rows(blocks, printed, text, counts))
-    raw = pd.DataFrame({
-        **{name: pd.Series(values, dtype=str) for name, values in text.items()},
-        **{name: np.array(values, dtype=np.int64) for name, values in counts.items()},
-        **{name: np.frombuffer(values, dtype=np.float64) for name, values in printed.items()},
-    })
-    del printed, text, counts
-    raw["consumed_energy"] = np.where(np.isnan(raw["starting_time"].to_numpy()), np.nan, -1.0)
-    return validate_out_jobs(raw[list(BATSIM_COLUMNS)], source=str(path))
+        writer.writerows(_rows(blocks, written.printed, written.text, written.counts))
+    return written
 
 
 def _six(values: list) -> list[str]:

@@ -31,17 +31,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from batreplay.analysis.metrics import summarize
-from batreplay.analysis.run_dir import RECORDED_SUBMISSION
 from batreplay.atomic import commit_directory, make_staging_directory, recover_interrupted, write_json_atomically
 from batreplay.deadline import Deadline, WallClockTimeout, wall_clock_limit
 from batreplay.engine.profiles import check_simulated_times
 from batreplay.engine.simulate import SimulationError, simulate
-from batreplay.formats.out_jobs import read_out_jobs
+from batreplay.formats.table_csv import write_csv_table
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.replay.protocol import ReplayError
@@ -53,6 +49,11 @@ from batreplay.workloads.loading import WorkloadError
 from batreplay.workloads.loading import load_workload as load_any_workload
 from batreplay.workloads.pwa import file_sha256
 from batreplay.workloads.resolve import resolve_workload
+
+if TYPE_CHECKING:  # pandas is imported by the metrics step (batreplay.analysis), after the simulation
+    import pandas as pd
+
+    from batreplay.engine.simulate import Simulation
 
 __all__ = ["RunError", "RunResult", "RunSpec", "check_run_directory", "failed_batsim_log", "is_run_directory",
            "load_workload", "resolve_platform", "run"]
@@ -239,10 +240,33 @@ def _wall_clock_timeout(error: BaseException) -> WallClockTimeout | None:
 def _write_workload_files(staging: Path, document: dict, job_table: pd.DataFrame | None) -> None:
     """Write the run directory's ``workload.json`` (the Batsim workload simulated) and, for an SWF log,
     ``jobs.csv`` (its per-job table, ``submission_time`` renamed ``recorded_submission_time``: out_jobs.csv has the
-    simulated one) into ``staging``."""
+    simulated one) into ``staging``. ``jobs.csv`` is written from the table's columns as pandas' ``to_csv`` wrote it
+    (:func:`batreplay.formats.table_csv.write_csv_table`, faster)."""
     (staging / "workload.json").write_text(json.dumps(document))
     if job_table is not None:
-        job_table.rename(columns={"submission_time": RECORDED_SUBMISSION}).to_csv(staging / "jobs.csv", index=False)
+        from batreplay.analysis.run_dir import RECORDED_SUBMISSION  # (an SWF log: pandas is already imported)
+
+        columns = {RECORDED_SUBMISSION if name == "submission_time" else name: job_table[name]
+                   for name in job_table.columns}
+        with open(staging / "jobs.csv", "w", encoding="utf-8", newline="") as stream:
+            write_csv_table(stream, columns)
+
+
+def _metrics(spec: RunSpec, simulation: Simulation, nb_compute: int, staging: Path) -> dict[str, Any]:
+    """The run's metrics (:func:`batreplay.analysis.metrics.summarize`) of the jobs the simulation wrote: the
+    embedded engine's, kept in memory (let go of once in the table), or a real Batsim's ``out_jobs.csv``, read. The
+    analysis computes them with pandas, which is imported here, not before: a run of a JSON workload simulates
+    without it."""
+    from batreplay.analysis.metrics import summarize
+
+    if simulation.jobs is not None:
+        jobs = simulation.jobs.table()
+        simulation.jobs = None
+    else:
+        from batreplay.formats.out_jobs import read_out_jobs
+
+        jobs = read_out_jobs(staging / "out_jobs.csv")
+    return summarize(jobs, nb_resources=nb_compute, shared_hosts=spec.engine.shares_hosts)
 
 
 def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: Deadline | None,
@@ -253,7 +277,7 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
     directory for ``target`` (appended to ``staged`` as soon as it exists). Returns the manifest written as
     ``run.json`` and the metrics."""
     if spec.engine.name == "batsim":
-        from batreplay.engine.batsim_launcher import check_batsim_version, find_batsim
+        from batreplay.realbatsim.process import check_batsim_version, find_batsim
 
         check_batsim_version(find_batsim(spec.engine.batsim))  # fail fast, before reading the inputs
     platform_path = resolve_platform(spec.platform)
@@ -314,10 +338,8 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
         if on_progress is not None:  # the last word, whatever the throttling (rejected jobs never complete)
             on_progress(latest, done, total)
         messages, driver = simulation.messages, simulation.driver
-        # The embedded engine hands over the table it wrote; a real Batsim's file is read.
-        jobs = simulation.jobs if simulation.jobs is not None else read_out_jobs(staging / "out_jobs.csv")
+        metrics = _metrics(spec, simulation, platform.nb_compute, staging)
         del simulation
-        metrics = summarize(jobs, nb_resources=platform.nb_compute, shared_hosts=spec.engine.shares_hosts)
         write_json_atomically(staging / "metrics.json", metrics)
         manifest = {
             "spec": spec.to_dict(),

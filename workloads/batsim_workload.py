@@ -40,6 +40,7 @@ with a note).
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import errno
 import json
 import math
@@ -49,14 +50,16 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from numbers import Real
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
 from batreplay.atomic import write_text_atomically
 from batreplay.workloads.choices import PROFILE_TYPES, RES_SOURCE_CHOICES, ZERO_RUNTIME_CHOICES
 from batreplay.workloads.loading import not_a_file_reason
 from batreplay.workloads.swf import EXACT_SECONDS_LIMIT, MISSING, SwfFormatError, SwfLog, read_swf
+
+if TYPE_CHECKING:  # pandas is imported when an SWF log is converted (the job table), not to read a JSON workload
+    import pandas as pd
 
 
 #: Reasons for which a job is left out, in the order they are checked; a job is counted once, under the
@@ -487,6 +490,324 @@ def _flop_amounts(log: SwfLog, durations: np.ndarray, job_durations: np.ndarray,
     return [json_flop(amount) for amount in amounts]
 
 
+@dataclass(frozen=True)
+class _Options:
+    """The options of :func:`swf_to_workload`, checked, in the order the report lists them."""
+
+    profile: str
+    node_speed: float | None
+    res_source: str
+    res_fallback: bool
+    walltime_fallback: str | float
+    walltime_factor: float | None
+    zero_runtime: str
+    min_runtime: float
+    oversized: str
+    nb_res: int | None
+    max_jobs: int | None
+
+
+def _real_above_zero(value: Any) -> bool:
+    return isinstance(value, Real) and math.isfinite(value) and value > 0
+
+
+def _checked_options(options: _Options) -> _Options:
+    """``options``, each checked (see :func:`swf_to_workload`).
+
+    Raises:
+        ValueError: the first invalid option, in the order of the parameters.
+    """
+    if options.profile not in PROFILE_TYPES:
+        raise ValueError(f"profile must be 'delay' or 'parallel_homogeneous', not {options.profile!r}")
+    if options.profile == "parallel_homogeneous" and not _real_above_zero(options.node_speed):
+        raise ValueError(
+            "profile='parallel_homogeneous' needs node_speed: the recorded machine's node speed in flop/s (> 0)"
+        )
+    if options.res_source not in RES_SOURCE_CHOICES:
+        raise ValueError(f"res_source must be 'allocated' or 'requested', not {options.res_source!r}")
+    if options.zero_runtime not in ZERO_RUNTIME_CHOICES:
+        raise ValueError(f"zero_runtime must be 'drop' or 'min', not {options.zero_runtime!r}")
+    if not _real_above_zero(options.min_runtime):
+        raise ValueError(f"min_runtime must be a positive number of seconds, not {options.min_runtime!r}")
+    if options.oversized not in ("drop", "keep"):
+        raise ValueError(f"oversized must be 'drop' or 'keep', not {options.oversized!r}")
+    if options.walltime_factor is not None and not _real_above_zero(options.walltime_factor):
+        raise ValueError(f"walltime_factor must be a number > 0 or None, not {options.walltime_factor!r}")
+    fallback = options.walltime_fallback
+    if (fallback not in ("runtime", "drop") if isinstance(fallback, str)
+            else isinstance(fallback, bool) or not _real_above_zero(fallback)):
+        raise ValueError(f"walltime_fallback must be 'runtime', 'drop' or seconds > 0, not {fallback!r}")
+    nb_res, max_jobs = options.nb_res, options.max_jobs
+    if nb_res is not None and (int(nb_res) != nb_res or nb_res <= 0):
+        raise ValueError(f"nb_res must be a positive integer, not {nb_res!r}")
+    if max_jobs is not None and (int(max_jobs) != max_jobs or max_jobs < 0):
+        raise ValueError(f"max_jobs must be a non-negative integer, not {max_jobs!r}")
+    return options
+
+
+@dataclass
+class _JobFields:
+    """The Batsim fields of every job of an SWF log (one value per job line, in file order) and what decided them.
+
+    Attributes:
+        line: SWF line numbers.
+        run: the recorded run time (s; -1 unknown); ``duration``: the profile's (0 raised to ``min_runtime`` with
+            ``zero_runtime="min"``).
+        res: processors requested from Batsim; ``use_secondary``: taken from the other SWF processor count.
+        walltime: seconds; ``walltime_known``: the requested time is > 0; ``raised``: raised to
+            ``walltime_factor`` x the run time.
+        submission: the SWF submission time (s).
+    """
+
+    line: np.ndarray
+    run: np.ndarray
+    duration: np.ndarray
+    res: np.ndarray
+    use_secondary: np.ndarray
+    walltime: np.ndarray
+    walltime_known: np.ndarray
+    raised: np.ndarray
+    submission: np.ndarray
+
+
+def _job_fields(frame: Any, options: _Options) -> _JobFields:
+    """The Batsim fields of each job of ``frame`` (an SWF job frame, see :class:`~batreplay.workloads.swf.SwfLog`)
+    with ``options`` (module docstring: resources, run time, walltime)."""
+    n = len(frame)
+    run = frame["run_time"].to_numpy(dtype=np.float64)
+    requested_time = frame["requested_time"].to_numpy(dtype=np.float64)
+    allocated = frame["allocated_processors"].to_numpy(dtype=np.int64)
+    requested = frame["requested_processors"].to_numpy(dtype=np.int64)
+
+    primary, secondary = (allocated, requested) if options.res_source == "allocated" else (requested, allocated)
+    use_secondary = (primary <= 0) & (secondary > 0) if options.res_fallback else np.zeros(n, dtype=bool)
+    res = np.where(use_secondary, secondary, primary)
+
+    duration = np.where((run == 0) & (options.zero_runtime == "min"), float(options.min_runtime), run)
+
+    walltime_known = requested_time > 0
+    if options.walltime_fallback == "runtime":
+        walltime = np.where(walltime_known, requested_time, duration)
+    elif options.walltime_fallback == "drop":
+        walltime = requested_time.copy()
+    else:
+        walltime = np.where(walltime_known, requested_time, float(options.walltime_fallback))
+    raised = np.zeros(n, dtype=bool)
+    if options.walltime_factor is not None:
+        floor = float(options.walltime_factor) * duration
+        raised = walltime_known & (floor > walltime)
+        walltime = np.where(raised, floor, walltime)
+
+    return _JobFields(line=frame["line"].to_numpy(dtype=np.int64), run=run, duration=duration, res=res,
+                      use_secondary=use_secondary, walltime=walltime, walltime_known=walltime_known, raised=raised,
+                      submission=frame["submission_time"].to_numpy(dtype=np.float64))
+
+
+@dataclass
+class _PlatformSize:
+    """The size jobs are checked against (``size``: None until the largest converted job decides), where it comes
+    from (``source``, :attr:`ConversionReport.nb_res_source`), the header's ``MaxProcs`` (None when missing or not
+    positive) and the header's notes."""
+
+    size: int | None
+    source: str
+    max_procs: int | None
+    header_notes: list[str]
+
+
+def _platform_size(max_procs: int | None, nb_res: int | None) -> _PlatformSize:
+    """The size jobs are checked against: the given ``nb_res`` (the platform), else a positive ``MaxProcs``."""
+    header_notes: list[str] = []
+    if max_procs is not None and max_procs <= 0:
+        header_notes.append(f"MaxProcs {max_procs} ignored: not a positive processor count")
+        max_procs = None
+    if nb_res is not None:
+        if max_procs is not None and max_procs != nb_res:
+            header_notes.append(
+                f"MaxProcs {max_procs} differs from nb_res {nb_res}: jobs are checked against nb_res"
+            )
+        return _PlatformSize(int(nb_res), "given", max_procs, header_notes)
+    if max_procs is not None:
+        return _PlatformSize(max_procs, "MaxProcs of the header", max_procs, header_notes)
+    return _PlatformSize(None, "largest converted job", max_procs, header_notes)
+
+
+def _drop_masks(frame: Any, fields: _JobFields, options: _Options,
+                platform_size: int | None) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Reason (:data:`DROP_REASONS`) -> mask of the jobs dropped for it, each job under the first reason that
+    applies, and the mask of all dropped jobs."""
+    n = len(frame)
+    none = np.zeros(n, dtype=bool)
+    dropped = np.zeros(n, dtype=bool)
+    masks: dict[str, np.ndarray] = {}
+
+    def claim(reason: str, mask: np.ndarray) -> None:
+        mask = mask & ~dropped
+        masks[reason] = mask
+        dropped[mask] = True
+
+    run_missing = fields.run == MISSING
+    claim("run_time_missing", run_missing)
+    claim("run_time_negative", (fields.run < 0) & ~run_missing)
+    claim("run_time_zero", fields.run == 0 if options.zero_runtime == "drop" else none)
+    claim("res_missing", ~(fields.res > 0))
+    claim("walltime_missing", ~fields.walltime_known if options.walltime_fallback == "drop" else none)
+    submission_missing = fields.submission == MISSING
+    claim("submission_time_missing", submission_missing)
+    claim("submission_time_negative", (fields.submission < 0) & ~submission_missing)
+    claim("time_beyond_precision", np.logical_or.reduce(
+        [np.abs(frame[c].to_numpy(dtype=np.float64)) >= EXACT_SECONDS_LIMIT
+         for c in ("submission_time", "wait_time", "run_time", "requested_time")]
+    ))
+    oversize = fields.res > platform_size if platform_size is not None else none
+    claim("res_exceeds_nb_res", oversize if options.oversized == "drop" else none)
+    duplicate = np.zeros(n, dtype=bool)
+    remaining = np.flatnonzero(~dropped)
+    duplicate[remaining] = frame["job_id"].iloc[remaining].duplicated(keep="first").to_numpy()
+    claim("duplicate_job_id", duplicate)
+    return masks, dropped
+
+
+def _considered(kept: np.ndarray, max_jobs: int | None) -> np.ndarray:
+    """The SWF jobs considered: all, or with ``max_jobs``, those up to the ``max_jobs``-th job ``kept``."""
+    considered = np.ones(len(kept), dtype=bool)
+    if max_jobs is not None:
+        positions = np.flatnonzero(kept)
+        if len(positions) > max_jobs:
+            cutoff = positions[max_jobs - 1] if max_jobs > 0 else -1
+            considered = np.arange(len(kept)) <= cutoff
+    return considered
+
+
+def _conversion_report(log: SwfLog, fields: _JobFields, options: _Options, size: _PlatformSize,
+                       drop_masks: dict[str, np.ndarray], kept: np.ndarray,
+                       considered: np.ndarray) -> ConversionReport:
+    """The :class:`ConversionReport` of converting ``log``: ``kept`` and ``considered`` are the masks of the jobs
+    converted and of those before the ``max_jobs`` cut; ``options.nb_res`` is the size the workload is for."""
+    n, nb_res, max_procs = len(kept), options.nb_res, size.max_procs
+    res, walltime, duration = fields.res, fields.walltime, fields.duration
+    run_zero, fallback = fields.run == 0, options.walltime_fallback
+    change_masks = {
+        "run_time_zero_set_to_min": run_zero & (options.zero_runtime == "min"),
+        "res_from_requested": fields.use_secondary & (options.res_source == "allocated"),
+        "res_from_allocated": fields.use_secondary & (options.res_source == "requested"),
+        "walltime_from_run_time": ~fields.walltime_known & (fallback == "runtime"),
+        "walltime_from_fallback_value": ~fields.walltime_known & isinstance(fallback, Real),
+        "walltime_raised_to_factor_x_run_time": fields.raised,
+    }
+    note_masks = {
+        "walltime_below_run_time": walltime < duration,
+        "walltime_equals_run_time": walltime == duration,
+        "res_exceeds_nb_res_kept": (res > nb_res) & (options.oversized == "keep"),
+        "res_exceeds_max_procs": (res > max_procs) & (res <= nb_res)
+        if max_procs is not None and size.source == "given"
+        else np.zeros(n, dtype=bool),
+    }
+
+    def lines_of(mask: np.ndarray) -> np.ndarray:
+        return fields.line[mask].astype(np.int64)
+
+    return ConversionReport(
+        source=str(log.path),
+        n_swf_jobs=n,
+        n_jobs=int(kept.sum()),
+        n_not_considered=int(n - considered.sum()),
+        dropped={reason: lines_of(drop_masks[reason] & considered) for reason in DROP_REASONS},
+        changed={reason: lines_of(change_masks[reason] & kept) for reason in CHANGE_REASONS},
+        notes={reason: lines_of(note_masks[reason] & kept) for reason in NOTE_REASONS},
+        options=dataclasses.asdict(options),
+        nb_res_source=size.source,
+        header_notes=size.header_notes,
+    )
+
+
+def _profiles(log: SwfLog, job_duration: np.ndarray, job_lines: np.ndarray,
+              options: _Options) -> tuple[dict[str, dict[str, Any]], np.ndarray]:
+    """The profiles of the converted jobs, one per distinct duration (``job_duration``, file order; ``job_lines``:
+    their SWF lines, for error messages), and each job's profile name (an object array).
+
+    Raises:
+        SwfFormatError: a flop amount out of range (see :func:`_flop_amounts`).
+    """
+    unique_durations, inverse = np.unique(job_duration, return_inverse=True)
+    prefix = "delay_" if options.profile == "delay" else "ph_"
+    unique_names = [prefix + _value_label(v) for v in unique_durations]
+    if options.profile == "delay":
+        amounts = _json_numbers(unique_durations)
+        profiles = {name: {"type": "delay", "delay": d} for name, d in zip(unique_names, amounts)}
+    else:
+        amounts = _flop_amounts(log, unique_durations, job_duration, job_lines, float(options.node_speed))
+        profiles = {
+            name: {"type": "parallel_homogeneous", "cpu": c, "com": 0} for name, c in zip(unique_names, amounts)
+        }
+    job_profiles = (np.asarray(unique_names, dtype=object)[inverse] if len(job_duration)
+                    else np.asarray([], dtype=object))
+    return profiles, job_profiles
+
+
+def _converted_workload(log: SwfLog, fields: _JobFields, rows: np.ndarray, options: _Options,
+                        report: ConversionReport) -> BatsimWorkload:
+    """The :class:`BatsimWorkload` of the SWF jobs at positions ``rows`` of ``log`` (file order).
+
+    Raises:
+        SwfFormatError: the converted jobs would keep the simulation running past 2**53 s, or a flop amount out
+            of range.
+    """
+    frame = log.jobs
+    swf_submission = fields.submission[rows]
+    origin = float(swf_submission.min()) if len(rows) else 0.0
+    submission = _rebase(swf_submission, origin)
+    job_duration = fields.duration[rows]
+    if len(rows):
+        horizon = float(submission.max()) + float(np.sum(job_duration))
+        if horizon >= EXACT_SECONDS_LIMIT:
+            raise SwfFormatError(
+                log.path, None, "submission_time",
+                f"the converted jobs span up to {horizon:.6g} s (last submission + all run times), beyond "
+                "2**53 s where seconds are no longer exact; check the log's times or cut it with max_jobs",
+            )
+    job_walltime = fields.walltime[rows]
+    job_res = fields.res[rows].astype(np.int64)
+    profiles, job_profiles = _profiles(log, job_duration, fields.line[rows], options)
+
+    ids = frame["job_id"].to_numpy()[rows].astype(str).tolist()  # one str per job, shared by both outputs below
+    jobs = [
+        {"id": i, "subtime": s, "walltime": w, "res": r, "profile": p}
+        for i, s, w, r, p in zip(
+            ids,
+            _json_numbers(submission),
+            _json_numbers(job_walltime),
+            job_res.tolist(),
+            job_profiles.tolist(),
+        )
+    ]
+    job_table = _job_table({
+        "job_id": ids,
+        "submission_time": submission,
+        "res": job_res,
+        "walltime": job_walltime,
+        "run_time": job_duration,
+        "profile": job_profiles,
+        "user_id": frame["user_id"].to_numpy(dtype=np.int64)[rows],
+        "swf_submission_time": swf_submission,
+        "swf_wait_time": frame["wait_time"].to_numpy(dtype=np.float64)[rows],
+        "swf_line": fields.line[rows],
+    })
+    return BatsimWorkload(nb_res=int(options.nb_res), jobs=jobs, profiles=profiles, job_table=job_table,
+                          report=report, submission_origin=origin, unix_start_time=log.unix_start_time,
+                          source=log.path)
+
+
+def _job_table(columns: dict[str, Any]) -> pd.DataFrame:
+    """The job table of :class:`BatsimWorkload` (columns :data:`JOB_TABLE_COLUMNS`; ``job_id`` and ``profile`` as
+    Python strings, an object column)."""
+    import pandas as pd
+
+    text = {"job_id", "profile"}
+    return pd.DataFrame({name: pd.Series(values, dtype=object) if name in text else values
+                         for name, values in columns.items()}, columns=list(JOB_TABLE_COLUMNS))
+
+
 def swf_to_workload(
     source: SwfLog | str | Path,
     *,
@@ -545,252 +866,23 @@ def swf_to_workload(
         SwfFormatError: from reading the file; or converted jobs that would keep the simulation running
             past 2**53 s (last submission + all run times), where seconds are no longer exact.
     """
-    if profile not in PROFILE_TYPES:
-        raise ValueError(f"profile must be 'delay' or 'parallel_homogeneous', not {profile!r}")
-    speed_ok = isinstance(node_speed, Real) and math.isfinite(node_speed) and node_speed > 0
-    if profile == "parallel_homogeneous" and not speed_ok:
-        raise ValueError(
-            "profile='parallel_homogeneous' needs node_speed: the recorded machine's node speed in flop/s (> 0)"
-        )
-    if res_source not in RES_SOURCE_CHOICES:
-        raise ValueError(f"res_source must be 'allocated' or 'requested', not {res_source!r}")
-    if zero_runtime not in ZERO_RUNTIME_CHOICES:
-        raise ValueError(f"zero_runtime must be 'drop' or 'min', not {zero_runtime!r}")
-    if not (isinstance(min_runtime, Real) and math.isfinite(min_runtime) and min_runtime > 0):
-        raise ValueError(f"min_runtime must be a positive number of seconds, not {min_runtime!r}")
-    if oversized not in ("drop", "keep"):
-        raise ValueError(f"oversized must be 'drop' or 'keep', not {oversized!r}")
-    if walltime_factor is not None and not (
-        isinstance(walltime_factor, Real) and math.isfinite(walltime_factor) and walltime_factor > 0
-    ):
-        raise ValueError(f"walltime_factor must be a number > 0 or None, not {walltime_factor!r}")
-    if isinstance(walltime_fallback, str):
-        if walltime_fallback not in ("runtime", "drop"):
-            raise ValueError(f"walltime_fallback must be 'runtime', 'drop' or seconds > 0, not {walltime_fallback!r}")
-    elif isinstance(walltime_fallback, bool) or not (
-        isinstance(walltime_fallback, Real) and math.isfinite(walltime_fallback) and walltime_fallback > 0
-    ):
-        raise ValueError(f"walltime_fallback must be 'runtime', 'drop' or seconds > 0, not {walltime_fallback!r}")
-    if nb_res is not None and (int(nb_res) != nb_res or nb_res <= 0):
-        raise ValueError(f"nb_res must be a positive integer, not {nb_res!r}")
-    if max_jobs is not None and (int(max_jobs) != max_jobs or max_jobs < 0):
-        raise ValueError(f"max_jobs must be a non-negative integer, not {max_jobs!r}")
-
+    options = _checked_options(_Options(profile, node_speed, res_source, res_fallback, walltime_fallback,
+                                        walltime_factor, zero_runtime, min_runtime, oversized, nb_res, max_jobs))
     log = source if isinstance(source, SwfLog) else read_swf(source, on_error=on_error)
-    frame = log.jobs
-    n = len(frame)
-    line = frame["line"].to_numpy(dtype=np.int64)
-    run = frame["run_time"].to_numpy(dtype=np.float64)
-    requested_time = frame["requested_time"].to_numpy(dtype=np.float64)
-    allocated = frame["allocated_processors"].to_numpy(dtype=np.int64)
-    requested = frame["requested_processors"].to_numpy(dtype=np.int64)
-
-    # Resources.
-    primary, secondary = (allocated, requested) if res_source == "allocated" else (requested, allocated)
-    use_secondary = (primary <= 0) & (secondary > 0) if res_fallback else np.zeros(n, dtype=bool)
-    res = np.where(use_secondary, secondary, primary)
-    res_ok = res > 0
-
-    # Run time.
-    run_missing = run == MISSING
-    run_negative = (run < 0) & ~run_missing
-    run_zero = run == 0
-    duration = np.where(run_zero & (zero_runtime == "min"), float(min_runtime), run)
-
-    # Walltime.
-    walltime_known = requested_time > 0
-    if walltime_fallback == "runtime":
-        walltime = np.where(walltime_known, requested_time, duration)
-    elif walltime_fallback == "drop":
-        walltime = requested_time.copy()
-    else:
-        walltime = np.where(walltime_known, requested_time, float(walltime_fallback))
-
-    raised = np.zeros(n, dtype=bool)
-    if walltime_factor is not None:
-        floor = float(walltime_factor) * duration
-        raised = walltime_known & (floor > walltime)
-        walltime = np.where(raised, floor, walltime)
-
-    # Submission and other times.
-    submission_all = frame["submission_time"].to_numpy(dtype=np.float64)
-    submission_missing = submission_all == MISSING
-    submission_negative = (submission_all < 0) & ~submission_missing
-    inexact_time = np.logical_or.reduce(
-        [np.abs(frame[c].to_numpy(dtype=np.float64)) >= EXACT_SECONDS_LIMIT
-         for c in ("submission_time", "wait_time", "run_time", "requested_time")]
-    )
-
-    # The size jobs are checked against: the given nb_res (the platform), else a positive MaxProcs.
-    header_notes: list[str] = []
-    max_procs = log.max_procs
-    if max_procs is not None and max_procs <= 0:
-        header_notes.append(f"MaxProcs {max_procs} ignored: not a positive processor count")
-        max_procs = None
-    if nb_res is not None:
-        platform_size, nb_res_source = int(nb_res), "given"
-        if max_procs is not None and max_procs != nb_res:
-            header_notes.append(
-                f"MaxProcs {max_procs} differs from nb_res {nb_res}: jobs are checked against nb_res"
-            )
-    elif max_procs is not None:
-        platform_size, nb_res_source = max_procs, "MaxProcs of the header"
-    else:
-        platform_size, nb_res_source = None, "largest converted job"
-
-    # Drops, each job under the first reason that applies.
-    dropped_mask = np.zeros(n, dtype=bool)
-    drop_masks: dict[str, np.ndarray] = {}
-
-    def claim(reason: str, mask: np.ndarray) -> None:
-        mask = mask & ~dropped_mask
-        drop_masks[reason] = mask
-        dropped_mask[mask] = True
-
-    claim("run_time_missing", run_missing)
-    claim("run_time_negative", run_negative)
-    claim("run_time_zero", run_zero if zero_runtime == "drop" else np.zeros(n, dtype=bool))
-    claim("res_missing", ~res_ok)
-    claim("walltime_missing", ~walltime_known if walltime_fallback == "drop" else np.zeros(n, dtype=bool))
-    claim("submission_time_missing", submission_missing)
-    claim("submission_time_negative", submission_negative)
-    claim("time_beyond_precision", inexact_time)
-    oversize = res > platform_size if platform_size is not None else np.zeros(n, dtype=bool)
-    claim("res_exceeds_nb_res", oversize if oversized == "drop" else np.zeros(n, dtype=bool))
-    duplicate = np.zeros(n, dtype=bool)
-    remaining = np.flatnonzero(~dropped_mask)
-    duplicate[remaining] = frame["job_id"].iloc[remaining].duplicated(keep="first").to_numpy()
-    claim("duplicate_job_id", duplicate)
-
-    # max_jobs: cut after the max_jobs-th converted job.
-    kept = ~dropped_mask
-    considered = np.ones(n, dtype=bool)
-    if max_jobs is not None:
-        positions = np.flatnonzero(kept)
-        if len(positions) > max_jobs:
-            cutoff = positions[max_jobs - 1] if max_jobs > 0 else -1
-            considered = np.arange(n) <= cutoff
-    kept &= considered
-    n_not_considered = int(n - considered.sum())
-
+    fields = _job_fields(log.jobs, options)
+    size = _platform_size(log.max_procs, nb_res)
+    drop_masks, dropped = _drop_masks(log.jobs, fields, options, size.size)
+    considered = _considered(~dropped, max_jobs)
+    kept = ~dropped & considered
     rows = np.flatnonzero(kept)
     if not len(rows):
-        raise NoJobsError(log.path, _no_job_reason(log, {r: int((m & considered).sum()) for r, m in drop_masks.items()},
-                                                   n_not_considered))
-    if nb_res is None:
-        nb_res = int(platform_size) if platform_size is not None else int(res[rows].max())
-
-    change_masks = {
-        "run_time_zero_set_to_min": run_zero & (zero_runtime == "min"),
-        "res_from_requested": use_secondary & (res_source == "allocated"),
-        "res_from_allocated": use_secondary & (res_source == "requested"),
-        "walltime_from_run_time": ~walltime_known & (walltime_fallback == "runtime"),
-        "walltime_from_fallback_value": ~walltime_known & isinstance(walltime_fallback, Real),
-        "walltime_raised_to_factor_x_run_time": raised,
-    }
-    note_masks = {
-        "walltime_below_run_time": walltime < duration,
-        "walltime_equals_run_time": walltime == duration,
-        "res_exceeds_nb_res_kept": (res > nb_res) & (oversized == "keep"),
-        "res_exceeds_max_procs": (res > max_procs) & (res <= nb_res)
-        if max_procs is not None and nb_res_source == "given"
-        else np.zeros(n, dtype=bool),
-    }
-
-    def lines_of(mask: np.ndarray) -> np.ndarray:
-        return line[mask].astype(np.int64)
-
-    report = ConversionReport(
-        source=str(log.path),
-        n_swf_jobs=n,
-        n_jobs=len(rows),
-        n_not_considered=n_not_considered,
-        dropped={reason: lines_of(drop_masks[reason] & considered) for reason in DROP_REASONS},
-        changed={reason: lines_of(change_masks[reason] & kept) for reason in CHANGE_REASONS},
-        notes={reason: lines_of(note_masks[reason] & kept) for reason in NOTE_REASONS},
-        options={
-            "profile": profile,
-            "node_speed": node_speed,
-            "res_source": res_source,
-            "res_fallback": res_fallback,
-            "walltime_fallback": walltime_fallback,
-            "walltime_factor": walltime_factor,
-            "zero_runtime": zero_runtime,
-            "min_runtime": min_runtime,
-            "oversized": oversized,
-            "nb_res": nb_res,
-            "max_jobs": max_jobs,
-        },
-        nb_res_source=nb_res_source,
-        header_notes=header_notes,
-    )
-
-    # Converted jobs.
-    swf_submission = submission_all[rows]
-    origin = float(swf_submission.min()) if len(rows) else 0.0
-    submission = _rebase(swf_submission, origin)
-    job_duration = duration[rows]
-    if len(rows):
-        horizon = float(submission.max()) + float(np.sum(job_duration))
-        if horizon >= EXACT_SECONDS_LIMIT:
-            raise SwfFormatError(
-                log.path, None, "submission_time",
-                f"the converted jobs span up to {horizon:.6g} s (last submission + all run times), beyond "
-                "2**53 s where seconds are no longer exact; check the log's times or cut it with max_jobs",
-            )
-    job_walltime = walltime[rows]
-    job_res = res[rows].astype(np.int64)
-    job_ids = frame["job_id"].to_numpy()[rows].astype(str)
-
-    unique_durations, inverse = np.unique(job_duration, return_inverse=True)
-    prefix = "delay_" if profile == "delay" else "ph_"
-    unique_names = [prefix + _value_label(v) for v in unique_durations]
-    if profile == "delay":
-        amounts = _json_numbers(unique_durations)
-        profiles = {name: {"type": "delay", "delay": d} for name, d in zip(unique_names, amounts)}
-    else:
-        amounts = _flop_amounts(log, unique_durations, job_duration, line[rows], float(node_speed))
-        profiles = {
-            name: {"type": "parallel_homogeneous", "cpu": c, "com": 0} for name, c in zip(unique_names, amounts)
-        }
-    job_profiles = np.asarray(unique_names, dtype=object)[inverse] if len(rows) else np.asarray([], dtype=object)
-
-    ids = job_ids.tolist()  # one str per job, shared by the workload document and the job table
-    jobs = [
-        {"id": i, "subtime": s, "walltime": w, "res": r, "profile": p}
-        for i, s, w, r, p in zip(
-            ids,
-            _json_numbers(submission),
-            _json_numbers(job_walltime),
-            job_res.tolist(),
-            job_profiles.tolist(),
-        )
-    ]
-    job_table = pd.DataFrame(
-        {
-            "job_id": pd.Series(ids, dtype=object),
-            "submission_time": submission,
-            "res": job_res,
-            "walltime": job_walltime,
-            "run_time": job_duration,
-            "profile": pd.Series(job_profiles, dtype=object),
-            "user_id": frame["user_id"].to_numpy(dtype=np.int64)[rows],
-            "swf_submission_time": swf_submission,
-            "swf_wait_time": frame["wait_time"].to_numpy(dtype=np.float64)[rows],
-            "swf_line": line[rows],
-        },
-        columns=list(JOB_TABLE_COLUMNS),
-    )
-    return BatsimWorkload(
-        nb_res=int(nb_res),
-        jobs=jobs,
-        profiles=profiles,
-        job_table=job_table,
-        report=report,
-        submission_origin=origin,
-        unix_start_time=log.unix_start_time,
-        source=log.path,
-    )
+        counts = {reason: int((mask & considered).sum()) for reason, mask in drop_masks.items()}
+        raise NoJobsError(log.path, _no_job_reason(log, counts, int(len(kept) - considered.sum())))
+    if nb_res is None:  # the size the workload is for: MaxProcs, else the largest converted job
+        largest = int(size.size) if size.size is not None else int(fields.res[rows].max())
+        options = dataclasses.replace(options, nb_res=largest)
+    report = _conversion_report(log, fields, options, size, drop_masks, kept, considered)
+    return _converted_workload(log, fields, rows, options, report)
 
 
 def _is_number(value: Any) -> bool:

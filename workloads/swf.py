@@ -50,11 +50,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 from batreplay.workloads.loading import not_a_file_reason
+
+if TYPE_CHECKING:  # pandas (its CSV reader, the job frame) is imported when a log is read: not by a module that
+    # imports this one for its names only (the JSON workload reader, through batreplay.workloads.batsim_workload)
+    import pandas as pd
 
 #: The 18 SWF fields, in file order (Feitelson's SWF definition, fields 1-18).
 SWF_COLUMNS: tuple[str, ...] = (
@@ -362,6 +365,8 @@ def _parse_job_lines(lines: _JobLines) -> tuple[dict[str, np.ndarray], list[tupl
     if not len(numbers):
         return _empty_columns(), errors
 
+    import pandas as pd
+
     lines.buffer.seek(0)
     raw = pd.read_csv(
         lines.buffer,
@@ -628,6 +633,8 @@ class _Reader:
 
     def jobs(self) -> pd.DataFrame:
         """The job frame, on the columns read (no copy: the frame is the only copy of the jobs in memory)."""
+        import pandas as pd
+
         return pd.DataFrame({name: np.frombuffer(values, dtype=np.float64 if values.typecode == "d" else np.int64)
                              for name, values in self.columns.items()}, copy=False)
 
