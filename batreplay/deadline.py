@@ -6,7 +6,7 @@ closing a socket. Two mechanisms together bound a run:
 
 1. **Checks at each message** (:meth:`Deadline.check`): the embedded engine's connection
    (:class:`batreplay.engine.inprocess.EngineConnection`) and the real-Batsim channel
-   (:class:`batreplay.engine.batsim_launcher.BatsimChannel`) check the deadline each time the decision process asks
+   (:class:`batreplay.realbatsim.channel.BatsimChannel`) check the deadline each time the decision process asks
    for the next message, and while it waits for one. This works in any thread, and stops a simulation that
    simply takes too long.
 2. **A watchdog** (:func:`wall_clock_limit`): an ``ITIMER_REAL`` interval timer (:func:`signal.setitimer`)

@@ -136,7 +136,8 @@ print(json.dumps({"wall_seconds": time.perf_counter() - started, "peak_mb": usag
 #: Run by this project's Python: a real Batsim next to pybatsim's launcher; prints what the launcher measured.
 REAL_BATSIM = """
 import json, sys
-from batreplay.engine.batsim_launcher import BatsimLaunchError, run_pybatsim_next_to_batsim
+from batreplay.realbatsim.errors import BatsimLaunchError
+from batreplay.realbatsim.pybatsim_run import run_pybatsim_next_to_batsim
 batsim, platform, workload, scheduler, out, timeout = sys.argv[1:]
 try:
     result = run_pybatsim_next_to_batsim(batsim, platform, workload, scheduler, out, timeout=float(timeout))

@@ -3,7 +3,7 @@
 pybatsim 3.2.1's ``Batsim`` object builds its ``NetworkHandler`` (a ZeroMQ REP socket whose first receive blocks
 without a time limit) inside its constructor. Both ways batreplay simulates give it another handler with the same
 calls (``bind``, ``recv``, ``send``, ``close``): the in-memory connection to the embedded engine
-(:mod:`.inprocess`) and the watched socket next to a real Batsim (:mod:`.batsim_launcher`).
+(:mod:`.inprocess`) and the watched socket next to a real Batsim (:mod:`batreplay.realbatsim.channel`).
 :func:`run_decision_process` substitutes the handler while the ``Batsim`` object is built, then runs the
 decision process until the end of the simulation. It imports pybatsim and batreplay.schedulers.failures.
 """

@@ -30,6 +30,7 @@ import heapq
 import itertools
 from array import array
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -108,6 +109,22 @@ class Activity:
         return self.remaining
 
 
+@dataclass(slots=True, eq=False)
+class PendingMessage:
+    """The message that :meth:`Kernel.start_message` keeps beside the heap of activities: the fields of the
+    :class:`Activity` it would be (one unit of work, ``remaining == 1.0``), exact as of step ``synced``.
+
+    A kernel has one, filled anew for each message (at most one waits at a time): no object is built per
+    message, which keeps the kernel's hot loop as fast as with a plain tuple."""
+
+    rate: float = 0.0
+    prio: int = 0
+    seq: int = 0
+    action: Callable[..., None] | None = None
+    argument: Any = None
+    synced: int = 0
+
+
 class Kernel:
     """The simulated clock (seconds), the actions due now and the running activities.
 
@@ -120,10 +137,10 @@ class Kernel:
         self.clock = 0.0
         self.ready: list = []
         self._activities: list = []  # heap of (expected end on the clock, seq, activity); lazy deletion
-        # the message kept out of the heap (see start_message): (remaining, rate, prio, seq, action, argument,
-        # synced) as an Activity's fields, or None; its duration and expected end on the clock; and the Activity
-        # it became if it had to join the heap
-        self._slot: tuple | None = None
+        # the message kept out of the heap (see start_message): self._message while one waits there, or None;
+        # its duration and expected end on the clock; and the Activity it became if it had to join the heap
+        self._message = PendingMessage()
+        self._slot: PendingMessage | None = None
         self._slot_duration = self._slot_end = 0.0
         self._joined: Activity | None = None
         self._deltas = array("d")  # the clock steps taken, from step number self._delta_base on
@@ -175,7 +192,13 @@ class Kernel:
         joined = self._joined
         if self._slot is not None or (joined is not None and joined.alive):
             raise RuntimeError("start_message: the previous message has not arrived")
-        self._slot = (1.0, rate, prio, next(self._seq), action, argument, self._nb_steps)
+        message = self._slot = self._message
+        message.rate = rate
+        message.prio = prio
+        message.seq = next(self._seq)
+        message.action = action
+        message.argument = argument
+        message.synced = self._nb_steps
         self._slot_duration = 1.0 / rate if rate else 1.0  # as Activity.time_left computes it
         self._slot_end = self.clock + self._slot_duration
 
@@ -255,7 +278,7 @@ class Kernel:
         deltas = self._deltas
         oldest = min((entry[2].synced for entry in self._activities if entry[2].alive), default=self._nb_steps)
         if self._slot is not None:
-            oldest = min(oldest, self._slot[6])
+            oldest = min(oldest, self._slot.synced)
         drop = oldest - self._delta_base
         if drop > 0:
             del deltas[:drop]
@@ -283,18 +306,18 @@ class Kernel:
         slot = self._slot
         if slot is not None:
             self._slot = None
-            if slot[6] == self._nb_steps and not (heap and heap[0][0] <= self._slot_end + LOOKAHEAD):
+            if slot.synced == self._nb_steps and not (heap and heap[0][0] <= self._slot_end + LOOKAHEAD):
                 # the usual case for a message: up to date, and it ends alone; all of it is spent
-                _remaining, _rate, prio, seq, action, argument, _synced = slot
                 delta = self._slot_duration
                 self.clock += delta
                 self._record_step(delta)
                 if self.ready:
-                    heapq.heappush(self.ready, (prio, seq, action, argument))
+                    heapq.heappush(self.ready, (slot.prio, slot.seq, slot.action, slot.argument))
                     return True
-                return action, argument
-            # otherwise it joins the heap as an ordinary activity
-            activity = self._joined = Activity(*slot)
+                return slot.action, slot.argument
+            # otherwise it joins the heap as an ordinary activity (a copy: the slot serves the next message)
+            activity = self._joined = Activity(1.0, slot.rate, slot.prio, slot.seq, slot.action, slot.argument,
+                                               slot.synced)
             heapq.heappush(heap, (self._slot_end, activity.seq, activity))
         if not heap:
             return None

@@ -701,98 +701,16 @@ def load_session_graphs(directory: str | os.PathLike[str]) -> SessionGraphs:
 
 
 def _read_user_graph(path: Path, user_id: int, origin: float, unknown_user: str) -> UserSessionGraph:
+    """One user's file, checked on its own and against the index (``user_id``, ``origin``, ``unknown_user``)."""
     doc = _read_json(path)
     where = path.name
-    _expect(doc, "format", str, where, equals=_USER_FORMAT)
-    _expect(doc, "version", int, where, equals=FORMAT_VERSION)
-    _expect(doc, "time_unit", str, where, equals="s")
-    if _expect(doc, "user_id", int, where) != user_id:
-        raise SessionGraphFormatError(f"{where}: field user_id: {doc['user_id']} but the index says {user_id}")
-    if _number(_expect(doc, "time_origin", (int, float), where), where, "time_origin") != origin:
-        raise SessionGraphFormatError(f"{where}: field time_origin: {doc['time_origin']} differs from the index ({origin})")
-    independent = _expect(doc, "independent_sessions", bool, where)
-    if independent and not (user_id == UNKNOWN_USER_ID and unknown_user == "independent"):
-        raise SessionGraphFormatError(f"{where}: field independent_sessions: only the unknown user (-1) with policy 'independent' may have independent sessions")
-
-    sessions = _expect(doc, "sessions", list, where)
-    ids, starts, finishes, pointer, job_ids, offsets = [], [], [], [0], [], []
-    for n, session in enumerate(sessions):
-        field_name = f"sessions[{n}]"
-        if not isinstance(session, dict):
-            raise SessionGraphFormatError(f"{where}: field {field_name}: not an object")
-        ids.append(_integer(_expect(session, "session_id", int, where, prefix=field_name), where, f"{field_name}.session_id"))
-        start = _number(_expect(session, "first_submit", (int, float), where, prefix=field_name), where, f"{field_name}.first_submit")
-        finish = _number(_expect(session, "last_finish", (int, float), where, prefix=field_name), where, f"{field_name}.last_finish")
-        if finish < start:
-            raise SessionGraphFormatError(f"{where}: field {field_name}.last_finish: {finish} is before first_submit {start}")
-        if start < origin:
-            raise SessionGraphFormatError(f"{where}: field {field_name}.first_submit: {start} is before time_origin {origin}")
-        jobs = _expect(session, "jobs", list, where, prefix=field_name)
-        if not jobs:
-            raise SessionGraphFormatError(f"{where}: field {field_name}.jobs: a session has at least one job")
-        for k, job in enumerate(jobs):
-            job_field = f"{field_name}.jobs[{k}]"
-            if not (isinstance(job, list) and len(job) == 2):
-                raise SessionGraphFormatError(f"{where}: field {job_field}: expected [job_id, offset]")
-            job_ids.append(_integer(job[0], where, f"{job_field}[0]"))
-            offset = _number(job[1], where, f"{job_field}[1]")
-            if offset < 0 or (k == 0 and offset != 0):
-                raise SessionGraphFormatError(f"{where}: field {job_field}[1]: offset {offset} (the first job has offset 0, the others >= 0)")
-            offsets.append(offset)
-        starts.append(start)
-        finishes.append(finish)
-        pointer.append(len(job_ids))
-    if len(set(ids)) != len(ids):
-        raise SessionGraphFormatError(f"{where}: field sessions: duplicated session_id")
-    if len(set(job_ids)) != len(job_ids):
-        raise SessionGraphFormatError(f"{where}: field sessions.jobs: a job id appears twice")
+    independent = _read_user_header(doc, where, user_id, origin, unknown_user)
+    ids, starts, finishes, pointer, job_ids, offsets = _read_sessions(doc, where, origin)
     start_array = np.asarray(starts, dtype=float)
-    if len(start_array) > 1:
-        steps = np.diff(start_array)
-        bad = steps < 0 if independent else steps <= 0
-        if bad.any():
-            n = int(np.flatnonzero(bad)[0]) + 1
-            raise SessionGraphFormatError(f"{where}: field sessions[{n}].first_submit: sessions must be listed by strictly increasing first_submit")
-
-    deps = _expect(doc, "dependencies", dict, where)
-    source = _integer_array(_expect(deps, "source", list, where, prefix="dependencies"), where, "dependencies.source")
-    target = _integer_array(_expect(deps, "target", list, where, prefix="dependencies"), where, "dependencies.target")
-    think = _number_array(_expect(deps, "think_time", list, where, prefix="dependencies"), where, "dependencies.think_time")
-    if not len(source) == len(target) == len(think):
-        raise SessionGraphFormatError(f"{where}: field dependencies: source, target and think_time differ in length")
-    if independent and len(source):
-        raise SessionGraphFormatError(f"{where}: field dependencies: independent sessions have no dependency")
-    id_array = np.asarray(ids, dtype=np.int64)
-    sorter = np.argsort(id_array, kind="stable")
-    positions = {}
-    for key, values in (("source", source), ("target", target)):
-        found = np.searchsorted(id_array, values, sorter=sorter).clip(max=max(len(ids) - 1, 0))
-        known = (id_array[sorter[found]] == values) if len(ids) else np.zeros(len(values), dtype=bool)
-        if not known.all():
-            k = int(np.flatnonzero(~known)[0])
-            raise SessionGraphFormatError(f"{where}: field dependencies.{key}[{k}]: unknown session {values[k]}")
-        positions[key] = sorter[found]
-    loops = positions["source"] == positions["target"]
-    if loops.any():
-        k = int(np.flatnonzero(loops)[0])
-        raise SessionGraphFormatError(f"{where}: field dependencies.target[{k}]: session {target[k]} depends on itself")
-    if len(source):
-        pair_codes = positions["source"] * len(ids) + positions["target"]
-        unique_codes, first_index, counts = np.unique(pair_codes, return_index=True, return_counts=True)
-        if (counts > 1).any():
-            k = int(np.sort(np.setdiff1d(np.arange(len(source)), first_index))[0])
-            raise SessionGraphFormatError(f"{where}: field dependencies[{k}]: edge {source[k]} -> {target[k]} listed twice")
+    _check_session_order(where, start_array, independent)
     finish_array = np.asarray(finishes, dtype=float)
-    expected = start_array[positions["target"]] - finish_array[positions["source"]] if len(source) else np.zeros(0)
-    wrong = (think < 0) | (expected < 0) | (np.abs(think - expected) > _THINK_TIME_TOLERANCE)
-    if wrong.any():
-        k = int(np.flatnonzero(wrong)[0])
-        raise SessionGraphFormatError(
-            f"{where}: field dependencies.think_time[{k}]: {think[k]} s for {source[k]} -> {target[k]}, but "
-            f"Definition 6 gives first_submit(target) - last_finish(source) = {expected[k]} s (must be >= 0)"
-        )
-    if len(source):
-        _check_reduced(where, id_array, start_array, finish_array, positions["source"], positions["target"])
+    source, target, think = _read_dependencies(doc, where, np.asarray(ids, dtype=np.int64), start_array,
+                                               finish_array, independent)
     return UserSessionGraph(
         user_id=user_id,
         time_origin=origin,
@@ -807,6 +725,127 @@ def _read_user_graph(path: Path, user_id: int, origin: float, unknown_user: str)
         dependency_think_time=think,
         independent_sessions=independent,
     )
+
+
+def _read_user_header(doc: dict, where: str, user_id: int, origin: float, unknown_user: str) -> bool:
+    """Check a user file's format, version, unit, user and time origin against the index; returns its
+    ``independent_sessions`` flag (allowed for the unknown user under the policy ``independent`` only)."""
+    _expect(doc, "format", str, where, equals=_USER_FORMAT)
+    _expect(doc, "version", int, where, equals=FORMAT_VERSION)
+    _expect(doc, "time_unit", str, where, equals="s")
+    if _expect(doc, "user_id", int, where) != user_id:
+        raise SessionGraphFormatError(f"{where}: field user_id: {doc['user_id']} but the index says {user_id}")
+    if _number(_expect(doc, "time_origin", (int, float), where), where, "time_origin") != origin:
+        raise SessionGraphFormatError(f"{where}: field time_origin: {doc['time_origin']} differs from the index ({origin})")
+    independent = _expect(doc, "independent_sessions", bool, where)
+    if independent and not (user_id == UNKNOWN_USER_ID and unknown_user == "independent"):
+        raise SessionGraphFormatError(f"{where}: field independent_sessions: only the unknown user (-1) with policy 'independent' may have independent sessions")
+    return independent
+
+
+def _read_sessions(doc: dict, where: str, origin: float) -> tuple[list, list, list, list, list, list]:
+    """The ``sessions`` of a user file, in file order: session ids, first submissions, last finishes, job pointer
+    (session ``n`` holds jobs ``pointer[n]:pointer[n + 1]``), job ids and job offsets; ids are checked unique."""
+    sessions = _expect(doc, "sessions", list, where)
+    ids, starts, finishes, pointer, job_ids, offsets = [], [], [], [0], [], []
+    for n, session in enumerate(sessions):
+        field_name = f"sessions[{n}]"
+        if not isinstance(session, dict):
+            raise SessionGraphFormatError(f"{where}: field {field_name}: not an object")
+        ids.append(_integer(_expect(session, "session_id", int, where, prefix=field_name), where, f"{field_name}.session_id"))
+        start = _number(_expect(session, "first_submit", (int, float), where, prefix=field_name), where, f"{field_name}.first_submit")
+        finish = _number(_expect(session, "last_finish", (int, float), where, prefix=field_name), where, f"{field_name}.last_finish")
+        if finish < start:
+            raise SessionGraphFormatError(f"{where}: field {field_name}.last_finish: {finish} is before first_submit {start}")
+        if start < origin:
+            raise SessionGraphFormatError(f"{where}: field {field_name}.first_submit: {start} is before time_origin {origin}")
+        jobs = _expect(session, "jobs", list, where, prefix=field_name)
+        _read_session_jobs(jobs, where, field_name, job_ids, offsets)
+        starts.append(start)
+        finishes.append(finish)
+        pointer.append(len(job_ids))
+    if len(set(ids)) != len(ids):
+        raise SessionGraphFormatError(f"{where}: field sessions: duplicated session_id")
+    if len(set(job_ids)) != len(job_ids):
+        raise SessionGraphFormatError(f"{where}: field sessions.jobs: a job id appears twice")
+    return ids, starts, finishes, pointer, job_ids, offsets
+
+
+def _read_session_jobs(jobs: list, where: str, field_name: str, job_ids: list, offsets: list) -> None:
+    """Append the ``[job_id, offset]`` pairs of one session (``field_name``) to ``job_ids`` and ``offsets``: at
+    least one job, the first at offset 0, the others at offsets >= 0."""
+    if not jobs:
+        raise SessionGraphFormatError(f"{where}: field {field_name}.jobs: a session has at least one job")
+    for k, job in enumerate(jobs):
+        job_field = f"{field_name}.jobs[{k}]"
+        if not (isinstance(job, list) and len(job) == 2):
+            raise SessionGraphFormatError(f"{where}: field {job_field}: expected [job_id, offset]")
+        job_ids.append(_integer(job[0], where, f"{job_field}[0]"))
+        offset = _number(job[1], where, f"{job_field}[1]")
+        if offset < 0 or (k == 0 and offset != 0):
+            raise SessionGraphFormatError(f"{where}: field {job_field}[1]: offset {offset} (the first job has offset 0, the others >= 0)")
+        offsets.append(offset)
+
+
+def _check_session_order(where: str, start_array: np.ndarray, independent: bool) -> None:
+    """Sessions are listed by increasing first submission: strictly, unless they are independent."""
+    if len(start_array) > 1:
+        steps = np.diff(start_array)
+        bad = steps < 0 if independent else steps <= 0
+        if bad.any():
+            n = int(np.flatnonzero(bad)[0]) + 1
+            raise SessionGraphFormatError(f"{where}: field sessions[{n}].first_submit: sessions must be listed by strictly increasing first_submit")
+
+
+def _read_dependencies(doc: dict, where: str, id_array: np.ndarray, start_array: np.ndarray,
+                       finish_array: np.ndarray, independent: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``dependencies`` of a user file (``source``, ``target``, ``think_time``), checked against its sessions:
+    known, distinct sessions, no edge twice, Definition 6's think times and the transitive reduction."""
+    deps = _expect(doc, "dependencies", dict, where)
+    source = _integer_array(_expect(deps, "source", list, where, prefix="dependencies"), where, "dependencies.source")
+    target = _integer_array(_expect(deps, "target", list, where, prefix="dependencies"), where, "dependencies.target")
+    think = _number_array(_expect(deps, "think_time", list, where, prefix="dependencies"), where, "dependencies.think_time")
+    if not len(source) == len(target) == len(think):
+        raise SessionGraphFormatError(f"{where}: field dependencies: source, target and think_time differ in length")
+    if independent and len(source):
+        raise SessionGraphFormatError(f"{where}: field dependencies: independent sessions have no dependency")
+    positions = _session_positions(where, id_array, source, target)
+    loops = positions["source"] == positions["target"]
+    if loops.any():
+        k = int(np.flatnonzero(loops)[0])
+        raise SessionGraphFormatError(f"{where}: field dependencies.target[{k}]: session {target[k]} depends on itself")
+    if len(source):
+        pair_codes = positions["source"] * len(id_array) + positions["target"]
+        unique_codes, first_index, counts = np.unique(pair_codes, return_index=True, return_counts=True)
+        if (counts > 1).any():
+            k = int(np.sort(np.setdiff1d(np.arange(len(source)), first_index))[0])
+            raise SessionGraphFormatError(f"{where}: field dependencies[{k}]: edge {source[k]} -> {target[k]} listed twice")
+    expected = start_array[positions["target"]] - finish_array[positions["source"]] if len(source) else np.zeros(0)
+    wrong = (think < 0) | (expected < 0) | (np.abs(think - expected) > _THINK_TIME_TOLERANCE)
+    if wrong.any():
+        k = int(np.flatnonzero(wrong)[0])
+        raise SessionGraphFormatError(
+            f"{where}: field dependencies.think_time[{k}]: {think[k]} s for {source[k]} -> {target[k]}, but "
+            f"Definition 6 gives first_submit(target) - last_finish(source) = {expected[k]} s (must be >= 0)"
+        )
+    if len(source):
+        _check_reduced(where, id_array, start_array, finish_array, positions["source"], positions["target"])
+    return source, target, think
+
+
+def _session_positions(where: str, id_array: np.ndarray, source: np.ndarray, target: np.ndarray) -> dict:
+    """The positions in ``id_array`` of the sessions each edge names (``{"source": ..., "target": ...}``);
+    refuses an edge naming an unknown session."""
+    sorter = np.argsort(id_array, kind="stable")
+    positions = {}
+    for key, values in (("source", source), ("target", target)):
+        found = np.searchsorted(id_array, values, sorter=sorter).clip(max=max(len(id_array) - 1, 0))
+        known = (id_array[sorter[found]] == values) if len(id_array) else np.zeros(len(values), dtype=bool)
+        if not known.all():
+            k = int(np.flatnonzero(~known)[0])
+            raise SessionGraphFormatError(f"{where}: field dependencies.{key}[{k}]: unknown session {values[k]}")
+        positions[key] = sorter[found]
+    return positions
 
 
 def _check_reduced(where: str, ids: np.ndarray, start: np.ndarray, finish: np.ndarray, source: np.ndarray,

@@ -89,7 +89,8 @@ def _directories() -> dict[str, tuple[Path, ...]]:
         paths = sysconfig.get_paths()
         _DIRECTORIES = {
             # batreplay's own machinery around the decision process: the engine, the launcher, the runner
-            "infrastructure": _package_dirs("batreplay") + _package_dirs("batreplay.engine"),
+            "infrastructure": (_package_dirs("batreplay") + _package_dirs("batreplay.engine")
+                               + _package_dirs("batreplay.realbatsim")),
             "pybatsim": _package_dirs("batsim"),
             # batreplay's schedulers and the feedback broker are scheduler code, wherever they are installed
             "code": _package_dirs("batreplay.schedulers") + _package_dirs("batreplay.replay"),

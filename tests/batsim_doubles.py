@@ -176,7 +176,7 @@ def pybatsim_process(scheduler: str, log_dir: Path, options: dict | None = None,
     """A decision process run by pybatsim's launcher on a free loopback port, and a :class:`ZmqBatsim`
     connected to it. Both are stopped when the block ends, whatever happens; the process's output goes to
     ``log_dir/pybatsim.log`` (quoted in the error if the block fails)."""
-    from batreplay.engine.batsim_launcher import free_tcp_port, terminate_process_group
+    from batreplay.realbatsim.process import free_tcp_port, terminate_process_group
 
     port = free_tcp_port()
     log_path = log_dir / "pybatsim.log"

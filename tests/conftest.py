@@ -108,7 +108,8 @@ def find_real_batsim() -> str:
     """
     import shutil
 
-    from batreplay.engine.batsim_launcher import BatsimLaunchError, check_batsim_version
+    from batreplay.realbatsim.errors import BatsimLaunchError
+    from batreplay.realbatsim.process import check_batsim_version
 
     path = shutil.which("batsim")
     problem = None

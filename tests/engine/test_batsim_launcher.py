@@ -1,4 +1,4 @@
-"""The real-Batsim launcher (batreplay.engine.batsim_launcher), without a real Batsim: fake ``batsim`` executables.
+"""The real-Batsim launcher (batreplay.realbatsim), without a real Batsim: fake ``batsim`` executables.
 
 The fakes (tests/batsim_doubles.py) answer Batsim 4.2's command line; the ``protocol`` one plays Batsim with the
 embedded engine over the ZeroMQ socket given by ``-s`` and writes ``PREFIX_jobs.csv`` / ``PREFIX_schedule.csv``,
@@ -17,23 +17,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from batreplay.engine import batsim_launcher
-from batreplay.engine.batsim_launcher import (
+from batreplay.engine.inprocess import run_scheduler
+from batreplay.formats.out_jobs_writer import jobs_frame
+from batreplay.realbatsim import channel as batsim_launcher  # (its _clock times every wait on Batsim)
+from batreplay.realbatsim.errors import (
     BatsimCrashed,
     BatsimLaunchError,
     BatsimNoOutput,
     BatsimNotFound,
     BatsimTimeout,
     BatsimVersionError,
+)
+from batreplay.realbatsim.launcher import run_with_batsim
+from batreplay.realbatsim.process import (
     batsim_command,
     check_batsim_version,
     find_batsim,
     free_tcp_port,
     parse_batsim_version,
-    run_with_batsim,
 )
-from batreplay.engine.inprocess import run_scheduler
-from batreplay.formats.out_jobs_writer import jobs_frame
 from batreplay.schedulers.registry import load_scheduler
 from batsim_doubles import (FAKE_HANGING, PROBES_DIR, TOLERANCE, batsim_options, engine_for, wait_until_gone,
                             write_fake_batsim)

@@ -149,7 +149,7 @@ def test_an_exit_through_the_feedback_broker_fails_the_run(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_the_launcher_turns_an_exit_into_an_error_and_stops_batsim(tmp_path):
-    from batreplay.engine.batsim_launcher import run_with_batsim
+    from batreplay.realbatsim.launcher import run_with_batsim
     from batreplay.schedulers.failures import DecisionProcessError
     from batsim_doubles import wait_until_gone, write_fake_batsim
 
