@@ -1,17 +1,19 @@
 """Where instances run: the :class:`Executor` protocol and the registry of executors by name.
 
-Every executor runs each instance the same way, with :func:`run_isolated`: a fresh process per instance,
-its output in a log file, its outcome read back from the files it leaves (see
-:mod:`batreplay.campaign.worker`). A crash of that process (segfault, ``kill -9``, out of memory) is therefore
-an ordinary failed instance, and a real Batsim can run inside it.
+Every executor runs each instance the same way, with :func:`run_instance`: one run in a fresh process of its own
+(:func:`batreplay.run.isolated.run_isolated`: its output in a log file, its outcome read back from the files it
+leaves, a failure record when it crashed), plus what a campaign adds (:mod:`batreplay.campaign.worker`: the run of
+the instance's parameters, its seed, the campaign's fields of the failure record and ``instance.json``). A crash of
+that process (segfault, ``kill -9``, out of memory) is therefore an ordinary failed instance, and a real Batsim can
+run inside it.
 
 - :class:`LocalExecutor` (``local``): up to ``workers`` instance processes at a time on this machine (default:
   every core), driven by a thread pool (the threads only wait for their process). Processes are forked from a
   multiprocessing forkserver that has imported batreplay once (starting a new interpreter costs 2-3 s of
   imports, about as long as a small simulation).
 - :class:`DaskExecutor` (``dask``): one Dask task per instance, submitted to a running ``distributed``
-  scheduler (``tcp://host:8786``); each task calls :func:`run_isolated` on its Dask worker, which starts a new
-  interpreter (``python -m batreplay.campaign.worker``) for the instance. The workers need the same Python
+  scheduler (``tcp://host:8786``); each task calls :func:`run_instance` on its Dask worker, which starts a new
+  interpreter (``python -m batreplay.run.isolated``) for the instance. The workers need the same Python
   environment and a view of the same file system (output root, logs) as this machine.
 
 An executor's :meth:`~Executor.run` takes the tasks and a callback called with each :class:`InstanceOutcome`
@@ -23,7 +25,7 @@ only when chosen, so that a missing optional dependency such as ``distributed`` 
 Adding an executor takes one file and one line. For instance ``campaign/serial_executor.py``, one instance
 at a time (a cluster executor would hand each task to its batch system instead)::
 
-    from batreplay.campaign.executors import ExecutorOptions, run_isolated
+    from batreplay.campaign.executors import ExecutorOptions, run_instance
 
     class SerialExecutor:
         name = "serial"
@@ -37,7 +39,7 @@ at a time (a cluster executor would hand each task to its batch system instead):
 
         def run(self, tasks, on_outcome) -> None:
             for task in tasks:
-                on_outcome(run_isolated(task, launcher="subprocess"))
+                on_outcome(run_instance(task, launcher="subprocess"))
 
 and in :data:`EXECUTORS`: ``"serial": "batreplay.campaign.serial_executor:SerialExecutor",``; ``campaign run
 --executor serial`` then works (the choices of ``--executor`` are the keys of :data:`EXECUTORS`).
@@ -47,33 +49,21 @@ and in :data:`EXECUTORS`: ``"serial": "batreplay.campaign.serial_executor:Serial
 from __future__ import annotations
 
 import importlib
-import json
 import os
-import shutil
-import signal
 import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from batreplay.campaign.worker import (
-    FAILED_LOG_SUFFIX,
-    FAILED_SUFFIX,
-    INTERRUPTED_STATUSES,
-    is_finished,
-    process_main,
+    failure_fields,
+    run_spec_of,
     write_failure_record,
+    write_instance_manifest,
 )
-
-#: How many last lines of an instance's log a failure record keeps.
-LOG_TAIL_LINES = 40
-WORKER_LOG = "worker.log"
+from batreplay.run.isolated import forkserver_context, run_isolated
 
 
 @dataclass
@@ -134,7 +124,7 @@ class Executor(Protocol):
 
     def run(self, tasks: Sequence[dict[str, Any]], on_outcome: Callable[[InstanceOutcome], None]) -> None:
         """Run every task (from :func:`batreplay.campaign.worker.task_for`), each in a process of its own
-        (:func:`run_isolated`), and call ``on_outcome`` in the calling thread as each ends.
+        (:func:`run_instance`), and call ``on_outcome`` in the calling thread as each ends.
 
         Raises:
             KeyboardInterrupt: after cancelling the tasks not started (and, where it can, stopping the
@@ -143,159 +133,54 @@ class Executor(Protocol):
         ...
 
 
-def _signal_text(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            return f"killed by signal {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"killed by signal {-returncode}"
-    return f"exit status {returncode}"
-
-
-def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
-    if not path.is_file():
-        return []
-    with open(path, "rb") as stream:
-        stream.seek(0, os.SEEK_END)
-        size = stream.tell()
-        stream.seek(max(0, size - 64_000))
-        return stream.read().decode("utf-8", errors="replace").splitlines()[-lines:]
-
-
-#: Modules the local forkserver imports once, so that each instance process starts without import cost.
-#: The first one makes the server ignore SIGINT (:mod:`batreplay.campaign.forkserver_signals`).
-FORKSERVER_PRELOAD: tuple[str, ...] = (
-    "batreplay.campaign.forkserver_signals", "batreplay.campaign.worker", "batreplay.run.runner",
-    "batreplay.replay.broker", "batreplay.replay.feedback", "batreplay.replay.session_graph",
-    "batreplay.replay.sessions",
-)
-_FORKSERVER_LOCK = threading.Lock()
-
-
-def _forkserver_context():
-    """The ``forkserver`` multiprocessing context, its server started with :data:`FORKSERVER_PRELOAD` imported
-    and ``PYTHONHASHSEED=0`` (set for the server's start only).
-
-    Every instance process forked from it is born ignoring SIGINT (:mod:`batreplay.campaign.forkserver_signals`,
-    imported first by the server).
-    """
-    import multiprocessing
-    from multiprocessing import forkserver
-
-    context = multiprocessing.get_context("forkserver")
-    with _FORKSERVER_LOCK:
-        context.set_forkserver_preload(list(FORKSERVER_PRELOAD))
-        previous = os.environ.get("PYTHONHASHSEED")
-        os.environ["PYTHONHASHSEED"] = "0"
-        try:
-            forkserver.ensure_running()
-        finally:
-            if previous is None:
-                del os.environ["PYTHONHASHSEED"]
-            else:
-                os.environ["PYTHONHASHSEED"] = previous
-    return context
-
-
-def _start_process(task: dict[str, Any], log_path: Path, launcher: str):
-    """Start the instance process; returns ``(handle, wait)``: ``handle.terminate()`` sends SIGTERM, ``wait()``
-    blocks until it ends and returns its exit status (negative: killed by that signal)."""
-    if launcher == "forkserver":
-        process = _forkserver_context().Process(target=process_main, args=(task, str(log_path), os.getpid()),
-                                                name=f"instance {task['id']}")
-        process.start()
-
-        def wait_forked() -> int:
-            process.join()
-            return process.exitcode
-
-        return process, wait_forked
-    if launcher != "subprocess":
-        raise ValueError(f"unknown launcher {launcher!r} (forkserver or subprocess)")
-    with open(log_path, "ab") as log:  # the child has its own copy of the descriptor
-        process = subprocess.Popen([sys.executable, "-m", "batreplay.campaign.worker"], stdin=subprocess.PIPE,
-                                   stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONHASHSEED="0"))
-
-    def wait_subprocess() -> int:
-        process.communicate(json.dumps(task).encode("utf-8"))
-        return process.returncode
-
-    return process, wait_subprocess
-
-
-def run_isolated(task: dict[str, Any], *, launcher: str = "subprocess", on_start: Callable | None = None,
+def run_instance(task: dict[str, Any], *, launcher: str = "subprocess", on_start: Callable | None = None,
                  on_end: Callable | None = None, stop: threading.Event | None = None) -> InstanceOutcome:
-    """Run one instance task in a process of its own and report what happened.
+    """Run one instance task in a process of its own (:func:`batreplay.run.isolated.run_isolated`, in the campaign
+    root, seeded with the instance's seed) and write its ``instance.json`` once its run directory is there.
 
-    The process's output goes to ``<output_root>/.<id>.log``; the log then moves into the run directory as
-    ``worker.log`` (done; removed when empty) or next to the failure record as ``<id>.failed.log`` (failed).
-    A process that ends without leaving a finished run directory or a failure record (crash, ``kill -9``)
-    gets a failure record written here, with its exit status and the end of its log.
+    The process's output goes to ``<output_root>/.<id>.log``, then into the run directory as ``worker.log`` (done;
+    removed when empty) or next to the failure record as ``<id>.failed.log`` (failed). A process that ends without
+    leaving a run directory or a failure record (crash, ``kill -9``) gets a failure record all the same, with its
+    exit status and the end of its log.
 
     Args:
         task: from :func:`batreplay.campaign.worker.task_for`.
         launcher: ``forkserver`` (forked from a preloaded server; only from a process allowed to have
-            children) or ``subprocess`` (a new interpreter, ``python -m batreplay.campaign.worker``).
+            children) or ``subprocess`` (a new interpreter, ``python -m batreplay.run.isolated``).
         on_start, on_end: called with the process handle (``terminate()`` stops it) once started / ended.
         stop: if set before the process starts, nothing is started and the outcome is ``interrupted``.
 
     Returns:
         The :class:`InstanceOutcome`.
+
+    Raises:
+        ValueError: an unknown launcher.
+        OSError: the output root cannot be written, or the process cannot be started.
     """
-    started = time.time()
     host = socket.gethostname()
-    if stop is not None and stop.is_set():
-        return InstanceOutcome(task["id"], "interrupted", 0.0, "not started (campaign interrupted)", host)
-    root = Path(task["output_root"])
-    root.mkdir(parents=True, exist_ok=True)
-    run_dir = root / task["id"]
-    failed = root / f"{task['id']}{FAILED_SUFFIX}"
-    log_path = root / f".{task['id']}.log"
-    log_path.write_bytes(b"")
-    handle, wait_for_end = _start_process(task, log_path, launcher)
-    if on_start is not None:
-        on_start(handle)
     try:
-        returncode = wait_for_end()
-    finally:
-        if on_end is not None:
-            on_end(handle)
-    wall = time.time() - started
-    if is_finished(root, task["id"]):
-        if log_path.stat().st_size > 0:
-            shutil.move(log_path, run_dir / WORKER_LOG)
-        else:
-            log_path.unlink()
-        return InstanceOutcome(task["id"], "done", wall, "", host)
-    if returncode in INTERRUPTED_STATUSES or (stop is not None and stop.is_set() and not failed.is_file()):
-        # Stopped by a signal, or ended while the campaign was being stopped: not finished, not failed.
-        log_path.unlink(missing_ok=True)
-        return InstanceOutcome(task["id"], "interrupted", wall, _signal_text(returncode), host)
-    tail = _log_tail(log_path)
-    if failed.is_file() and returncode == 1:
-        try:
-            error = json.loads(failed.read_text()).get("error", "")
-        except (OSError, json.JSONDecodeError):
-            error = "see the failure record"
-        shutil.move(log_path, root / f"{task['id']}{FAILED_LOG_SUFFIX}")
-        return InstanceOutcome(task["id"], "failed", wall, error, host)
-    reason = f"instance process {_signal_text(returncode)} without a result"
-    write_failure_record(task, "ProcessDied", reason, log_tail=tail, host=host, wall_seconds=wall,
-                         returncode=returncode)
-    shutil.move(log_path, root / f"{task['id']}{FAILED_LOG_SUFFIX}")
-    return InstanceOutcome(task["id"], "failed", wall, reason, host)
+        spec = run_spec_of(task)
+    except ValueError as err:  # a parameter the run refuses: a failed instance, the campaign goes on
+        write_failure_record(task, type(err).__name__, str(err), host=host)
+        return InstanceOutcome(task["id"], "failed", 0.0, str(err), host)
+    outcome = run_isolated(spec, launcher=launcher, cwd=task["root"], seed=int(task["params"]["seed"]),
+                           record_fields=failure_fields(task), on_start=on_start, on_end=on_end, stop=stop)
+    if outcome.status == "done":
+        write_instance_manifest(task, wall_seconds=outcome.wall_seconds, host=outcome.host, pid=outcome.pid)
+    error = "not started (campaign interrupted)" if outcome.returncode is None else outcome.error
+    return InstanceOutcome(task["id"], outcome.status, outcome.wall_seconds, error, outcome.host)
 
 
-def run_isolated_dict(task: dict[str, Any]) -> dict[str, Any]:
-    """:func:`run_isolated` in a new interpreter, returning a plain dict (what a Dask task runs and sends back;
+def run_instance_dict(task: dict[str, Any]) -> dict[str, Any]:
+    """:func:`run_instance` in a new interpreter, returning a plain dict (what a Dask task runs and sends back;
     a Dask worker process may not fork children of its own through multiprocessing)."""
-    return asdict(run_isolated(task, launcher="subprocess"))
+    return asdict(run_instance(task, launcher="subprocess"))
 
 
 class LocalExecutor:
     """Instance processes on this machine, at most ``workers`` at a time (default: every core).
 
-    ``launcher``: how each instance process starts (see :func:`run_isolated`): ``forkserver`` (default, no
+    ``launcher``: how each instance process starts (see :func:`run_instance`): ``forkserver`` (default, no
     import cost) or ``subprocess``.
     """
 
@@ -343,10 +228,10 @@ class LocalExecutor:
                 temporary directories) and cancelling the others.
         """
         if self.launcher == "forkserver":
-            _forkserver_context()  # started here, in the main thread (see there why)
+            forkserver_context()  # started here, before the pool's threads exist (see there why)
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="instance")
         try:
-            pending = {pool.submit(run_isolated, task, launcher=self.launcher, on_start=self._started,
+            pending = {pool.submit(run_instance, task, launcher=self.launcher, on_start=self._started,
                                    on_end=self._ended, stop=self._stop) for task in tasks}
             while pending:
                 finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
@@ -365,7 +250,7 @@ class LocalExecutor:
 class DaskExecutor:
     """Instances as tasks of an existing Dask distributed cluster (``distributed.Client(address)``).
 
-    Each task runs :func:`run_isolated` on a Dask worker: the instance is still one process of its own,
+    Each task runs :func:`run_instance` on a Dask worker: the instance is still one process of its own,
     started by the worker. The Dask workers must share the file system paths of the campaign (logs, output
     root) and have batreplay installed in the same Python.
     """
@@ -407,7 +292,7 @@ class DaskExecutor:
 
         client = self._client or Client(self.scheduler_address)
         try:
-            futures = {client.submit(run_isolated_dict, task, key=f"batreplay-{task['id']}", pure=False,
+            futures = {client.submit(run_instance_dict, task, key=f"batreplay-{task['id']}", pure=False,
                                      retries=0): task for task in tasks}
             try:
                 for future in as_completed(futures):

@@ -1,15 +1,17 @@
-"""Runs launched from the web GUI: each in a background worker process, with progress and cancellation.
+"""Runs launched from the web GUI: each in a background process of its own, with progress and cancellation.
 
-A run goes through the campaign machinery (:func:`batreplay.campaign.executors.run_isolated`): a fresh process
-(``python -m batreplay.campaign.worker``) runs it into ``<runs dir>/<run id>``, written atomically, then
-``instance.json``; a failure leaves ``<run id>.failed.json`` with its one-line error and no run directory. The
-worker writes its progress to ``<runs dir>/.<run id>.progress.json``, which :meth:`Launcher.state` reads.
+A run is one :class:`~batreplay.run.spec.RunSpec` run in a fresh process (:func:`batreplay.run.isolated.run_isolated`,
+``python -m batreplay.run.isolated``), in the runs directory: the run directory ``<runs dir>/<run id>`` is written
+atomically; a failure leaves ``<run id>.failed.json`` with its one-line error (and ``<run id>.failed.log``, the
+process's output) and no run directory. The process writes its progress to ``<runs dir>/.<run id>.progress.json``,
+which :meth:`Launcher.state` reads.
 
-- A run already finished is not run again (:meth:`Launcher.submit` returns it as ``done``, ``reused``).
+- A run already finished (its run directory is there) is not run again (:meth:`Launcher.submit` returns it as
+  ``done``, ``reused``).
 - A run already running or waiting is not started twice.
-- :meth:`Launcher.cancel` stops it with SIGTERM: the worker removes its staging directory on the way out, so
+- :meth:`Launcher.cancel` stops it with SIGTERM: the process removes its staging directory on the way out, so
   nothing of the run is left (no run directory, no failure record).
-- Runs wait in a queue and at most ``workers`` run at a time. If the app stops, its worker processes stop too
+- Runs wait in a queue and at most ``workers`` run at a time. If the app stops, its run processes stop too
   (they watch their parent); finished runs stay on disk and are listed at the next start.
 """
 
@@ -22,13 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from batreplay.campaign.executors import run_isolated
-from batreplay.campaign.worker import FAILED_LOG_SUFFIX, FAILED_SUFFIX, is_finished
-from batreplay.run.spec import FLAT_FIELDS, RunSpec
+from batreplay.run.isolated import failure_log_path, failure_record_path, run_isolated
+from batreplay.run.runner import is_run_directory
+from batreplay.run.spec import RunSpec
 from batreplay.ui.messages import one_line
 
-#: The campaign name recorded in the ``instance.json`` of runs launched from the GUI.
-UI_CAMPAIGN = "ui"
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 
 
@@ -41,9 +41,9 @@ class RunState:
         status: ``queued``, ``running``, ``done``, ``failed`` or ``cancelled``.
         error: the one-line reason of a failure (or of a cancellation), else ``""``.
         reused: True when the run had finished before and was not run again.
-        done, total: jobs ended so far and jobs to simulate (0 and 0 until the worker reports).
+        done, total: jobs ended so far and jobs to simulate (0 and 0 until the run's process reports).
         now: simulated time reached, in seconds.
-        wall_seconds: wall-clock time of the worker process, once it ended.
+        wall_seconds: wall-clock time of the run's process, once it ended (seconds).
     """
 
     run_id: str
@@ -58,21 +58,8 @@ class RunState:
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
 
 
-def task_of(run_id: str, spec: RunSpec, runs_dir: Path) -> dict[str, Any]:
-    """The worker task of ``spec`` (see :func:`batreplay.campaign.worker.task_for`): its run options as the
-    instance's parameters, the workload and platform as given, the runs directory as output root and working
-    folder, and the progress file."""
-    flat = spec.to_dict()
-    params = {key: flat[key] for key in FLAT_FIELDS if key in flat}
-    params.update(scheduler=spec.scheduler.name, seed=0)
-    return {"campaign": UI_CAMPAIGN, "id": run_id, "output_root": str(runs_dir), "params": params,
-            "labels": {"scheduler": spec.scheduler.name, "replay": spec.replay.label},
-            "root": str(runs_dir), "workload": str(spec.workload), "platform": spec.platform,
-            "progress_file": str(progress_path(runs_dir, run_id))}
-
-
 def progress_path(runs_dir: Path, run_id: str) -> Path:
-    """Where the worker of ``run_id`` writes its progress."""
+    """Where the process of ``run_id`` writes its progress."""
     return Path(runs_dir) / f".{run_id}.progress.json"
 
 
@@ -86,21 +73,30 @@ class Launcher:
         self._lock = threading.Lock()
 
     def submit(self, run_id: str, spec: RunSpec) -> RunState:
-        """Start ``spec`` as ``run_id`` unless it has finished already or is under way; returns its state."""
+        """Start ``spec`` as ``run_id`` unless it has finished already or is under way; returns its state. The run
+        directory is ``<runs dir>/<run id>`` whatever ``spec.out_dir`` says.
+
+        Raises:
+            RunSpecError: ``spec`` with that run directory is refused (not for a spec of :mod:`batreplay.ui.run_form`,
+                whose run directory it is already).
+        """
+        out_dir = self.runs_dir / run_id
+        if Path(spec.out_dir) != out_dir:
+            spec = spec.replace(out_dir=str(out_dir))
         with self._lock:
             current = self._states.get(run_id)
             if current is not None and current.status in (QUEUED, RUNNING):
                 return current
-            if is_finished(self.runs_dir, run_id):
+            if is_run_directory(out_dir):
                 state = self._states[run_id] = RunState(run_id, DONE, reused=True)
                 return state
-            for record in (f"{run_id}{FAILED_SUFFIX}", f"{run_id}{FAILED_LOG_SUFFIX}"):  # a new attempt
-                (self.runs_dir / record).unlink(missing_ok=True)
+            for record in (failure_record_path(out_dir), failure_log_path(out_dir)):  # a new attempt
+                record.unlink(missing_ok=True)
             state = self._states[run_id] = RunState(run_id, QUEUED)
-        self._pool.submit(self._run, state, task_of(run_id, spec, self.runs_dir))
+        self._pool.submit(self._run, state, spec)
         return state
 
-    def _run(self, state: RunState, task: dict[str, Any]) -> None:
+    def _run(self, state: RunState, spec: RunSpec) -> None:
         def started(process) -> None:
             with self._lock:  # a Cancel that came while the process started stops it now
                 state._process = process
@@ -109,7 +105,10 @@ class Launcher:
                     process.terminate()
 
         try:
-            outcome = run_isolated(task, launcher="subprocess", on_start=started, stop=state._stop)
+            # (the Runs page, batreplay.ui.run_index, shows a failed run's choices from its record's "spec")
+            outcome = run_isolated(spec, launcher="subprocess", cwd=self.runs_dir,
+                                   progress_file=progress_path(self.runs_dir, state.run_id),
+                                   on_start=started, stop=state._stop)
         except Exception as err:  # noqa: BLE001 - shown in the page: the app itself goes on
             state.status, state.error = FAILED, one_line(err, kind=True)
             return
@@ -137,7 +136,7 @@ class Launcher:
         return True
 
     def state(self, run_id: str) -> RunState | None:
-        """The state of a run launched by this app (progress read from the worker's file), or None."""
+        """The state of a run launched by this app (progress read from its process's file), or None."""
         state = self._states.get(run_id)
         if state is not None and state.status == RUNNING:
             try:
@@ -152,7 +151,7 @@ class Launcher:
         return [self.state(run_id) for run_id in list(self._states)]
 
     def shutdown(self) -> None:
-        """Cancel every run that waits or runs, and wait for the workers to stop."""
+        """Cancel every run that waits or runs, and wait for their processes to stop."""
         for run_id in list(self._states):
             self.cancel(run_id)
         self._pool.shutdown(wait=True)

@@ -1,7 +1,7 @@
 """The runs under the GUI's runs directory, one row each, for the Runs page.
 
 A finished run is a run directory (``run.json``, ``metrics.json``; see :func:`batreplay.run.runner.run`); a failed
-one is the failure record ``<run id>.failed.json`` its worker left (see :mod:`batreplay.campaign.worker`); runs
+one is the failure record ``<run id>.failed.json`` its process left (see :mod:`batreplay.run.isolated`); runs
 waiting or under way come from the :class:`~batreplay.ui.launcher.Launcher`. Everything is read from the files,
 so a restarted app lists every finished run again. A folder or record that cannot be read is listed as
 ``unreadable`` with the reason, never skipped silently.
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from batreplay.analysis.run_dir import MANIFEST_NAME
-from batreplay.campaign.worker import FAILED_SUFFIX
+from batreplay.run.isolated import FAILED_SUFFIX
 from batreplay.ui.launcher import DONE, FAILED, RunState
 from batreplay.ui.messages import one_line
 
@@ -94,7 +94,7 @@ def failed_row(record: Path) -> dict[str, Any]:
     run_id = record.name.removesuffix(FAILED_SUFFIX)
     try:
         document = json.loads(record.read_text(encoding="utf-8"))
-        row = {"run_id": run_id, "status": FAILED, **_spec_columns(document.get("params", {})),
+        row = {"run_id": run_id, "status": FAILED, **_spec_columns(document.get("spec") or document.get("params", {})),
                "error": one_line(document.get("error")),
                "wall_seconds": document.get("wall_seconds"), "finished": _when(record)}
     except (OSError, ValueError, AttributeError, TypeError) as err:  # (a JSON value of another shape)

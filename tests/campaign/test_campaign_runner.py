@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import pytest
 from conftest import REPO_ROOT, WORKLOADS
 from rich.console import Console
 
-from batreplay.campaign.executors import LocalExecutor, run_isolated
+from batreplay.campaign.executors import LocalExecutor, run_instance
 from batreplay.campaign.platforms import prepare_platforms
 from batreplay.campaign.runner import CampaignBusyError, output_root_lock, run_campaign, scan
 from batreplay.campaign.spec import load_campaign
@@ -246,43 +245,16 @@ def test_ctrl_c_while_an_instance_starts_is_left_to_the_runner(tmp_path):
                 os.kill(process.pid, signal.SIGINT)
             time.sleep(0.01)
 
-    outcome = run_isolated(task_for(instance, spec), launcher="forkserver", on_start=interrupt_at_once)
+    outcome = run_instance(task_for(instance, spec), launcher="forkserver", on_start=interrupt_at_once)
     assert (outcome.status, outcome.error) == ("done", "")
     assert (spec.output_root / instance.id / INSTANCE_MANIFEST).is_file()
     assert not list(spec.output_root.glob(f"*{FAILED_SUFFIX}"))
     # SIGTERM (what the runner sends) stops a forked instance as interrupted, without a failure record
     other = spec.select("__raisingScheduler__")[0]
     prepare_platforms(spec, [other])
-    stopped = run_isolated(task_for(other, spec), launcher="forkserver", on_start=lambda process: process.terminate())
+    stopped = run_instance(task_for(other, spec), launcher="forkserver", on_start=lambda process: process.terminate())
     assert stopped.status == "interrupted"
     assert not list(spec.output_root.glob(f"*{FAILED_SUFFIX}"))
-
-
-@pytest.mark.skipif(not KTH.is_file(), reason="shared workloads not available")
-@pytest.mark.parametrize("launcher", ["forkserver", "subprocess"])
-def test_an_instance_stopped_in_the_middle_of_its_simulation_is_interrupted_not_failed(tmp_path, launcher):
-    """SIGTERM reaches the instance while the scheduler's code runs (the whole KTH-SP2 log, stopped once its
-    progress file says jobs have ended): the stop must not pass for the scheduler exiting (a failed instance with
-    a record) but leave the instance interrupted, with no run directory, staging folder or failure record."""
-    progress = tmp_path / "progress.json"
-    task = {"campaign": "t", "id": "whole-kth", "output_root": str(tmp_path / "out"), "root": str(tmp_path),
-            "params": {"scheduler": "fcfs", "seed": 0, "engine": "embedded"}, "labels": {},
-            "workload": str(KTH), "platform": "kth-sp2", "progress_file": str(progress)}
-
-    def stop_once_jobs_ended(process):
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError, ValueError):
-                if json.loads(progress.read_text())["done"] > 0:
-                    break
-            time.sleep(0.05)
-        process.terminate()
-
-    # (on_start returns before a subprocess instance has read its task: the watcher runs beside it)
-    outcome = run_isolated(task, launcher=launcher, on_start=lambda process: threading.Thread(
-        target=stop_once_jobs_ended, args=(process,), daemon=True).start())
-    assert outcome.status == "interrupted", outcome.error
-    assert sorted(os.listdir(tmp_path / "out")) == []
 
 
 def test_leftovers_of_an_interrupted_instance_are_removed(tmp_path):
@@ -319,3 +291,16 @@ def test_command_line_errors_are_one_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
         main(["run", str(QUICK), "--executor", "dask"])
     assert info.value.code == 2 and "--scheduler-address" in capsys.readouterr().err
+
+
+def test_an_instance_whose_parameters_the_run_refuses_is_failed_without_a_process(tmp_path):
+    """No run can be built of the task (here a hand-made one with max_jobs 0): a failed instance with its record,
+    and the campaign goes on; no process was started, so no log either."""
+    task = {"campaign": "c", "id": "refused", "output_root": str(tmp_path / "out"), "root": str(tmp_path),
+            "workload": str(KTH), "platform": "kth-sp2", "labels": {"scheduler": "easy"},
+            "params": {"scheduler": "easy", "max_jobs": 0, "seed": 0, "engine": "embedded"}}
+    outcome = run_instance(task, launcher="forkserver")
+    assert (outcome.id, outcome.status) == ("refused", "failed") and "max_jobs" in outcome.error
+    record = json.loads((tmp_path / "out" / f"refused{FAILED_SUFFIX}").read_text())
+    assert (record["campaign"], record["id"], record["params"]) == ("c", "refused", task["params"])
+    assert record["error"] == outcome.error and sorted(os.listdir(tmp_path / "out")) == [f"refused{FAILED_SUFFIX}"]

@@ -69,7 +69,7 @@ def test_refused_options_are_named(kind, options, message):
 def serial_registered(monkeypatch):
     from docstring_examples import docstring_example
 
-    module = docstring_example(executors, "from batreplay.campaign.executors import ExecutorOptions, run_isolated",
+    module = docstring_example(executors, "from batreplay.campaign.executors import ExecutorOptions, run_instance",
                                "and in :data:`EXECUTORS`", "serial_executor_for_tests")  # as documented
     monkeypatch.setitem(sys.modules, module.__name__, module)
     monkeypatch.setitem(executors.EXECUTORS, "serial", f"{module.__name__}:SerialExecutor")

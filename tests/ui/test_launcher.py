@@ -1,8 +1,10 @@
-"""Runs launched by the web GUI: a worker process each (the campaign's), progress, reuse, cancellation that leaves
-nothing behind, failures with their one-line error, and the Runs list read back from the files."""
+"""Runs launched by the web GUI: a process of its own each (batreplay.run.isolated, not the campaign machinery),
+progress, reuse, cancellation that leaves nothing behind, failures with their one-line error, and the Runs list read
+back from the files."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import time
@@ -13,7 +15,7 @@ from batreplay.ui.launcher import CANCELLED, DONE, FAILED, Launcher, progress_pa
 from batreplay.ui.run_form import RunForm, build_run
 from batreplay.ui.run_index import list_runs, run_directory
 from batreplay.ui.sandbox import Sandbox
-from conftest import WORKLOADS
+from conftest import REPO_ROOT, WORKLOADS
 from ui_server import SLOW_SCHEDULER
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -46,8 +48,8 @@ def test_a_run_is_done_once_and_then_reused_and_listed(sandbox):
     wait_until(lambda: state.status not in ("queued", "running"), "the run to end")
     assert (state.status, state.reused) == (DONE, False), state.error
     folder = run_directory(sandbox.runs_dir, planned.run_id)
-    instance = json.loads((folder / "instance.json").read_text())
-    assert instance["campaign"] == "ui" and instance["params"]["max_jobs"] == 400
+    assert json.loads((folder / "run.json").read_text())["spec"] == planned.spec.to_dict()
+    assert not (folder / "instance.json").exists()  # a run of the GUI is no campaign instance
     assert not progress_path(sandbox.runs_dir, planned.run_id).exists()
     again = launcher.submit(planned.run_id, planned.spec)
     assert (again.status, again.reused) == (DONE, True)
@@ -89,4 +91,18 @@ def test_a_failed_run_says_why_in_one_line_and_is_listed_so(sandbox, tmp_path):
     assert not (sandbox.runs_dir / planned.run_id).exists()
     row, = list_runs(sandbox.runs_dir)
     assert row["status"] == FAILED and "vanished.xml" in row["error"]
+    assert (row["scheduler"], row["platform"]) == ("easy", "vanished.xml")  # the run's choices, from its record
+    record = json.loads((sandbox.runs_dir / f"{planned.run_id}.failed.json").read_text())
+    assert record["spec"] == broken.to_dict() and "campaign" not in record
     launcher.shutdown()
+
+
+def test_the_launcher_imports_nothing_of_the_campaigns():
+    """Issue 26, item 2: a run launched from the GUI is one run in its own process (batreplay.run.isolated), not a
+    campaign instance: ui/launcher.py imports nothing of batreplay.campaign, at the top or inside a function."""
+    tree = ast.parse((REPO_ROOT / "ui" / "launcher.py").read_text(encoding="utf-8"))
+    imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    relative = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level]
+    imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    assert "batreplay.run.isolated" in imported and relative == []
+    assert [name for name in imported if name.startswith("batreplay.campaign")] == []
