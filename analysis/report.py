@@ -11,7 +11,7 @@ title, cell, caption and note is text, never markup. Every table sits in a box t
 (``overflow-x: auto``), so a wide table never widens the page.
 
 The content is described by a :class:`ReportContent` (built by :mod:`batreplay.analysis.analyze_report`
-and :mod:`batreplay.campaign.report`); :func:`render_html` turns it into the page and :func:`write_report`
+and :mod:`batreplay.reports.report`); :func:`render_html` turns it into the page and :func:`write_report`
 writes it.
 """
 

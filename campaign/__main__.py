@@ -1,4 +1,5 @@
-"""``python -m batreplay.campaign run|report SPEC ...``: the campaign commands without the rest of ``batreplay``.
+"""``python -m batreplay.campaign run SPEC ...``: running a campaign without the rest of ``batreplay`` (reports are
+``batreplay campaign report``, :mod:`batreplay.reports`, a layer above campaigns).
 
 Same arguments and exit statuses as ``batreplay campaign ...`` (:mod:`batreplay.campaign.cli`); errors caused by
 the inputs are printed as one line with exit status 2.

@@ -1,13 +1,15 @@
-"""``batreplay campaign run`` and ``batreplay campaign report``: the command-line side of campaigns.
+"""``batreplay campaign run``: the command-line side of campaigns.
 
-:func:`add_campaign_commands` adds the ``campaign`` command to the ``batreplay`` parser; each subcommand's
-handler has the signature ``handler(args, console) -> exit status`` used by :mod:`batreplay.cli`.
+:func:`add_campaign_commands` adds the ``campaign`` command to the ``batreplay`` parser, with ``run`` and the
+subcommands of the layers above given to it (``campaign report``: :func:`batreplay.reports.cli.add_report_command`;
+this layer does not import them); each subcommand's handler has the signature ``handler(args, console) -> exit
+status`` used by :mod:`batreplay.cli`.
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from batreplay.campaign.executors import EXECUTORS
@@ -46,22 +48,11 @@ def _cmd_campaign_run(args: argparse.Namespace, console: Console) -> int:
     return EXIT_FAILED_INSTANCES if summary.failed else 0
 
 
-def _cmd_campaign_report(args: argparse.Namespace, console: Console) -> int:
-    from batreplay.campaign.report import build_report
-    from batreplay.campaign.spec import load_campaign
-
-    spec = load_campaign(args.spec, output_root=args.output_root)
-    result = build_report(spec, Path(args.out) if args.out else None, console=console)
-    for line in result.notes:
-        console.print(line, highlight=False)
-    console.print(f"report of {spec.name}: {result.instances_found}/{result.instances_total} instances; "
-                  f"{result.html}", highlight=False)
-    return 0
-
-
-def add_campaign_commands(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add ``campaign run`` and ``campaign report`` to the ``batreplay`` subcommands; returns the ``campaign``
-    parser. Handlers are set with ``set_defaults(handler=...)``."""
+def add_campaign_commands(subparsers: argparse._SubParsersAction,
+                          *more: Callable[[argparse._SubParsersAction], object]) -> argparse.ArgumentParser:
+    """Add ``campaign run`` to the ``batreplay`` subcommands, then each of ``more``'s subcommands (a function
+    given the ``campaign`` subcommands, e.g. :func:`batreplay.reports.cli.add_report_command`); returns the
+    ``campaign`` parser. Handlers are set with ``set_defaults(handler=...)``."""
     campaign = subparsers.add_parser("campaign", help="run and report experiment campaigns (TOML specs, see expe/)")
     commands = campaign.add_subparsers(dest="campaign_command", required=True)
 
@@ -80,11 +71,6 @@ def add_campaign_commands(subparsers: argparse._SubParsersAction) -> argparse.Ar
     run.add_argument("--dry-run", action="store_true", help="list the instance ids and stop")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_cmd_campaign_run)
-
-    report = commands.add_parser("report", help="gather a campaign's instances into tables, figures and HTML")
-    report.add_argument("spec", help="campaign file (TOML)")
-    report.add_argument("--out", default=None, help="report folder (default: the spec's report_dir)")
-    report.add_argument("--output-root", default=None,
-                        help="folder of the run directories (default: the spec's output_root)")
-    report.set_defaults(handler=_cmd_campaign_report)
+    for add in more:
+        add(commands)
     return campaign

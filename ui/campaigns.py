@@ -239,7 +239,7 @@ class Campaigns:
     def _run(self, key: str, spec: CampaignSpec, executor, job: CampaignJob) -> None:
         from rich.console import Console
 
-        from batreplay.campaign.report import build_report
+        from batreplay.reports.report import build_report
 
         quiet = Console(quiet=True)
         try:

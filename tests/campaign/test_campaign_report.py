@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -12,11 +13,14 @@ from conftest import REPO_ROOT
 from rich.console import Console
 
 from batreplay.campaign.executors import LocalExecutor
-from batreplay.campaign.log_facts import log_facts
-from batreplay.campaign.report import FIGURE_KINDS, build_report, markdown_table, read_published, recorded_log_metrics
 from batreplay.campaign.runner import run_campaign
-from batreplay.campaign.spec import REPORT_FIGURES, load_campaign
-from batreplay.campaign.tables import PAPER_TABLES, TABLE_METRICS
+from batreplay.campaign.spec import REPORT_FIGURES, REPORT_TABLES, load_campaign
+from batreplay.replay.registry import REGISTRY
+from batreplay.reports.log_facts import log_facts
+from batreplay.reports.report import (FIGURE_KINDS, build_report, load_instance, markdown_table, read_published,
+                                      recorded_log_metrics)
+from batreplay.reports.tables import PAPER_TABLES, TABLE_METRICS, comparison_table
+from batreplay.reports.user_models import none_shown
 
 QUIET = Console(quiet=True)
 DAY = 86400.0
@@ -207,6 +211,26 @@ def test_figure_kinds_are_the_spec_figures():
         assert figure.stem == f"fig{number}-{kind}"
         assert figure.paper_label == f"cf. Fig. {number}" and f"Fig. {number}" in figure.caption
     assert FIGURE_KINDS["weekly-submissions"].paper_label == "cf. Fig. 8"
+
+
+def test_report_kinds_are_those_the_user_models_declare(toy_report, monkeypatch):
+    """The lateness table (Madon et al. 2024, Table 2) lists the replays of the models that declare it (feedback),
+    the scheduler comparison (Rauch 2022) those of rigid, a kind no model declares every replay; another
+    declaration changes the rows without a change to the report code."""
+    spec, _ = toy_report
+    known = set(REPORT_TABLES) | set(REPORT_FIGURES)
+    assert all(set(entry.report_kinds) <= known for entry in REGISTRY.values())
+    results = [load_instance(spec, instance) for instance in spec.instances()]
+
+    def replays(kind: str) -> set[str]:
+        return set(comparison_table(kind, spec, results, {}, read_published(None))["replay"])
+
+    assert replays("lateness") == {"a0"} and replays("scheduler-comparison") == {"rigid"}
+    assert replays("scheduling") == {"rigid", "a0"}
+    assert none_shown("user-mean-lateness") == "the campaign has no feedback replay"
+    monkeypatch.setitem(REGISTRY, "rigid", replace(REGISTRY["rigid"], report_kinds=("lateness",)))
+    assert replays("lateness") == {"rigid", "a0"} and replays("scheduler-comparison") == {"rigid", "a0"}
+    assert none_shown("lateness") == "the campaign has no rigid or feedback replay"
 
 
 def test_published_values_are_checked(tmp_path):

@@ -20,7 +20,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
-from batreplay.campaign.figures import FEEDBACK_COLOURS, grid
+from batreplay.reports.figures import REPLAY_COLOURS, grid
 
 #: Figure kind -> (column of :func:`batreplay.analysis.lateness.lateness_per_user`, divisor to the unit shown,
 #: y-axis label, linear threshold of the symlog axis in that unit, paper's figure).
@@ -79,7 +79,7 @@ def user_scatter_grid(kind: str, title: str, panels: Mapping[str, pd.DataFrame],
         y = table[column].to_numpy(dtype="float64") / divisor
         x = table["nb_jobs"].to_numpy(dtype="float64")
         shown = np.isfinite(y)
-        axis.scatter(x[shown], y[shown], s=9, alpha=0.65, color=FEEDBACK_COLOURS[0], edgecolors="none",
+        axis.scatter(x[shown], y[shown], s=9, alpha=0.65, color=REPLAY_COLOURS[0], edgecolors="none",
                      label=f"{replay}: {int(shown.sum())} users")
         axis.set_xscale("log")
         symlog_axis(axis, values, linthresh)

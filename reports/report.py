@@ -4,14 +4,14 @@ What :func:`build_report` writes in the report folder (``[campaign] report_dir``
 
 - ``README.md``: the tables in Markdown, links to the figures, the notes (failed or missing instances, input
   anomalies, differences with the published setup) and the written explanations of ``[report] explanations``
-  (:mod:`batreplay.campaign.explanations`);
+  (:mod:`batreplay.reports.explanations`);
 - ``report.html``: the same in one self-contained page (:mod:`batreplay.analysis.report`);
 - ``instances.csv``: one row per instance: labels, status, wall time, and the metrics of
   :func:`batreplay.analysis.analyze_command.run_metrics` in raw units (seconds, nodes);
 - ``logs.csv``: per SWF log, its jobs up to the last one replayed and those with a recorded run time of 0 s,
-  dropped or kept (``zero_runtime``; :mod:`batreplay.campaign.log_facts`); a Batsim JSON workload (rigid replays
+  dropped or kept (``zero_runtime``; :mod:`batreplay.reports.log_facts`); a Batsim JSON workload (rigid replays
   only) has no SWF to read these from: it is left out, with a note, and shown as "–" in the table;
-- one CSV per table kind of ``[report] tables`` (:mod:`batreplay.campaign.tables`): ours, the published value,
+- one CSV per table kind of ``[report] tables`` (:mod:`batreplay.reports.tables`): ours, the published value,
   and their difference, absolute and in %:
 
   * ``scheduling.csv`` (Madon, Da Costa, Pierson 2024, Table 1): makespan (Def. 11), mean and max waiting
@@ -28,15 +28,19 @@ What :func:`build_report` writes in the report folder (``[campaign] report_dir``
   (throughput, mean busy nodes and utilisation of every instance on each window) with ``throughput-utilisation``;
 - ``figures/*.png`` for ``[report] figures``, one file per log: ``submissions`` (Fig. 2), ``cumulative``
   (Fig. 3), ``user-mean-lateness`` (Fig. 4), ``user-additional-lateness`` (Fig. 5), ``session-graphs`` (Fig. 6),
-  ``weekly-submissions`` (Fig. 8), ``throughput-utilisation`` (Fig. 9) (:mod:`batreplay.campaign.figures`,
-  :mod:`batreplay.campaign.user_figures`, :mod:`batreplay.campaign.session_structure`,
-  :mod:`batreplay.campaign.weekly`).
+  ``weekly-submissions`` (Fig. 8), ``throughput-utilisation`` (Fig. 9) (:mod:`batreplay.reports.figures`,
+  :mod:`batreplay.reports.user_figures`, :mod:`batreplay.reports.session_structure`,
+  :mod:`batreplay.reports.weekly`).
 
-The recorded log's row of Table 1 comes from the SWF log itself (:func:`batreplay.campaign.log_facts.
+The recorded log's row of Table 1 comes from the SWF log itself (:func:`batreplay.reports.log_facts.
 recorded_log_metrics`). Published values come from the CSV named by ``[report] published`` (columns ``log``,
 ``experiment``, ``replay``, ``metric``, ``value``, ``source``), matched on log name, experiment name and replay
 label. Loading the instances and drawing the figures show a progress bar with an estimate of the time left when
 the console is a terminal.
+
+The tables and figures about some user models only (the lateness tables and Figs. 2, 4, 5, 6 and 8: feedback
+replays; the scheduler comparison: rigid replays) show the replays of the models that declare them in the replay
+registry, which the report asks (:mod:`batreplay.reports.user_models`); the others show every replay.
 """
 
 from __future__ import annotations
@@ -59,16 +63,17 @@ from batreplay.analysis.analyze_command import paper_window_metrics, run_metrics
 from batreplay.analysis.lateness import job_lateness, lateness_per_user
 from batreplay.analysis.report import ReportContent, ReportFigure, ReportTable, write_report
 from batreplay.analysis.run_dir import RECORDED_SUBMISSION, load_run
-from batreplay.campaign import figures, explanations
-from batreplay.campaign.log_facts import LogFacts, NoRecordedScheduleError, log_facts, recorded_log_metrics
-from batreplay.campaign.session_structure import (PAPER_STATEMENT, session_display, session_figure, session_statistics,
-                                                  session_table)
 from batreplay.campaign.spec import CampaignSpec, Instance
-from batreplay.campaign.tables import (DESCRIPTIONS, DIFFERENCE_NOTE, comparison_table, display_table, has_published,
-                                       instances_display, markdown_table, read_published, section_title)
-from batreplay.campaign.user_figures import user_scatter_grid
-from batreplay.campaign.weekly import weekly_figure
 from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST, is_finished
+from batreplay.reports import explanations, figures
+from batreplay.reports.log_facts import LogFacts, NoRecordedScheduleError, log_facts, recorded_log_metrics
+from batreplay.reports.session_structure import (PAPER_STATEMENT, session_display, session_figure, session_statistics,
+                                                 session_table)
+from batreplay.reports.tables import (DESCRIPTIONS, DIFFERENCE_NOTE, comparison_table, display_table, has_published,
+                                      instances_display, markdown_table, read_published, section_title)
+from batreplay.reports.user_figures import USER_METRICS, user_scatter_grid
+from batreplay.reports.user_models import labels_shown, none_shown, shows
+from batreplay.reports.weekly import weekly_figure
 
 __all__ = ["InstanceResult", "ReportResult", "build_report", "load_instance", "markdown_table", "read_published",
            "recorded_log_metrics"]
@@ -145,8 +150,8 @@ class InstanceResult:
         windows: Fig. 9 window metrics (empty unless done).
         submissions, finishes: job submission / finish times (s), for the figures (None unless done).
         recorded_submissions: recorded submission times of the same jobs (s), None unless done.
-        per_user: per-user lateness of a feedback replay (:func:`batreplay.analysis.lateness.lateness_per_user`),
-            else None.
+        per_user: per-user lateness (:func:`batreplay.analysis.lateness.lateness_per_user`) of a replay the
+            per-user figures (Figs. 4 and 5) show (:mod:`batreplay.reports.user_models`), else None.
         swf_origin: SWF submission time (s) of the run's time 0 (the first replayed job), None unless known.
         job_table: the run's ``jobs.csv``, kept only when asked (:func:`load_instance`).
         wall_seconds: wall time of the instance (``instance.json``), None unless done.
@@ -209,7 +214,7 @@ def load_instance(spec: CampaignSpec, instance: Instance, *, keep_job_table: boo
     recorded = per_user = origin = None
     if run.has_recorded_submissions:
         recorded = run.job_table[RECORDED_SUBMISSION].to_numpy(dtype="float64")
-        if instance.replay.model != "rigid":
+        if any(shows(kind, instance.replay.model) for kind in USER_METRICS):  # the replays Figs. 4 and 5 show
             per_user = lateness_per_user(lateness)
         if "swf_submission_time" in run.job_table.columns:
             origin = float(run.job_table["swf_submission_time"].min() - run.job_table[RECORDED_SUBMISSION].min())
@@ -232,6 +237,8 @@ def _progress(console: Console) -> Progress:
 
 
 def _load_all(spec: CampaignSpec, console: Console) -> list[InstanceResult]:
+    """:func:`load_instance` of every instance, in the campaign's order, with a progress bar; the job table of one
+    instance per log is kept for the session graphs (Madon et al. 2024, Fig. 6)."""
     instances = spec.instances()
     kept: set[str] = set()  # logs whose job table is kept (one instance each, on the recorded machine if any)
     wants_tables = "session-graphs" in spec.report.figures
@@ -268,9 +275,8 @@ def _plans(spec: CampaignSpec, results: list[InstanceResult], facts: dict[str, L
     is said in ``notes``."""
     plans: list[_Figure] = []
     experiments = [e.name for e in spec.experiments]
-    replays = [r.label for r in spec.replays]
-    feedback = [r.label for r in spec.replays if r.model == "feedback"]
     for kind in spec.report.figures:
+        shown = labels_shown(kind, spec.replays)  # the replays of the user models that declare the kind, or all
         for log in spec.logs:
             done = [r for r in results if r.instance.log.name == log.name and r.status == "done"
                     and r.instance.seed == spec.seeds[0]]
@@ -284,20 +290,20 @@ def _plans(spec: CampaignSpec, results: list[InstanceResult], facts: dict[str, L
             def add(draw: Callable[[], Figure], caption: str = "") -> None:
                 plans.append(_Figure(kind, log.name, path, draw, caption))
 
-            if kind == "submissions" and recorded is not None and feedback:
-                shown = feedback[-1:]  # as in the paper's Fig. 2: rigid against one feedback replay (a60)
-                panels = {e: {f: by_key[(e, f)].submissions for f in shown if (e, f) in by_key} for e in experiments}
+            if kind == "submissions" and recorded is not None and shown:
+                last = shown[-1:]  # as in the paper's Fig. 2: rigid against one feedback replay (a60)
+                panels = {e: {f: by_key[(e, f)].submissions for f in last if (e, f) in by_key} for e in experiments}
                 add(lambda t=title, r=recorded, p=panels: figures.submissions_grid(t, r, p))
             elif kind == "cumulative":
-                panels = {e: {r: (by_key[(e, r)].submissions, by_key[(e, r)].finishes) for r in replays
+                panels = {e: {r: (by_key[(e, r)].submissions, by_key[(e, r)].finishes) for r in shown
                               if (e, r) in by_key} for e in experiments}
                 panels = {e: p for e, p in panels.items() if p}
                 add(lambda t=title, p=panels: figures.cumulative_grid(t, p))
             elif kind in ("user-mean-lateness", "user-additional-lateness"):
-                if not feedback:
-                    notes.append(f"figure {kind}: the campaign has no feedback replay")
+                if not shown:
+                    notes.append(f"figure {kind}: {none_shown(kind)}")
                     continue
-                label = feedback[-1]
+                label = shown[-1]
                 panels = {e: by_key[(e, label)].per_user for e in experiments
                           if (e, label) in by_key and by_key[(e, label)].per_user is not None}
                 if panels:
@@ -305,7 +311,7 @@ def _plans(spec: CampaignSpec, results: list[InstanceResult], facts: dict[str, L
                         f" Replay {label}.")
             elif kind == "session-graphs":
                 if log.name not in sessions:
-                    notes.append(f"{log.name}: no session graph figure (Fig. 6): the campaign has no feedback replay")
+                    notes.append(f"{log.name}: no session graph figure (Fig. 6): {none_shown(kind)}")
                     continue
                 add(lambda t=title, s=sessions[log.name]: session_figure(t, s))
             elif kind == "weekly-submissions":
@@ -316,7 +322,7 @@ def _plans(spec: CampaignSpec, results: list[InstanceResult], facts: dict[str, L
                     reason = clock.description if clock is not None else "no recorded submission times"
                     notes.append(f"{log.name}: no submissions-by-hour figure (Fig. 8): {reason}")
                     continue
-                series = {"rigid": recorded, **{f: by_key[(chosen, f)].submissions for f in feedback
+                series = {"rigid": recorded, **{f: by_key[(chosen, f)].submissions for f in shown
                                                 if (chosen, f) in by_key}}
                 add(lambda t=title, c=clock, s=series, e=chosen: weekly_figure(t, c, s, e),
                     f" Experiment {chosen}; hours in {clock.description}.")
@@ -325,7 +331,7 @@ def _plans(spec: CampaignSpec, results: list[InstanceResult], facts: dict[str, L
                           for r in done if r.windows is not None and len(r.windows)]
                 if frames:
                     add(lambda t=title, w=pd.concat(frames, ignore_index=True):
-                        figures.window_bars(t, w, experiments, replays))
+                        figures.window_bars(t, w, experiments, shown))
                 else:
                     notes.append(f"{log.name}: no Fig. 9 window fits in the runs (the shortest is 14 days + 4 "
                                  f"months)")
@@ -333,6 +339,7 @@ def _plans(spec: CampaignSpec, results: list[InstanceResult], facts: dict[str, L
 
 
 def _draw(plans: list[_Figure], console: Console) -> dict[tuple[str, str], tuple[Path, str]]:
+    """Draw and write each planned figure; ``(kind, log) -> (PNG file, extra caption text)``."""
     written: dict[tuple[str, str], tuple[Path, str]] = {}
     if not plans:
         return written
@@ -346,7 +353,9 @@ def _draw(plans: list[_Figure], console: Console) -> dict[tuple[str, str], tuple
 
 
 def _session_statistics(spec: CampaignSpec, results: list[InstanceResult]) -> dict[str, dict[str, Any]]:
-    labels = [r.label for r in spec.replays if r.model == "feedback"]
+    """Session graph statistics (Madon et al. 2024, Sect. 7.2 and Fig. 6) per log and session label of the replays
+    the ``session-graphs`` figure shows; empty without that figure or such a replay."""
+    labels = labels_shown("session-graphs", spec.replays)
     if "session-graphs" not in spec.report.figures or not labels:
         return {}
     statistics = {}
@@ -372,6 +381,7 @@ def _windows_table(results: list[InstanceResult]) -> pd.DataFrame:
 
 
 def _logs_table(spec: CampaignSpec, facts: dict[str, LogFacts], results: list[InstanceResult]) -> pd.DataFrame:
+    """The report's "Workload logs" table (no paper's): jobs of each log, those of 0 s, jobs simulated."""
     rows = []
     for log in spec.logs:
         fact = facts.get(log.name)
@@ -387,9 +397,10 @@ def _logs_table(spec: CampaignSpec, facts: dict[str, LogFacts], results: list[In
 
 
 def _logs_csv(spec: CampaignSpec, facts: dict[str, LogFacts]) -> pd.DataFrame:
+    """``logs.csv``: the :class:`LogFacts` of each SWF log in raw numbers."""
     columns = ["log", "workload", "last_swf_line", "nb_jobs", "nb_zero_runtime", "zero_runtime", "treatment"]
     return pd.DataFrame([[name, fact.log.as_written, fact.last_line, fact.nb_jobs, fact.nb_zero_runtime,
-                          fact.log.zero_runtime, fact.treatment] for name, fact in facts.items()], columns=columns)
+                          fact.log.options["zero_runtime"], fact.treatment] for name, fact in facts.items()], columns=columns)
 
 
 @dataclass
@@ -400,6 +411,19 @@ class _Section:
     log: str | None
     frame: pd.DataFrame
     description: str
+
+
+@dataclass
+class _Tables:
+    """The report's tables as written: CSV file per name (in the order the README lists them), the comparison
+    tables by kind, every instance, the session graph statistics (log name -> label -> statistics) and their
+    table (None without the ``session-graphs`` figure or a replay it shows)."""
+
+    csv: dict[str, Path]
+    comparison: dict[str, pd.DataFrame]
+    instances: pd.DataFrame
+    sessions: dict[str, dict[str, Any]]
+    session_frame: pd.DataFrame | None
 
 
 def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Console | None = None) -> ReportResult:
@@ -418,6 +442,39 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
     results = _load_all(spec, console)
     published = read_published(spec.report.published)
     notes: list[str] = list(spec.report.notes)
+    facts, recorded = _read_logs(spec, results, notes)
+    if out.exists():
+        shutil.rmtree(out / "figures", ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    tables = _write_tables(spec, results, facts, recorded, published, out)
+    written = _draw(_plans(spec, results, facts, tables.sessions, out / "figures", notes), console)
+    notes += _instance_notes(results)
+    parameters = _parameters(spec, results, explanation_text)
+    sections = _sections(spec, facts, results, tables)
+    md_path = out / "README.md"
+    md_path.write_text(_markdown(spec, parameters, sections, written, notes, list(tables.csv.values()),
+                                 explanation_text), encoding="utf-8")
+    content = ReportContent(title=spec.report.title, parameters=parameters, notes=notes)
+    # a table per log: one section per table kind (group), one sub-heading per log
+    content.tables = [ReportTable(s.log, s.frame, group=s.title) if s.log
+                      else ReportTable(s.title, s.frame, s.description) for s in sections]
+    content.group_descriptions = {s.title: s.description for s in sections if s.log}
+    content.figures = [ReportFigure(_caption(key, spec, extra), path, label=FIGURE_KINDS[key[0]].paper_label)
+                       for key, (path, extra) in written.items()]
+    if explanation_text is not None:
+        content.texts.append(explanations.report_text(explanation_text, explanations.source_name(spec)))
+    html = write_report(content, out / "report.html")
+    finished = sum(r.status == "done" for r in results)
+    return ReportResult(out, html, md_path, tables.csv, {key: path for key, (path, _) in written.items()}, notes,
+                        finished, len(results))
+
+
+def _read_logs(spec: CampaignSpec, results: list[InstanceResult],
+               notes: list[str]) -> tuple[dict[str, LogFacts], dict[str, dict[str, Any]]]:
+    """What the report reads from each SWF log: its :class:`LogFacts` (jobs up to the last one replayed, those of
+    0 s, its clock) and, with the ``scheduling`` table, the metrics of the schedule it recorded (Madon, Da Costa,
+    Pierson 2024, Table 1, first row), both by log name; a log that gives neither (a Batsim JSON workload, a
+    ``max_jobs`` no finished instance locates) or no recorded schedule is said in ``notes``."""
     facts: dict[str, LogFacts] = {}
     recorded: dict[str, dict[str, Any]] = {}
     for log in spec.logs:
@@ -427,11 +484,11 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
                          f"SWF file)")
             continue
         lines = [r.last_swf_line for r in results if r.instance.log.name == log.name and r.last_swf_line]
-        if log.max_jobs is not None and not lines:
-            notes.append(f"{log.name}: no finished instance tells where max_jobs = {log.max_jobs} stops; "
+        if log.options["max_jobs"] is not None and not lines:
+            notes.append(f"{log.name}: no finished instance tells where max_jobs = {log.options['max_jobs']} stops; "
                          f"no recorded-log row and no count of the log's jobs")
             continue
-        facts[log.name] = log_facts(spec, log, max(lines) if log.max_jobs is not None else None)
+        facts[log.name] = log_facts(spec, log, max(lines) if log.options["max_jobs"] is not None else None)
         if "scheduling" in spec.report.tables:
             try:
                 recorded[log.name], log_notes = recorded_log_metrics(spec, log, facts[log.name].last_line,
@@ -439,15 +496,17 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
             except NoRecordedScheduleError as err:  # e.g. a synthetic log: wait times all -1
                 log_notes = [f"{err}: no recorded-log row"]
             notes.extend(log_notes)
+    return facts, recorded
 
-    if out.exists():
-        shutil.rmtree(out / "figures", ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
-    csv: dict[str, Path] = {}
+
+def _write_tables(spec: CampaignSpec, results: list[InstanceResult], facts: dict[str, LogFacts],
+                  recorded: dict[str, dict[str, Any]], published: pd.DataFrame, out: Path) -> _Tables:
+    """Write the report's CSV files in ``out``: ``instances.csv``, ``logs.csv``, one per table kind (ours beside
+    the published values), ``fig9-windows.csv`` (Madon et al. 2024, Fig. 9) and ``session-graphs.csv`` (Fig. 6,
+    Sect. 7.2) when their figures are asked for."""
+    csv: dict[str, Path] = {"instances": out / "instances.csv", "logs": out / "logs.csv"}
     everything = instances_table(results)
-    csv["instances"] = out / "instances.csv"
     everything.to_csv(csv["instances"], index=False)
-    csv["logs"] = out / "logs.csv"
     _logs_csv(spec, facts).to_csv(csv["logs"], index=False)
     tables: dict[str, pd.DataFrame] = {}
     for kind in spec.report.tables:
@@ -464,19 +523,30 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
         session_frame = session_table(sessions, {log.name: log.label for log in spec.logs})
         csv["session-graphs"] = out / "session-graphs.csv"
         session_frame.to_csv(csv["session-graphs"], index=False, float_format="%.10g")
-    written = _draw(_plans(spec, results, facts, sessions, out / "figures", notes), console)
+    return _Tables(csv, tables, everything, sessions, session_frame)
 
-    finished = [r for r in results if r.status == "done"]
+
+def _instance_notes(results: list[InstanceResult]) -> list[str]:
+    """The report's notes on the instances: each one failed or not run, then what the input reader and
+    converter said of each log (from its first finished instance)."""
+    notes = []
     for result in results:
         if result.status == "failed":
             notes.append(f"instance {result.instance.id} FAILED: {result.error}")
         elif result.status == "missing":
             notes.append(f"instance {result.instance.id} has not run (run `campaign run` again)")
     seen_logs = set()
-    for result in finished:
-        if result.instance.log.name not in seen_logs:
+    for result in results:
+        if result.status == "done" and result.instance.log.name not in seen_logs:
             seen_logs.add(result.instance.log.name)
             notes.extend(f"{result.instance.log.name}: {line}" for line in result.input_notes)
+    return notes
+
+
+def _parameters(spec: CampaignSpec, results: list[InstanceResult],
+                explanation_text: str | None) -> list[tuple[str, str]]:
+    """The report's header: the campaign, its spec file, the instances finished, the engine, the wall time."""
+    finished = [r for r in results if r.status == "done"]
     walls = [r.wall_seconds for r in finished if r.wall_seconds is not None]
     parameters = [
         ("campaign", spec.name), ("spec", spec.path.name), ("description", spec.description),
@@ -486,32 +556,23 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
     ]
     if explanation_text is not None:
         parameters.append(("explanations", f"{explanations.source_name(spec)} (at the end of this page)"))
+    return parameters
 
+
+def _sections(spec: CampaignSpec, facts: dict[str, LogFacts], results: list[InstanceResult],
+              tables: _Tables) -> list[_Section]:
+    """The report's tables, in page order: the workload logs, each table kind (one sub-section per log), the
+    session graphs (Madon et al. 2024, Fig. 6, Sect. 7.2), every instance."""
     sections = [_Section("Workload logs", None, _logs_table(spec, facts, results), LOGS_DESCRIPTION)]
-    for kind, table in tables.items():
+    for kind, table in tables.comparison.items():
         title = section_title(kind, table)
         sections += [_Section(title, log.label, display_table(kind, table, log.name),
                               _table_description(kind, spec, table)) for log in spec.logs]
-    if session_frame is not None:
+    if tables.session_frame is not None:
         sections.append(_Section("Session graphs (cf. Madon et al. 2024, Fig. 6, Sect. 7.2)", None,
-                                 session_display(session_frame), SESSIONS_DESCRIPTION))
-    sections.append(_Section("All instances", None, instances_display(everything), INSTANCES_DESCRIPTION))
-
-    md_path = out / "README.md"
-    md_path.write_text(_markdown(spec, parameters, sections, written, notes, list(csv.values()), explanation_text),
-                       encoding="utf-8")
-    content = ReportContent(title=spec.report.title, parameters=parameters, notes=notes)
-    # a table per log: one section per table kind (group), one sub-heading per log
-    content.tables = [ReportTable(s.log, s.frame, group=s.title) if s.log
-                      else ReportTable(s.title, s.frame, s.description) for s in sections]
-    content.group_descriptions = {s.title: s.description for s in sections if s.log}
-    content.figures = [ReportFigure(_caption(key, spec, extra), path, label=FIGURE_KINDS[key[0]].paper_label)
-                       for key, (path, extra) in written.items()]
-    if explanation_text is not None:
-        content.texts.append(explanations.report_text(explanation_text, explanations.source_name(spec)))
-    html = write_report(content, out / "report.html")
-    return ReportResult(out, html, md_path, csv, {key: path for key, (path, _) in written.items()}, notes,
-                        len(finished), len(results))
+                                 session_display(tables.session_frame), SESSIONS_DESCRIPTION))
+    sections.append(_Section("All instances", None, instances_display(tables.instances), INSTANCES_DESCRIPTION))
+    return sections
 
 
 LOGS_DESCRIPTION = ("Jobs of each log up to the last one the campaign replays, and those whose recorded run time is "

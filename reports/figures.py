@@ -1,6 +1,6 @@
 """Campaign figures: one panel per experiment, as in Madon et al. 2024, Figs. 2, 3 and 9 (Figs. 4, 5, 6 and 8 are
-in :mod:`batreplay.campaign.user_figures`, :mod:`batreplay.campaign.session_structure` and
-:mod:`batreplay.campaign.weekly`; they use this module's grid, colours and PNG writer).
+in :mod:`batreplay.reports.user_figures`, :mod:`batreplay.reports.session_structure` and
+:mod:`batreplay.reports.weekly`; they use this module's grid, colours and PNG writer).
 
 :mod:`batreplay.analysis.plots` draws the runs it is given on one axis; a campaign compares the same replay
 models across six experiments, which the paper shows as a grid of panels. These functions draw such grids
@@ -29,8 +29,8 @@ from matplotlib.figure import Figure
 from batreplay.analysis.metrics import SECONDS_PER_DAY
 
 RIGID_COLOUR = "C0"
-#: Colour of each feedback replay label, in the paper's spirit (rigid blue, feedback orange).
-FEEDBACK_COLOURS = ("C1", "C2", "C3", "C4")
+#: Colour of each replay label but ``rigid``, in order, in the paper's spirit (rigid blue, feedback orange).
+REPLAY_COLOURS = ("C1", "C2", "C3", "C4")
 PNG_DPI = 100
 
 
@@ -46,12 +46,12 @@ def grid(count: int, *, width: float = 11.0, panel_height: float = 2.6, sharey: 
     return figure, list(axes[:count])
 
 
-def colour(replay: str, feedback_labels: Sequence[str]) -> str:
-    """Colour of a replay label: :data:`RIGID_COLOUR` for ``rigid``, else the feedback label's place in
-    ``feedback_labels`` (:data:`FEEDBACK_COLOURS`)."""
+def colour(replay: str, labels: Sequence[str]) -> str:
+    """Colour of a replay label: :data:`RIGID_COLOUR` for ``rigid`` (the recorded submission times), else the
+    label's place in ``labels``, the other replays shown (:data:`REPLAY_COLOURS`)."""
     if replay == "rigid":
         return RIGID_COLOUR
-    return FEEDBACK_COLOURS[list(feedback_labels).index(replay) % len(FEEDBACK_COLOURS)]
+    return REPLAY_COLOURS[list(labels).index(replay) % len(REPLAY_COLOURS)]
 
 
 def submissions_grid(title: str, recorded: np.ndarray, panels: Mapping[str, Mapping[str, np.ndarray]]) -> Figure:
@@ -108,9 +108,9 @@ def cumulative_grid(title: str, panels: Mapping[str, Mapping[str, tuple[np.ndarr
     high = max(float(np.nanmax(np.concatenate(pair))) for runs in panels.values() for pair in runs.values())
     instants = np.linspace(0.0, high, points)
     for axis, (experiment, runs) in zip(axes, panels.items()):
-        feedback = [label for label in runs if label != "rigid"]
+        others = [label for label in runs if label != "rigid"]
         for label, (submitted, finished) in runs.items():
-            shade = colour(label, feedback)
+            shade = colour(label, others)
             axis.plot(instants / SECONDS_PER_DAY, _cumulative(submitted, instants), color=shade, linewidth=0.9,
                       label=f"{label} submitted")
             axis.plot(instants / SECONDS_PER_DAY, _cumulative(finished, instants), color=shade, linewidth=0.9,
@@ -153,7 +153,7 @@ def window_bars(title: str, windows: pd.DataFrame, experiments: Sequence[str], r
     axes = figure.subplots(2, len(months), squeeze=False, sharey="row")
     width = 0.8 / max(len(replays), 1)
     x = np.arange(len(experiments))
-    feedback = [r for r in replays if r != "rigid"]
+    others = [r for r in replays if r != "rigid"]
     for column, length in enumerate(months):
         subset = windows[windows["window_months"] == length]
         for row, (metric, ylabel) in enumerate(WINDOW_ROWS):
@@ -163,7 +163,7 @@ def window_bars(title: str, windows: pd.DataFrame, experiments: Sequence[str], r
                           for e in experiments]
                 heights = [float(v.iloc[0]) if len(v) else np.nan for v in values]
                 axis.bar(x + (k - (len(replays) - 1) / 2) * width, heights, width, label=replay,
-                         color=colour(replay, feedback))
+                         color=colour(replay, others))
             axis.set_xticks(x, experiments, fontsize="small", rotation=30)
             if column == 0:
                 axis.set_ylabel(ylabel)

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from batreplay.analysis.metric_registry import get_metric
+from batreplay.reports.user_models import shows
 
 if TYPE_CHECKING:
     from batreplay.campaign.spec import CampaignSpec
@@ -199,11 +200,6 @@ def add_differences(row: dict[str, Any], column: TableColumn) -> None:
     row[f"{column.key}_diff"], row[f"{column.key}_diff_pct"] = delta, percent
 
 
-#: Table kinds whose rows are the feedback replays only / the rigid replays only.
-FEEDBACK_ONLY = frozenset({"lateness", "user-lateness-percentiles"})
-RIGID_ONLY = frozenset({"scheduler-comparison"})
-
-
 def comparison_table(kind: str, spec: CampaignSpec, results: Sequence[Any], recorded: dict[str, dict[str, Any]],
                      published: pd.DataFrame) -> pd.DataFrame:
     """One table kind (:data:`TABLE_METRICS`), ours beside the published values and their difference, all logs.
@@ -211,15 +207,15 @@ def comparison_table(kind: str, spec: CampaignSpec, results: Sequence[Any], reco
     Args:
         kind: a key of :data:`TABLE_METRICS`.
         spec: the campaign.
-        results: :class:`batreplay.campaign.report.InstanceResult` of every instance (``instance``, ``status``,
+        results: :class:`batreplay.reports.report.InstanceResult` of every instance (``instance``, ``status``,
             ``metrics`` in raw units: seconds, nodes).
         recorded: log name -> metrics of the schedule recorded in the log (the ``recorded log`` row of
             ``scheduling``).
         published: :func:`read_published`'s table.
 
     Returns:
-        One row per log x experiment x replay (the recorded log first for ``scheduling``; feedback replays
-        only for :data:`FEEDBACK_ONLY`, rigid replays only for :data:`RIGID_ONLY`), columns ``log``,
+        One row per log x experiment x replay (the recorded log first for ``scheduling``; for a kind that user
+        models declare, the replays of those models only: :mod:`batreplay.reports.user_models`), columns ``log``,
         ``experiment``, ``replay``, ``status`` (``seed`` when the campaign has several), then for each metric
         ``<key>``, ``<key>_published``, ``<key>_diff`` and ``<key>_diff_pct`` (see the module docstring).
     """
@@ -244,9 +240,7 @@ def comparison_table(kind: str, spec: CampaignSpec, results: Sequence[Any], reco
             instance = result.instance
             if instance.log.name != log.name:
                 continue
-            if kind in FEEDBACK_ONLY and instance.replay.model != "feedback":
-                continue
-            if kind in RIGID_ONLY and instance.replay.model != "rigid":
+            if not shows(kind, instance.replay.model):
                 continue
             row = {"log": log.name, "experiment": instance.experiment.name, "replay": instance.replay.label,
                    "status": result.status}

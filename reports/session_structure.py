@@ -21,8 +21,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from batreplay.campaign.figures import colour
-from batreplay.campaign.tables import cell
+from batreplay.reports.figures import colour
+from batreplay.reports.tables import cell
 from batreplay.replay.session_graph import SessionGraphStatistics, describe_session_graphs
 from batreplay.replay.session_source import session_graphs_for
 

@@ -142,7 +142,7 @@ def log_facts(spec: CampaignSpec, log: LogSpec, last_line: int | None = None) ->
     swf = read_swf(spec.resolve(log.workload))
     jobs = jobs_up_to(swf.jobs, last_line)
     return LogFacts(log, swf, last_line, jobs, len(jobs), int((jobs["run_time"] == 0).sum()),
-                    ZERO_RUNTIME_TREATMENT[log.zero_runtime])
+                    ZERO_RUNTIME_TREATMENT[log.options["zero_runtime"]])
 
 
 def recorded_log_metrics(spec: CampaignSpec, log: LogSpec, last_line: int | None = None,

@@ -6,7 +6,7 @@ feedback replay shifts submission times by the simulated waits, and the paper sh
 divided by the number of weeks the submissions span (mean submissions per hour of the week);
 :func:`weekly_figure` draws one panel per replay (rigid = the recorded times, then the feedback replays).
 
-Simulated times become wall-clock times through the log's clock (:class:`batreplay.campaign.log_facts.LogClock`:
+Simulated times become wall-clock times through the log's clock (:class:`batreplay.reports.log_facts.LogClock`:
 ``UnixStartTime`` and ``TimeZoneString`` of the SWF header); a log without ``UnixStartTime`` has no such figure.
 """
 
@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from batreplay.campaign.figures import colour
-from batreplay.campaign.log_facts import LogClock
+from batreplay.reports.figures import colour
+from batreplay.reports.log_facts import LogClock
 
 HOURS_PER_WEEK = 168
 DAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -50,13 +50,13 @@ def weekly_figure(title: str, clock: LogClock, replays: Mapping[str, np.ndarray]
         ValueError: the clock has no Unix start.
     """
     labels = list(replays)
-    feedback = [label for label in labels if label != "rigid"]
+    others = [label for label in labels if label != "rigid"]
     figure = Figure(figsize=(11.0, 1.9 * len(labels) + 0.7), layout="constrained")
     axes = figure.subplots(len(labels), 1, sharex=True, sharey=True, squeeze=False).ravel()
     hours = np.arange(HOURS_PER_WEEK + 1)
     for axis, label in zip(axes, labels):
         counts = hour_of_week_counts(clock.local_times(replays[label]))
-        axis.stairs(counts, hours, fill=True, color=colour(label, feedback), alpha=0.8)
+        axis.stairs(counts, hours, fill=True, color=colour(label, others), alpha=0.8)
         for day in range(1, 7):
             axis.axvline(24 * day, color="0.6", linewidth=0.6)
         name = "rigid (recorded submission times)" if label == "rigid" else f"{experiment}, feedback {label}"
