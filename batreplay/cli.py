@@ -18,7 +18,6 @@ command imports what it uses when it runs (``tests/test_startup_imports.py``).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,25 +45,6 @@ def _metrics_table(metrics: dict, title: str) -> Table:
     return table
 
 
-def options_argument(text: str, option: str = "--scheduler-options") -> dict:
-    """The value of ``option`` (``--scheduler-options``, ``--speedup-options``): a JSON object of option names to
-    values.
-
-    Raises:
-        ValueError: not valid JSON (the message gives the line and column of the error), or JSON that is not
-            an object (``[1]``, ``3``, ``null``...).
-    """
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{option}: not valid JSON: {err.msg} at line {err.lineno} column {err.colno} "
-                         f"(character {err.pos + 1}) of {text!r}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"{option}: expected a JSON object such as '{{\"name\": value}}', "
-                         f"got {text.strip()!r} ({type(value).__name__})")
-    return value
-
-
 def step_progress(console: Console, label: str, *, disable: bool = False) -> Progress:
     """A progress bar for commands made of counted steps (``on_progress(step, done, total)``), with elapsed time
     and an estimate of the time left; transient, so that it leaves nothing behind in the output."""
@@ -85,23 +65,23 @@ def _step_callback(bar: Progress):
 
 
 def _cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from batreplay.run.spec import run_options
     from batreplay.schedulers.names import check_scheduler_name
 
-    scheduler_options = options_argument(args.scheduler_options)
-    speedup_options = options_argument(args.speedup_options, "--speedup-options")
+    values = {declaration.name: getattr(args, declaration.name) for declaration in run_options()}
+    for declaration in run_options():  # a JSON object given as text (argparse leaves it so): one-line errors
+        if declaration.kind is dict and isinstance(values[declaration.name], str):
+            values[declaration.name] = declaration.parse_text(values[declaration.name])
     if args.scheduler.strip():  # a blank name is refused by RunSpec below, with its own message
         check_scheduler_name(args.scheduler)  # an unknown name fails here, before the schedulers are imported
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from batreplay.run.runner import run
-    from batreplay.run.spec import FLAT_FIELDS, RunSpec
+    from batreplay.run.spec import RunSpec
     from batreplay.schedulers.registry import check_scheduler_options
 
-    check_scheduler_options(args.scheduler, scheduler_options)  # before reading any input
-    given = {key: getattr(args, key) for key in FLAT_FIELDS if getattr(args, key, None) is not None}
-    spec = RunSpec.build(workload=args.workload, platform=args.platform, out_dir=args.out, force=args.force,
-                         timeout=args.timeout, **dict(given, scheduler_options=scheduler_options,
-                                                      speedup_options=speedup_options))
+    check_scheduler_options(args.scheduler, values["scheduler_options"])  # before reading any input
+    spec = RunSpec.build(**values)
     columns = [TextColumn("[bold]simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
                TextColumn("t = {task.fields[now]:.0f} s"), TimeElapsedColumn()]
     with Progress(*columns, console=console, disable=args.quiet, transient=True) as bar:
@@ -206,82 +186,36 @@ def _cmd_ui(args: argparse.Namespace, console: Console) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``batreplay`` command."""
+    """The argument parser of the ``batreplay`` command: one subparser per command. Light modules only (the names,
+    choices and defaults the layers define, see the module docstring)."""
     parser = argparse.ArgumentParser(prog="batreplay", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
     commands = parser.add_subparsers(dest="command", required=True)
+    from batreplay.campaign.cli import add_campaign_commands
+    from batreplay.reports.cli import add_report_command
 
-    # light modules only: the names, choices and defaults the layers define (see the module docstring)
-    from batreplay.engine import choices as engine
-    from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
-    from batreplay.replay.registry import DEFAULT_SESSIONS, DEFAULT_USER_MODEL, USER_MODELS
-    from batreplay.schedulers.names import scheduler_help
-    from batreplay.workloads import choices as conversion
-    from batreplay.workloads.choices import PROFILE_TYPES, RES_SOURCE_CHOICES, ZERO_RUNTIME_CHOICES
+    for add in (_add_run_command, _add_sessions_command, _add_analyze_command, _add_platform_command,
+                lambda commands: add_campaign_commands(commands, add_report_command), _add_ui_command,
+                _add_fetch_command):
+        add(commands)
+    return parser
 
-    # the defaults of batreplay.run.spec.part_defaults(), from the constants the parts take theirs from
-    default = {"profile": conversion.DEFAULT_PROFILE, "recorded_speed": conversion.DEFAULT_RECORDED_SPEED,
-               "zero_runtime": conversion.DEFAULT_ZERO_RUNTIME, "res_source": conversion.DEFAULT_RES_SOURCE,
-               "replay": DEFAULT_USER_MODEL, "engine": engine.DEFAULT_ENGINE,
-               "batsim_timeout": engine.DEFAULT_TIMEOUT}
+
+def _add_run_command(commands) -> None:
+    """``batreplay run``: one flag per run option, from its declaration (:func:`batreplay.run.spec.run_options`)."""
+    from batreplay.run.spec import run_options
+
     run = commands.add_parser("run", help="simulate a workload with a scheduler on a platform")
-    run.add_argument("--workload", required=True,
-                     help="SWF log (.swf, .swf.gz) or Batsim workload (.json), or the name of a Parallel Workloads "
-                          "Archive log fetched with 'batreplay fetch' (e.g. KTH-SP2-1996-2.1-cln)")
-    run.add_argument("--platform", required=True,
-                     help=f"SimGrid platform file, or a shipped platform name ({', '.join(SHIPPED_PLATFORMS)})")
-    run.add_argument("--scheduler", required=True, help=scheduler_help())
-    run.add_argument("--out", required=True, help="run directory to create")
-    run.add_argument("--profile", choices=PROFILE_TYPES, default=default["profile"],
-                     help="how SWF run times become Batsim profiles (default: %(default)s, which follows node speed)")
-    run.add_argument("--recorded-speed", type=float, default=default["recorded_speed"],
-                     help="node speed of the recorded machine in flop/s (default: %(default)g)")
-    run.add_argument("--max-jobs", type=int, default=None, help="simulate only the first N jobs of the log")
-    run.add_argument("--walltime-factor", type=float, default=None,
-                     help="walltime = max(requested time, FACTOR x run time), as Batsim's SWF converter "
-                          "(2 in Madon et al. 2024); default: the requested time")
-    run.add_argument("--zero-runtime", choices=ZERO_RUNTIME_CHOICES, default=default["zero_runtime"],
-                     help="SWF jobs whose run time is 0 s: drop them (counted in the notes) or run them for 1 s "
-                          "(min) (default: %(default)s)")
-    run.add_argument("--res-source", choices=RES_SOURCE_CHOICES, default=default["res_source"],
-                     help="SWF processor count that a job requests: the allocated processors (field 5) or the "
-                          "requested ones (field 8, as Rauch 2022); the other one fills in when missing "
-                          "(default: %(default)s)")
-    run.add_argument("--scheduler-options", default="{}",
-                     help="JSON object of options for the scheduler: checked against what a built-in scheduler "
-                          "declares (its OPTIONS), passed unchecked to a scheduler file (self.options)")
-    run.add_argument("--replay", choices=USER_MODELS, default=default["replay"],
-                     help="rigid: recorded submission times; feedback: users replay their session graphs "
-                          "(Madon, Da Costa, Pierson 2024; SWF logs only) (default: %(default)s)")
-    run.add_argument("--sessions", default=None,
-                     help="sessions of a user model that uses them (feedback): method:minutes (arrival:60, last:60, "
-                          "max:60), a60-style label, or a directory written by 'batreplay sessions' (default: "
-                          f"{DEFAULT_SESSIONS}); refused with a model that uses none (rigid)")
-    run.add_argument("--engine", choices=engine.ENGINES, default=default["engine"],
-                     help="embedded: in-process Batsim-exact engine; batsim: a real Batsim 4.2 over ZeroMQ "
-                          "(default: %(default)s)")
-    run.add_argument("--batsim", default=None, help="path of the batsim executable (default: found on PATH)")
-    run.add_argument("--batsim-timeout", type=float, default=default["batsim_timeout"], metavar="SECONDS",
-                     help="--engine batsim: the longest Batsim may stay silent (including its start-up) or take to "
-                          "exit after the end before the run is stopped (default: %(default)g)")
-    run.add_argument("--compute-sharing", action="store_true",
-                     help="let several jobs run on one host at once, sharing its flop rate as SimGrid does "
-                          "(Batsim's --enable-compute-sharing; both engines)")
-    run.add_argument("--speedup-model", choices=engine.SPEEDUP_MODEL_NAMES, default=None,
-                     help="co-scheduling (embedded engine only): jobs on shared hosts run at their speed alone times "
-                          "the worst speedup beside their neighbours, from this model: none (1), table (per job "
-                          "class, from a CSV file), random (seeded) (default: off)")
-    run.add_argument("--speedup-options", default="{}",
-                     help="JSON object of options for the speedup model: table: {\"table\": \"speedups.csv\", "
-                          "\"class_field\": \"class\", \"default_class\": null}; random: {\"seed\": 0, "
-                          "\"low\": 0.5, \"high\": 1.5}")
-    run.add_argument("--force", action="store_true",
-                     help="replace an existing run directory (only one holding a previous run, atomically)")
-    run.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                     help="stop the run with an error after SECONDS of wall-clock time, even if the scheduler never "
-                          "answers (default: no limit)")
+    for declaration in run_options():  # each option declared once, in its part (batreplay.run.spec)
+        flag, settings = declaration.argument()
+        run.add_argument(flag, **settings)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_cmd_run)
+
+
+def _add_sessions_command(commands) -> None:
+    """``batreplay sessions``."""
+    from batreplay.workloads.choices import DEFAULT_ZERO_RUNTIME, ZERO_RUNTIME_CHOICES
 
     sessions = commands.add_parser("sessions", help="cut an SWF log into user sessions and write session graphs")
     sessions.add_argument("--workload", required=True,
@@ -290,12 +224,15 @@ def build_parser() -> argparse.ArgumentParser:
                           help="session delimitation (Madon et al. 2024; Zakay & Feitelson) (default: %(default)s)")
     sessions.add_argument("--threshold", type=float, default=60.0, help="threshold in minutes (default: %(default)s)")
     sessions.add_argument("--max-jobs", type=int, default=None, help="only the first N jobs of the log")
-    sessions.add_argument("--zero-runtime", choices=ZERO_RUNTIME_CHOICES, default=default["zero_runtime"],
+    sessions.add_argument("--zero-runtime", choices=ZERO_RUNTIME_CHOICES, default=DEFAULT_ZERO_RUNTIME,
                           help="jobs whose run time is 0 s: left out of the sessions (drop) or kept with a run time "
                                "of 1 s (min), as 'run --zero-runtime' (default: %(default)s)")
     sessions.add_argument("--out", required=True, help="directory for the graphs (JSON) and statistics")
     sessions.set_defaults(handler=_cmd_sessions)
 
+
+def _add_analyze_command(commands) -> None:
+    """``batreplay analyze``."""
     analyze = commands.add_parser("analyze", help="metrics, figures and an HTML report of runs, side by side")
     analyze.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
                          help="batreplay run directory or Batsim output folder")
@@ -322,6 +259,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="bounded slowdown threshold in seconds (default: %(default)g)")
     analyze.set_defaults(handler=_cmd_analyze)
 
+
+def _add_platform_command(commands) -> None:
+    """``batreplay platform``."""
+    from batreplay.platforms.shipped import REFERENCE_NODE_SPEED
+
     plat = commands.add_parser("platform", help="write a SimGrid cluster platform that Batsim 4.2 accepts")
     plat.add_argument("--nodes", type=int, default=None, help="number of compute nodes (a homogeneous cluster)")
     plat.add_argument("--node-types", default=None, metavar="FILE",
@@ -335,10 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also write the node count x2, /2 and node speed x2, /2 variants")
     plat.set_defaults(handler=_cmd_platform)
 
-    from batreplay.campaign.cli import add_campaign_commands
 
-    add_campaign_commands(commands)
-
+def _add_ui_command(commands) -> None:
+    """``batreplay ui``."""
     ui = commands.add_parser("ui", help="a local web app to launch, watch and browse simulations")
     ui.add_argument("--runs-dir", default="runs", metavar="DIR",
                     help="where the app keeps its runs, uploads and generated platforms (default: %(default)s)")
@@ -358,6 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a Dask scheduler (tcp://HOST:8786) the Campaigns page may run campaigns on")
     ui.set_defaults(handler=_cmd_ui)
 
+
+def _add_fetch_command(commands) -> None:
+    """``batreplay fetch``."""
     fetch = commands.add_parser("fetch", help="download a Parallel Workloads Archive log into the cache")
     fetch.add_argument("log", help="catalogue name (e.g. KTH-SP2-1996-2.1-cln) or URL")
     fetch.add_argument("--cache", default=None,
@@ -365,7 +309,6 @@ def build_parser() -> argparse.ArgumentParser:
                             "$XDG_CACHE_HOME/batreplay/pwa, else ~/.cache/batreplay/pwa)")
     fetch.add_argument("--sha256", default=None, help="expected checksum of the file")
     fetch.set_defaults(handler=_cmd_fetch)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

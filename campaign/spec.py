@@ -40,7 +40,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from batreplay.engine.choices import ENGINES, SPEEDUP_MODEL_NAMES
+from batreplay.options import Option, OptionError, recorded_values
 from batreplay.platforms.node_types import NodeTypeError, read_node_types
 from batreplay.platforms.reader import MAX_HOSTS, MIN_SPEED, read_platform
 from batreplay.replay.registry import USER_MODELS as REPLAY_MODELS
@@ -49,50 +49,38 @@ from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
 from batreplay.replay.session_source import session_rule
 from batreplay.schedulers.names import sharing_problem
 from batreplay.replay.sessions import session_spec_label
-from batreplay.workloads.loading import (
-    DEFAULT_RECORDED_SPEED,
-    RES_SOURCE_CHOICES,
-    WORKLOAD_SUFFIXES,
-    ZERO_RUNTIME_CHOICES,
-    WorkloadOptions,
-)
-from batreplay.workloads.loading import PROFILE_TYPES as PROFILES
+from batreplay.run.spec import run_option, run_options
+from batreplay.workloads.loading import WORKLOAD_SUFFIXES
 from batreplay.workloads.resolve import resolve_workload
 
-#: Tables and figures the report knows (see :mod:`batreplay.campaign.report`).
+#: Tables and figures the report knows (see :mod:`batreplay.reports.report`).
 REPORT_TABLES: tuple[str, ...] = ("scheduling", "lateness", "user-lateness-percentiles", "scheduler-comparison",
                                   "co-scheduling")
 REPORT_FIGURES: tuple[str, ...] = ("submissions", "cumulative", "user-mean-lateness", "user-additional-lateness",
                                    "session-graphs", "weekly-submissions", "throughput-utilisation")
 #: Length of the parameter hash in instance ids (hex digits of SHA-256).
 ID_HASH_LENGTH = 8
-#: SWF conversion options a log (or ``[defaults]``) chooses among named values: key -> allowed values. The default
-#: of each is :class:`~batreplay.workloads.loading.WorkloadOptions`' (see :func:`conversion_choice_default`); a
-#: log's choice enters its instances' parameters only when it is not the default, so that ids of specs written
-#: before the key existed stay the same.
-CONVERSION_CHOICES: dict[str, tuple[str, ...]] = {"zero_runtime": ZERO_RUNTIME_CHOICES,
-                                                   "res_source": RES_SOURCE_CHOICES}
+#: Keys of a campaign table that are run options read by the table's own rules (paths, names, the replay axes).
+_OWN_RULES = ("workload", "platform", "scheduler", "scheduler_options", "replay", "sessions")
+#: TOML type of each option kind (a path is written as a string; an integer is accepted for a number).
+_TOML_KINDS: dict[type, type] = {str: str, int: int, float: float, bool: bool, dict: dict, Path: str}
+
+
+def campaign_options(place: str) -> tuple[Option, ...]:
+    """The run options a campaign file gives in ``place`` (``"log"``: a ``[[logs]]`` table or ``[defaults]``;
+    ``"experiment"``: an ``[[experiments]]`` table; ``"campaign"``: the ``[campaign]`` table), read and checked
+    from their declarations (:func:`batreplay.run.spec.run_options`) but for the keys the tables read by their
+    own rules (the workload, platform, scheduler and replay)."""
+    return tuple(declaration for declaration in run_options()
+                 if declaration.campaign == place and declaration.name not in _OWN_RULES)
+
+
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _VARIANT_TOKEN = re.compile(r"^(nodes|speed)-([xd])(\d+(?:\.\d+)?)$")
 
 
 class CampaignSpecError(ValueError):
     """A campaign file that cannot be used; the message names the file and the key."""
-
-
-def conversion_choice_default(key: str) -> str:
-    """The default of the conversion choice ``key``: the value :class:`~batreplay.workloads.loading.
-    WorkloadOptions` gives it (``zero_runtime`` -> ``"drop"``, ``res_source`` -> ``"allocated"``).
-
-    Args:
-        key: one of the keys of :data:`CONVERSION_CHOICES`.
-
-    Raises:
-        KeyError: ``key`` is not a conversion choice (the message lists the known ones).
-    """
-    if key not in CONVERSION_CHOICES:
-        raise KeyError(f"{key!r} is not a conversion choice (known: {', '.join(CONVERSION_CHOICES)})")
-    return getattr(WorkloadOptions(), key)
 
 
 @dataclass(frozen=True)
@@ -174,19 +162,11 @@ class LogSpec:
             ``platform``), or the total count of the node types (``node_types``); None with ``platform``.
         node_speed: speed of the generated homogeneous cluster's nodes, flop/s (unused with ``platform`` or
             ``node_types``).
-        profile: SWF conversion (``parallel_homogeneous`` or ``delay``, see :class:`batreplay.run.runner.RunSpec`).
-        recorded_speed: node speed of the recorded machine, flop/s.
-        max_jobs: simulate only the log's first jobs, or None for all.
         label: how tables name the log (default ``name``).
-        walltime_factor: walltime = max(requested time, factor x run time) (Batsim's SWF converter's
-            ``--job_walltime_factor``; :func:`batreplay.workloads.batsim_workload.swf_to_workload`), or
-            None to keep the recorded requested times.
-        zero_runtime: what becomes of the log's jobs whose recorded run time is 0 s
-            (:data:`batreplay.workloads.loading.ZERO_RUNTIME_CHOICES`): ``drop`` them (the default; Batsim refuses
-            a delay of 0 s) or run them for 1 s (``min``).
-        res_source: which SWF processor count a job requests
-            (:data:`batreplay.workloads.loading.RES_SOURCE_CHOICES`): ``allocated`` (field 5, the default) or
-            ``requested`` (field 8, as Rauch 2022's Schedulus does); the other is the fallback when missing.
+        options: the run options the log's table (or ``[defaults]``) gives, by name, defaults filled in: those
+            :func:`campaign_options` lists for ``"log"`` (the workload conversion: ``profile``, ``recorded_speed``,
+            ``max_jobs``, ``walltime_factor``, ``zero_runtime``, ``res_source``; see
+            :class:`batreplay.workloads.loading.WorkloadOptions`).
         written: the ``workload`` key as written when it is a catalogue name (``KTH-SP2-1996-2.1-cln``), None
             when it is a path (then ``workload`` is the text as written).
         node_types: the recorded machine as a node types file (:func:`batreplay.platforms.node_types.
@@ -199,13 +179,8 @@ class LogSpec:
     platform: str | None
     nodes: int | None
     node_speed: float
-    profile: str
-    recorded_speed: float
-    max_jobs: int | None
     label: str
-    walltime_factor: float | None = None
-    zero_runtime: str = conversion_choice_default("zero_runtime")
-    res_source: str = conversion_choice_default("res_source")
+    options: dict[str, Any] = field(default_factory=dict)
     written: str | None = None
     node_types: str | None = None
 
@@ -234,19 +209,20 @@ class LogSpec:
 
 @dataclass(frozen=True)
 class ExperimentSpec:
-    """A scheduler on a platform variant, under a name (``EASY``, ``perf*2``, ``infra/2``); ``compute_sharing``:
-    several jobs may run on one host (``batreplay run --compute-sharing``); ``speedup_model`` and
-    ``speedup_options``: co-scheduling with a speedup model, an extension of the embedded engine (``batreplay run
-    --speedup-model NAME --speedup-options JSON``; None: off), the options as written in the file (a relative
-    ``table`` is relative to the campaign root, where instances run)."""
+    """A scheduler on a platform variant, under a name (``EASY``, ``perf*2``, ``infra/2``), with its scheduler options
+    and ``options``, the other run options an ``[[experiments]]`` table gives (:func:`campaign_options` for
+    ``"experiment"``: ``compute_sharing``, ``speedup_model``, ``speedup_options``...), by name, as written in the file
+    (a relative speedup ``table`` is relative to the campaign root, where instances run), defaults filled in."""
 
     name: str
     scheduler: str
     variant: PlatformVariant
     scheduler_options: dict[str, Any] = field(default_factory=dict)
-    compute_sharing: bool = False
-    speedup_model: str | None = None
-    speedup_options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def option(self, name: str) -> Any:
+        """The value of the run option ``name`` in this experiment (its default when the table leaves it out)."""
+        return self.options.get(name, run_option(name).default)
 
 
 @dataclass(frozen=True)
@@ -355,7 +331,7 @@ class CampaignSpec:
             if names_a_file(experiment.scheduler):
                 found.append((f"{where}, scheduler", self.resolve(experiment.scheduler)))
             own = experiment.scheduler_options.get("speedup_options")
-            for key, options in (("speedup_options", experiment.speedup_options),
+            for key, options in (("speedup_options", experiment.option("speedup_options")),
                                  ("scheduler_options speedup_options", own if isinstance(own, dict) else {})):
                 if isinstance(options.get("table"), str):
                     found.append((f"{where}, {key} table", self.resolve(options["table"])))
@@ -415,7 +391,10 @@ def instance_id(prefix_parts: list[str], params: dict[str, Any]) -> str:
 
 
 def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplayPoint, seed: int, engine: str) -> Instance:
-    """The :class:`Instance` of one point of the campaign (parameters and id)."""
+    """The :class:`Instance` of one point of the campaign (parameters and id). The run options of the log and the
+    experiment enter the parameters as their declarations say (:meth:`batreplay.options.Option.is_recorded`: an
+    option added later enters only when not at its default, so that older ids stay the same; see
+    :func:`batreplay.options.recorded_values`)."""
     params: dict[str, Any] = {
         "workload": log.as_written,
         "platform": log.platform_parameter,
@@ -423,23 +402,12 @@ def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplayPoint,
         "speed_factor": float(experiment.variant.speed_factor),
         "scheduler": experiment.scheduler,
         "scheduler_options": experiment.scheduler_options,
-        "profile": log.profile,
-        "recorded_speed": float(log.recorded_speed),
-        "max_jobs": log.max_jobs,
-        "walltime_factor": log.walltime_factor,
         "replay": replay.model,
         "sessions": replay.sessions,
         "seed": int(seed),
         "engine": engine,
     }
-    for key in CONVERSION_CHOICES:  # only when not the default: older ids stay the same
-        if getattr(log, key) != conversion_choice_default(key):
-            params[key] = getattr(log, key)
-    if experiment.compute_sharing:  # (idem)
-        params["compute_sharing"] = True
-    if experiment.speedup_model is not None:  # (idem)
-        params["speedup_model"] = experiment.speedup_model
-        params["speedup_options"] = experiment.speedup_options
+    params.update(recorded_values(run_options(), {**log.options, **experiment.options}))
     prefix = [log.name, experiment.scheduler.rsplit("/", 1)[-1].removesuffix(".py"), experiment.variant.label,
               replay.label, f"s{seed}"]
     return Instance(instance_id(prefix, params), params, log, experiment, replay, int(seed))
@@ -505,13 +473,14 @@ def _positive(table: _Table, key: str, value: float | None) -> None:
         raise table.error(key, f"must be > 0, got {value!r}")
 
 
-def _read_choices(table: _Table, defaults: dict[str, Any]) -> dict[str, str | None]:
-    """The :data:`CONVERSION_CHOICES` of a table, checked; absent keys take ``defaults`` (None if not there)."""
-    choices = {key: table.get(key, str, defaults.get(key)) for key in CONVERSION_CHOICES}
-    for key, value in choices.items():
-        if value is not None and value not in CONVERSION_CHOICES[key]:
-            raise table.error(key, f"{value!r}: expected one of {', '.join(CONVERSION_CHOICES[key])}")
-    return choices
+def _read_option(table: _Table, declaration: Option, default: Any) -> Any:
+    """The value of a run option in a campaign table (``default`` when the key is absent), checked by its
+    declaration; an error names the file, the table and the key."""
+    value = table.get(declaration.name, _TOML_KINDS[declaration.kind], default)
+    try:
+        return declaration.check(value)
+    except OptionError as err:
+        raise table.error(declaration.name, str(err).removeprefix(f"{declaration.label} ")) from None
 
 
 def default_output_root(name: str) -> Path:
@@ -636,23 +605,12 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
             raise table.error("node_speed", f"{node_speed!r} flop/s, below {MIN_SPEED:.3g}, the smallest speed SimGrid "
                                             "reads")
         groups = [(nodes, node_speed)]
-    profile = table.get("profile", str, defaults.get("profile", WorkloadOptions().profile))
-    if profile not in PROFILES:
-        raise table.error("profile", f"{profile!r}: expected one of {', '.join(PROFILES)}")
-    recorded_speed = table.get("recorded_speed", float, float(defaults.get("recorded_speed", DEFAULT_RECORDED_SPEED)))
-    _positive(table, "recorded_speed", recorded_speed)
-    max_jobs = table.get("max_jobs", int, defaults.get("max_jobs"))
-    if max_jobs is not None and max_jobs < 1:
-        raise table.error("max_jobs", f"must be >= 1, got {max_jobs}")
     label = table.get("label", str, name)
-    walltime_factor = table.get("walltime_factor", float, defaults.get("walltime_factor"))
-    _positive(table, "walltime_factor", walltime_factor)
-    choices = {key: conversion_choice_default(key) if value is None else value
-               for key, value in _read_choices(table, defaults).items()}
+    options = {declaration.name: _read_option(table, declaration, defaults.get(declaration.name, declaration.default))
+               for declaration in campaign_options("log")}
     table.finish()
-    log = LogSpec(name, workload if written is None else str(resolved), platform, nodes, node_speed, profile,
-                  recorded_speed, max_jobs, label, None if walltime_factor is None else float(walltime_factor),
-                  **choices, written=written, node_types=node_types)
+    log = LogSpec(name, workload if written is None else str(resolved), platform, nodes, node_speed, label, options,
+                  written=written, node_types=node_types)
     return log, groups
 
 
@@ -665,19 +623,15 @@ def _rooted_table(speedup_options: dict[str, Any], root: Path) -> dict[str, Any]
     return checked
 
 
-def _read_speedup(table: _Table, root: Path, engine: str) -> tuple[str | None, dict[str, Any]]:
-    """The co-scheduling keys of an experiment, ``speedup_model`` and ``speedup_options``, checked as the run
-    checks them (:class:`~batreplay.engine.simulate.EngineSpec`), and the model built once so that a missing or
-    unusable table is reported now, not by every instance. A relative ``table`` option is looked for under
-    ``root`` (instances run there) but stays as written in the returned options (and the instances' ids)."""
-    model = table.get("speedup_model", str, None)
-    options = table.get("speedup_options", dict, {})
+def _check_speedup(table: _Table, root: Path, engine: str, model: str | None, options: dict[str, Any]) -> None:
+    """The co-scheduling keys of an experiment, ``speedup_model`` and ``speedup_options`` (their values checked by
+    their declarations), checked together as the run checks them (:class:`~batreplay.engine.spec.EngineSpec`), and
+    the model built once so that a missing or unusable table is reported now, not by every instance. A relative
+    ``table`` option is looked for under ``root`` (instances run there)."""
     if model is None:
         if "speedup_options" in table.data:
             raise table.error("speedup_options", "given without a speedup model (speedup_model)")
-        return None, {}
-    if model not in SPEEDUP_MODEL_NAMES:
-        raise table.error("speedup_model", f"{model!r}: expected one of {', '.join(SPEEDUP_MODEL_NAMES)}")
+        return
     if engine != "embedded":
         raise table.error("speedup_model", "co-scheduling speedup models are an extension of the embedded engine: "
                                            f"real Batsim cannot apply them ([campaign] engine = {engine!r}; use "
@@ -689,10 +643,28 @@ def _read_speedup(table: _Table, root: Path, engine: str) -> tuple[str | None, d
     except (ValueError, TypeError) as err:  # SpeedupModelError, or an option's value the model cannot convert
         message = str(err) if isinstance(err, SpeedupModelError) else f"speedup model {model!r}: {err}"
         raise table.error("speedup_options", " ".join(message.split())) from None
-    return model, dict(options)
+
+
+def _check_scheduler_options(table: _Table, scheduler: str, options: dict[str, Any], root: Path) -> None:
+    """A built-in scheduler's options, checked against what it declares (a speedup table of its own looked for
+    under ``root``); no options: a built-in's defaults are valid, a scheduler file's are not checked."""
+    if not options:
+        return
+    from batreplay.schedulers.registry import check_scheduler_options  # imports pybatsim: only when needed
+
+    checked = dict(options)
+    if isinstance(options.get("speedup_options"), dict):  # easy-coscheduling's own model: its table under root
+        checked["speedup_options"] = _rooted_table(options["speedup_options"], root)
+    try:
+        check_scheduler_options(scheduler, checked)
+    except ValueError as err:
+        raise table.error("scheduler_options", str(err)) from None
 
 
 def _read_experiment(table: _Table, root: Path, engine: str = "embedded") -> ExperimentSpec:
+    """An ``[[experiments]]`` table: its name, scheduler and options, platform variant, and the run options
+    :func:`campaign_options` lists for ``"experiment"`` (compute sharing, co-scheduling...), checked alone and
+    together, as the run will."""
     name = table.get("name", str)
     scheduler = table.get("scheduler", str)
     problem = scheduler_problem(scheduler, root)
@@ -702,25 +674,20 @@ def _read_experiment(table: _Table, root: Path, engine: str = "embedded") -> Exp
         variant = parse_variant(table.get("platform", str, "recorded"))
     except ValueError as err:
         raise table.error("platform", str(err)) from None
-    options = table.get("scheduler_options", dict, {})
-    if options:  # no options: a built-in's defaults are valid (tests/test_startup_imports.py), a file's unchecked
-        from batreplay.schedulers.registry import check_scheduler_options  # imports pybatsim: only when needed
-
-        checked = dict(options)
-        if isinstance(options.get("speedup_options"), dict):  # easy-coscheduling's own model: its table under root
-            checked["speedup_options"] = _rooted_table(options["speedup_options"], root)
-        try:
-            check_scheduler_options(scheduler, checked)
-        except ValueError as err:
-            raise table.error("scheduler_options", str(err)) from None
-    sharing = table.get("compute_sharing", bool, False)
-    speedup_model, speedup_options = _read_speedup(table, root, engine)
-    problem = sharing_problem(scheduler, options, shares_hosts=sharing or speedup_model is not None,
-                              engine_has_model=speedup_model is not None)  # what RunSpec checks, told at load
+    scheduler_options = table.get("scheduler_options", dict, {})
+    _check_scheduler_options(table, scheduler, scheduler_options, root)
+    options = {declaration.name: _read_option(table, declaration, declaration.default)
+               for declaration in campaign_options("experiment")}
+    experiment = ExperimentSpec(name, scheduler, variant, dict(scheduler_options), options)
+    model = experiment.option("speedup_model")
+    _check_speedup(table, root, engine, model, experiment.option("speedup_options"))
+    problem = sharing_problem(scheduler, scheduler_options,
+                              shares_hosts=experiment.option("compute_sharing") or model is not None,
+                              engine_has_model=model is not None)  # what RunSpec checks, told at load
     if problem is not None:
         raise table.error(*problem)
     table.finish()
-    return ExperimentSpec(name, scheduler, variant, dict(options), sharing, speedup_model, speedup_options)
+    return experiment
 
 
 def _read_replays(matrix: _Table) -> list[ReplayPoint]:
@@ -813,21 +780,18 @@ def _read_report(top: _Table, name: str, rooted) -> ReportSpec:
 
 
 def _read_defaults(top: _Table) -> dict[str, Any]:
-    """The ``[defaults]`` table, checked (types and ranges); returned as written, for :func:`_read_log`."""
+    """The ``[defaults]`` table, checked (types and ranges): the log options it gives (:func:`campaign_options`
+    for ``"log"``) and ``node_speed``, by name, for :func:`_read_log`."""
     defaults = top.get("defaults", dict, {})
     defaults_table = _Table(defaults, "[defaults]", top.source)
-    checked = {key: defaults_table.get(key, kinds, None)
-               for key, kinds in (("profile", str), ("recorded_speed", float), ("max_jobs", int),
-                                  ("node_speed", float), ("walltime_factor", float))}
-    checked.update(_read_choices(defaults_table, {}))
-    for key in ("recorded_speed", "node_speed", "walltime_factor"):
-        _positive(defaults_table, key, checked[key])
-    if checked["max_jobs"] is not None and checked["max_jobs"] < 1:
-        raise defaults_table.error("max_jobs", f"must be >= 1, got {checked['max_jobs']}")
-    if checked["profile"] is not None and checked["profile"] not in PROFILES:
-        raise defaults_table.error("profile", f"{checked['profile']!r}: expected one of {', '.join(PROFILES)}")
+    checked = {declaration.name: _read_option(defaults_table, declaration, declaration.default)
+               for declaration in campaign_options("log") if declaration.name in defaults}
+    node_speed = defaults_table.get("node_speed", float, None)
+    _positive(defaults_table, "node_speed", node_speed)
+    if node_speed is not None:
+        checked["node_speed"] = node_speed
     defaults_table.finish()
-    return defaults
+    return checked
 
 
 def load_campaign(path: str | Path, *, output_root: str | Path | None = None) -> CampaignSpec:
@@ -881,9 +845,7 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
             raise campaign.error("output_root", f"{out} exists and is not a folder")
         raise CampaignSpecError(f"{path}: output folder {out} exists and is not a folder")
     report_dir = campaign.get("report_dir", str, None)
-    engine = campaign.get("engine", str, "embedded")
-    if engine not in ENGINES:
-        raise campaign.error("engine", f"{engine!r}: expected one of {', '.join(ENGINES)}")
+    engine = _read_option(campaign, run_option("engine"), run_option("engine").default)
     campaign.finish()
 
     defaults = _read_defaults(top)

@@ -2,11 +2,12 @@
 
 Both engines take the same inputs (a SimGrid platform file, a Batsim workload document, a pybatsim decision
 process) and leave the same files, Batsim's ``out_jobs.csv`` and ``out_schedule.csv``, in the output directory;
-:class:`EngineSpec` says which engine runs (:data:`~batreplay.engine.choices.ENGINES`, defined once in
-:mod:`batreplay.engine.choices`: the command line derives its choices from it). On the embedded engine, batreplay's
-own decision processes run through the direct driver (:mod:`.direct`), any other through pybatsim
-(:mod:`.inprocess`). This module imports the engine's simulator, drivers and launcher, batreplay.platforms,
-batreplay.formats, batreplay.schedulers.failures and pandas; never analysis, run, campaign or the command line.
+:class:`~batreplay.engine.spec.EngineSpec` says which engine runs (:data:`~batreplay.engine.choices.ENGINES`,
+defined once in :mod:`batreplay.engine.choices`: the command line derives its choices from it). On the embedded
+engine, batreplay's own decision processes run through the direct driver (:mod:`.direct`), any other through
+pybatsim (:mod:`.inprocess`). This module imports the engine's simulator and drivers, batreplay.realbatsim, batreplay.platforms,
+batreplay.formats and batreplay.schedulers.failures; never pandas (the outputs are written from the engine's record
+columns; whoever analyses them builds the jobs table), analysis, run, campaign or the command line.
 """
 
 from __future__ import annotations
@@ -17,22 +18,19 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from batreplay.deadline import check_seconds
-from batreplay.engine.batsim_launcher import run_with_batsim
-from batreplay.engine.choices import DEFAULT_ENGINE, DEFAULT_TIMEOUT, ENGINES, SPEEDUP_MODEL_NAMES
 from batreplay.engine.direct import run_direct, runs_direct
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
-from batreplay.formats.out_jobs_writer import write_out_jobs_columns
+from batreplay.engine.spec import EngineSpec
+from batreplay.formats.out_jobs_writer import WrittenJobs, write_out_jobs_text
 from batreplay.formats.out_schedule import SUMMARY_COLUMNS, schedule_summary, write_out_schedule
 from batreplay.platforms.model import Platform
 from batreplay.platforms.reader import read_platform
+from batreplay.realbatsim.launcher import run_with_batsim
 from batreplay.schedulers.failures import DecisionProcessError, decision_process_guard
 
 #: The name the embedded engine reports for the workload in SIMULATION_BEGINS (a run directory's copy of it).
@@ -41,85 +39,9 @@ WORKLOAD_FILE = "workload.json"
 BATSIM_INPUT = "batsim-workload.json"
 
 
-class EngineSpecError(ValueError):
-    """An engine specification that names no engine of :data:`ENGINES` or a timeout that is not > 0 s."""
-
-
 class SimulationError(RuntimeError):
     """The embedded simulation failed (the engine refused a decision, or the scheduler's answer was unusable);
     the message says when and why: ``simulation failed at t = T s: Type: reason``."""
-
-
-@dataclass(frozen=True)
-class EngineSpec:
-    """Which engine simulates.
-
-    Attributes:
-        name: one of :data:`ENGINES`.
-        batsim: the real ``batsim`` executable (a path or a command on PATH); None: ``batsim`` on PATH. Ignored
-            by the embedded engine.
-        batsim_timeout: seconds a real Batsim may stay silent (its start-up included) or take to exit (see
-            :func:`batreplay.engine.batsim_launcher.run_with_batsim`).
-        compute_sharing: several jobs may run on one host at once, sharing its flop rate (Batsim's
-            ``--enable-compute-sharing``; the embedded engine plays SimGrid's sharing, see
-            :mod:`batreplay.engine.sharing`). Both engines honour it.
-        speedup_model: co-scheduling, an extension of the embedded engine (:mod:`batreplay.engine.coscheduling`):
-            the name of a speedup model (:data:`batreplay.platforms.speedup.SPEEDUP_MODELS`), or None (off).
-        speedup_options: the model's options (see :func:`batreplay.platforms.speedup.make_speedup_model`).
-
-    Raises:
-        EngineSpecError: an unknown ``name`` or a ``batsim_timeout`` that is not a finite number > 0.
-    """
-
-    name: str = DEFAULT_ENGINE
-    batsim: str | None = None
-    batsim_timeout: float = DEFAULT_TIMEOUT
-    compute_sharing: bool = False
-    speedup_model: str | None = None
-    speedup_options: dict = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.name not in ENGINES:
-            raise EngineSpecError(f"unknown engine {self.name!r} ({' or '.join(ENGINES)})")
-        try:
-            check_seconds(self.batsim_timeout, "--batsim-timeout")
-        except ValueError as err:
-            raise EngineSpecError(str(err)) from None
-        if self.batsim is not None:
-            object.__setattr__(self, "batsim", os.fspath(self.batsim))
-        if not isinstance(self.compute_sharing, bool):
-            raise EngineSpecError(f"compute_sharing (--compute-sharing) must be true or false, got "
-                                  f"{self.compute_sharing!r}")
-        if self.speedup_model is not None:
-            if self.speedup_model not in SPEEDUP_MODEL_NAMES:
-                raise EngineSpecError(f"unknown speedup model {self.speedup_model!r} (--speedup-model: "
-                                      f"{', '.join(SPEEDUP_MODEL_NAMES)})")
-            if self.name != "embedded":
-                raise EngineSpecError("co-scheduling speedup models (--speedup-model) are an extension of the "
-                                      "embedded engine: real Batsim cannot apply them (use --engine embedded)")
-        if not isinstance(self.speedup_options, dict):
-            raise EngineSpecError(f"speedup_options (--speedup-options) must be a JSON object, got "
-                                  f"{self.speedup_options!r}")
-        if self.speedup_options and self.speedup_model is None:
-            raise EngineSpecError("speedup options (--speedup-options) given without a speedup model "
-                                  "(--speedup-model)")
-
-    @property
-    def shares_hosts(self) -> bool:
-        """Several jobs may run on one host: compute sharing or co-scheduling."""
-        return self.compute_sharing or self.speedup_model is not None
-
-    def make_speedup_model(self):
-        """The co-scheduling speedup model (a :class:`batreplay.platforms.speedup.SpeedupModel`), or None when off.
-
-        Raises:
-            batreplay.platforms.speedup.SpeedupModelError: an unknown option, an unreadable table.
-        """
-        if self.speedup_model is None:
-            return None
-        from batreplay.platforms.speedup import make_speedup_model
-
-        return make_speedup_model(self.speedup_model, self.speedup_options)
 
 
 @dataclass
@@ -132,9 +54,10 @@ class Simulation:
         scheduler_seconds: wall-clock seconds spent in the decision process.
         wall_seconds: wall-clock seconds of the whole simulation.
         out_jobs, out_schedule: Batsim's output files in the output directory.
-        jobs: the embedded engine's jobs table, built in memory as it wrote ``out_jobs``: what
-            :func:`batreplay.formats.out_jobs.read_out_jobs` reads from that file (see
-            :func:`~batreplay.formats.out_jobs_writer.write_out_jobs_columns`); None with a real Batsim (read its file).
+        jobs: what the embedded engine wrote into ``out_jobs``, kept in memory
+            (:class:`~batreplay.formats.out_jobs_writer.WrittenJobs`): its ``table()`` is what
+            :func:`batreplay.formats.out_jobs.read_out_jobs` reads from that file, checked (built with pandas, by the
+            analysis); None with a real Batsim (read its file).
         driver: how the decision process was driven: ``"direct"`` (the embedded engine's direct driver,
             :mod:`batreplay.engine.direct`), ``"pybatsim"`` (pybatsim's message layer in this process,
             :mod:`batreplay.engine.inprocess`) or ``"zeromq"`` (pybatsim over ZeroMQ, next to a real Batsim).
@@ -146,7 +69,7 @@ class Simulation:
     wall_seconds: float
     out_jobs: Path
     out_schedule: Path
-    jobs: pd.DataFrame | None = None
+    jobs: WrittenJobs | None = None
     driver: str = "pybatsim"
 
 
@@ -193,7 +116,7 @@ def simulate(platform: str | os.PathLike[str], workload: dict, decision_process:
         EngineError, InvalidProfileError, UnsupportedProfileError: a workload the embedded engine refuses.
         PlatformError: an unreadable platform (embedded engine).
         BatsimLaunchError: a real Batsim missing, of another version, crashed, silent (see
-            :mod:`batreplay.engine.batsim_launcher`).
+            :mod:`batreplay.realbatsim.errors`).
         WallClockTimeout: ``deadline`` expired.
     """
     out_dir = Path(out_dir)
@@ -241,9 +164,9 @@ def _with_progress(on_request: Callable[[dict], None] | None,
 
 def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir: Path, started: float,
               dynamic_jobs: bool, on_request, deadline, on_progress,
-              direct: bool, spec: EngineSpec) -> tuple[int, float, pd.DataFrame]:
+              direct: bool, spec: EngineSpec) -> tuple[int, float, WrittenJobs]:
     """The embedded engine on the compute hosts of ``compute``, with the direct driver (``direct``) or through
-    pybatsim; returns the number of messages, the decision process's seconds and the jobs table written."""
+    pybatsim; returns the number of messages, the decision process's seconds and the jobs written."""
     hosts = [(host.name, host.speed) for host in compute.hosts]
     options = EngineOptions(dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=dynamic_jobs,
                             compute_sharing=spec.compute_sharing, speedup_model=spec.make_speedup_model())
@@ -264,9 +187,9 @@ def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir:
     engine.forget_jobs()  # no longer needed: freed before the outputs are written
     connection.engine = None  # (the decision process, which the caller keeps, refers to its driver)
     del engine, connection
-    jobs = write_out_jobs_columns(columns, out_dir / "out_jobs.csv")  # the table read_out_jobs would read, checked
+    jobs = write_out_jobs_text(columns, out_dir / "out_jobs.csv")  # jobs.table(): the table read_out_jobs would read
     needed = (*SUMMARY_COLUMNS, "allocated_resources") if spec.shares_hosts else SUMMARY_COLUMNS
-    times = pd.DataFrame({name: columns[name] for name in needed})  # the engine's times, as Batsim sums them
+    times = {name: columns[name] for name in needed}  # the engine's times, as Batsim sums them
     del columns
     write_out_schedule(schedule_summary(times, compute.nb_compute, scheduler_seconds, time.perf_counter() - started,
                                         check=False, shared_hosts=spec.shares_hosts), out_dir / "out_schedule.csv")

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from batreplay.options import check_fields, option
 from batreplay.replay.protocol import ReplayError, UserModel
 
 if TYPE_CHECKING:  # this module stays light (the command line reads USER_MODELS): pandas and sessions when used
@@ -71,10 +72,15 @@ class UserModelEntry:
         summary: one line for help texts.
         builder: None for a model that needs no decision process of its own (``rigid``: the jobs stay in the
             static workload), else a :data:`Builder` or its ``"module:function"`` name (imported when used).
+        report_kinds: the campaign report's table and figure kinds (names of ``[report] tables`` and ``figures``)
+            that are about this model's replays: a kind some models declare shows the replays of those models
+            only, a kind no model declares shows every replay (:mod:`batreplay.reports.user_models`). Plain names:
+            this layer does not import the reports.
     """
 
     summary: str
     builder: str | Builder | None = None
+    report_kinds: tuple[str, ...] = ()
 
     @property
     def dynamic(self) -> bool:
@@ -97,9 +103,15 @@ DEFAULT_SESSIONS = "arrival:60"
 
 #: The user models, by name.
 REGISTRY: dict[str, UserModelEntry] = {
-    "rigid": UserModelEntry("every job at its recorded submission time (static workload, no broker)"),
+    # Rauch 2022 compares schedulers on the recorded submission times
+    "rigid": UserModelEntry("every job at its recorded submission time (static workload, no broker)",
+                            report_kinds=("scheduler-comparison",)),
+    # Madon, Da Costa, Pierson 2024: lateness (Table 2, Figs. 4, 5), submissions (Figs. 2, 8), session graphs (Fig. 6)
     "feedback": UserModelEntry("think-time feedback on session graphs (Madon, Da Costa, Pierson 2024)",
-                               "batreplay.replay.feedback_setup:build_feedback_users"),
+                               "batreplay.replay.feedback_setup:build_feedback_users",
+                               report_kinds=("lateness", "user-lateness-percentiles", "submissions",
+                                             "user-mean-lateness", "user-additional-lateness", "session-graphs",
+                                             "weekly-submissions")),
 }
 #: Allowed user model names, in registry order: the choices of ``--replay`` and of campaign files.
 USER_MODELS: tuple[str, ...] = tuple(REGISTRY)
@@ -143,11 +155,20 @@ class ReplaySpec:
             is not an existing directory, and does not parse. A directory is only read when the replay is built.
     """
 
-    model: str = DEFAULT_USER_MODEL
-    sessions: str | None = None
+    # (choices read when asked: a model registered later is a valid name too)
+    model: str = option(DEFAULT_USER_MODEL, name="replay", choices=lambda: tuple(REGISTRY), campaign="matrix",
+                        recorded="always", form=False,
+                        help="the user model: " + "; ".join(f"{name}: {entry.summary}"
+                                                           for name, entry in REGISTRY.items()))
+    sessions: str | None = option(
+        None, optional=True, campaign="matrix", form=False,
+        help="sessions of a user model that uses them (feedback): method:minutes (arrival:60, last:60, max:60), "
+             "a60-style label, or a directory written by 'batreplay sessions'; refused with a model that uses "
+             "none (rigid)", default_text=f"{DEFAULT_SESSIONS} with a model that uses sessions")
 
     def __post_init__(self) -> None:
         user_model(self.model)
+        check_fields(self, ReplayError)
         if not self.applies_sessions:
             if self.sessions is not None:
                 raise ReplayError(f"--sessions {self.sessions!r}: the user model {self.model!r} (--replay) uses no "

@@ -12,26 +12,32 @@ A :class:`RunSpec` is composed of the parts each layer defines, with their allow
 - the engine: :class:`~batreplay.engine.simulate.EngineSpec` (embedded, or a real Batsim and its timeout);
 - where the run directory goes, whether it may replace a previous run, and a wall-clock limit.
 
+Each option is declared once, as a field of its part made by :func:`batreplay.options.option` (name, type,
+default, allowed values or range, unit, help, campaign key). :func:`run_options` lists them all, in the order of
+``batreplay run --help``: the command line's flags, campaign files' keys, the web GUI's form fields and ``run.json``
+are derived from that list, and adding an option to a part adds it everywhere.
+
 Serialised form (:meth:`RunSpec.to_dict`, :meth:`RunSpec.from_dict`): one flat JSON object whose keys are the
-command-line options of ``batreplay run`` without dashes (``workload``, ``platform``, ``scheduler``, ``out_dir``,
-``profile``, ``recorded_speed``, ``max_jobs``, ``walltime_factor``, ``scheduler_options``, ``replay``,
-``sessions``, ``engine``, ``batsim``, ``batsim_timeout``, ``compute_sharing``, ``speedup_model``,
-``speedup_options``, ``force``, ``timeout``). ``run.json`` stores it under
-``spec``, a campaign instance's parameters are built from it, and :data:`FLAT_FIELDS` says which part each key
-belongs to.
+options' names (``workload``, ``platform``, ``scheduler``, ``out_dir``, ``profile``, ``walltime_factor``,
+``replay``, ``engine``, ``compute_sharing``, ...: the command-line flags without dashes, but ``out_dir`` for
+``--out``). ``run.json`` stores it under ``spec``, a campaign instance's parameters are built from it, and
+:func:`flat_fields` says which part and field each key sets.
+
+This module is light (no pandas, numpy or pybatsim): the command line builds its parser from it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from batreplay.deadline import check_seconds
-from batreplay.engine.simulate import EngineSpec
+from batreplay.deadline import MAX_SECONDS
+from batreplay.engine.spec import EngineSpec
+from batreplay.options import MISSING, Option, check_fields, declared_options, option, recorded_values
+from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.replay.registry import ReplaySpec
-from batreplay.schedulers.names import SPEEDUP_PREDICTING, sharing_problem
+from batreplay.schedulers.names import SPEEDUP_PREDICTING, scheduler_help, sharing_problem
 from batreplay.workloads.loading import WorkloadOptions
 
 
@@ -49,37 +55,20 @@ class SchedulerSpec:
         RunSpecError: an empty name or options that are not a JSON object.
     """
 
-    name: str
-    options: dict[str, Any] = field(default_factory=dict)
+    name: str = option(MISSING, name="scheduler", required=True, campaign="experiment", recorded="always", form=False,
+                       help=scheduler_help())
+    options: dict[str, Any] = option(
+        {}, name="scheduler_options", kind=dict, campaign="experiment", recorded="always", form=False,
+        help="JSON object of options for the scheduler: checked against what a built-in scheduler declares (its "
+             "OPTIONS), passed unchecked to a scheduler file (self.options)")
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise RunSpecError(f"scheduler (--scheduler) must be a scheduler name or file, got {self.name!r}")
-        if not isinstance(self.options, dict):
-            raise RunSpecError(f"scheduler_options (--scheduler-options) must be a JSON object, got {self.options!r}")
+        check_fields(self, RunSpecError)
 
 
-#: Flat key of the serialised form -> (part of :class:`RunSpec`, field of that part).
-FLAT_FIELDS: dict[str, tuple[str, str]] = {
-    "profile": ("conversion", "profile"),
-    "recorded_speed": ("conversion", "recorded_speed"),
-    "max_jobs": ("conversion", "max_jobs"),
-    "walltime_factor": ("conversion", "walltime_factor"),
-    "zero_runtime": ("conversion", "zero_runtime"),
-    "res_source": ("conversion", "res_source"),
-    "scheduler": ("scheduler", "name"),
-    "scheduler_options": ("scheduler", "options"),
-    "replay": ("replay", "model"),
-    "sessions": ("replay", "sessions"),
-    "engine": ("engine", "name"),
-    "batsim": ("engine", "batsim"),
-    "batsim_timeout": ("engine", "batsim_timeout"),
-    "compute_sharing": ("engine", "compute_sharing"),
-    "speedup_model": ("engine", "speedup_model"),
-    "speedup_options": ("engine", "speedup_options"),
-}
 _PARTS = {"conversion": WorkloadOptions, "scheduler": SchedulerSpec, "replay": ReplaySpec, "engine": EngineSpec}
-_TOP_LEVEL = ("workload", "platform", "out_dir", "force", "timeout")
 
 
 @dataclass(frozen=True)
@@ -105,25 +94,33 @@ class RunSpec:
             nodes, without co-scheduling or compute sharing; the parts check their own values.
     """
 
-    workload: Path
-    platform: str
-    out_dir: Path
-    scheduler: SchedulerSpec
+    workload: Path = option(
+        MISSING, kind=Path, required=True, campaign="log", recorded="always", form=False,
+        help="SWF log (.swf, .swf.gz) or Batsim workload (.json), or the name of a Parallel Workloads Archive log "
+             "fetched with 'batreplay fetch' (e.g. KTH-SP2-1996-2.1-cln)")
+    platform: str = option(
+        MISSING, required=True, campaign="log", recorded="always", form=False,
+        help=f"SimGrid platform file, or a shipped platform name ({', '.join(SHIPPED_PLATFORMS)})")
+    out_dir: Path = option(MISSING, kind=Path, flag="--out", metavar="RUN_DIR", required=True, recorded="always",
+                           form=False,
+                           help="run directory to create")
+    scheduler: SchedulerSpec = field(default=None)  # (required: checked below)
     conversion: WorkloadOptions = field(default_factory=WorkloadOptions)
     replay: ReplaySpec = field(default_factory=ReplaySpec)
     engine: EngineSpec = field(default_factory=EngineSpec)
-    force: bool = False
-    timeout: float | None = None
+    force: bool = option(False, kind=bool, recorded="always", form=False,
+                         help="replace an existing run directory (only one holding a previous run, atomically)")
+    timeout: float | None = option(
+        None, kind=float, above=0, at_most=MAX_SECONDS, optional=True, unit="s", metavar="SECONDS", recorded="always",
+        form=False,
+        help="stop the run with an error after SECONDS of wall-clock time, even if the scheduler never answers",
+             default_text="no limit")
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "workload", Path(self.workload))
-        object.__setattr__(self, "out_dir", Path(self.out_dir))
+        if not isinstance(self.scheduler, SchedulerSpec):
+            raise RunSpecError(f"scheduler (--scheduler): expected a SchedulerSpec, got {self.scheduler!r}")
         object.__setattr__(self, "platform", str(self.platform))
-        if self.timeout is not None:
-            try:
-                check_seconds(self.timeout, "--timeout")
-            except ValueError as err:
-                raise RunSpecError(str(err)) from None
+        check_fields(self, RunSpecError)
         name, options = self.scheduler.name, self.scheduler.options
         if name in SPEEDUP_PREDICTING and options.get("speedup_options") and options.get("speedup_model") is None:
             raise RunSpecError(f"scheduler {name}: option speedup_options given without speedup_model")
@@ -146,14 +143,15 @@ class RunSpec:
         Raises:
             RunSpecError: an unknown option name, or a value a part refuses (the message names it).
         """
-        unknown = sorted(set(options) - set(FLAT_FIELDS))
+        fields = flat_fields()
+        unknown = sorted(set(options) - set(fields))
         if unknown:
             raise RunSpecError(f"unknown run option(s) {', '.join(unknown)}; known: "
-                               f"{', '.join([*_TOP_LEVEL, *FLAT_FIELDS])}")
+                               f"{', '.join([*_TOP_LEVEL, *fields])}")
         values: dict[str, dict[str, Any]] = {part: {} for part in _PARTS}
         values["scheduler"]["name"] = scheduler
         for key, value in options.items():
-            part, name = FLAT_FIELDS[key]
+            part, name = fields[key]
             values[part][name] = value
         try:
             parts = {part: kind(**values[part]) for part, kind in _PARTS.items()}
@@ -161,8 +159,8 @@ class RunSpec:
             raise
         except (TypeError, ValueError) as err:
             raise RunSpecError(str(err)) from None
-        return cls(workload=Path(workload), platform=str(platform), out_dir=Path(out_dir), force=force,
-                   timeout=timeout, **parts)
+        return cls(workload=workload, platform=str(platform), out_dir=out_dir, force=force, timeout=timeout,
+                   **parts)
 
     @classmethod
     def from_dict(cls, document: dict[str, Any]) -> RunSpec:
@@ -179,20 +177,15 @@ class RunSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The serialised form: a flat JSON object (see the module docstring); ``from_dict(to_dict())`` is equal.
-        Options that do not apply are left out (``sessions`` of a rigid replay; ``compute_sharing`` when off and the
-        speedup model and its options when there is none: the run descriptions written before they existed stay the
-        same)."""
+        An option declared ``recorded="when-set"`` is left out at its default (``sessions`` of a rigid replay,
+        ``compute_sharing`` when off, no speedup model): the run descriptions written before it existed stay the
+        same."""
         flat: dict[str, Any] = {"workload": str(self.workload), "platform": self.platform,
                                 "out_dir": str(self.out_dir)}
-        for key, (part, name) in FLAT_FIELDS.items():
-            if key == "sessions" and not self.replay.applies_sessions:
-                continue  # record only what applied: a rigid replay has no sessions
-            if key == "compute_sharing" and not self.engine.compute_sharing:
-                continue
-            if key in ("speedup_model", "speedup_options") and self.engine.speedup_model is None:
-                continue
-            value = getattr(getattr(self, part), name)
-            flat[key] = dict(value) if isinstance(value, dict) else value
+        values = {declaration.name: getattr(getattr(self, part), declaration.field)
+                  for declaration, part in _part_options()}
+        for name, value in recorded_values(run_options(), values).items():
+            flat[name] = dict(value) if isinstance(value, dict) else value
         flat.update(force=self.force, timeout=self.timeout)
         return flat
 
@@ -205,12 +198,49 @@ class RunSpec:
         return RunSpec.from_dict(document)
 
 
+def _part_options() -> tuple[tuple[Option, str], ...]:
+    """Every option of a part, with the part's name in :class:`RunSpec` (``conversion``, ``scheduler``, ``replay``,
+    ``engine``), in that order (read from the part classes at each call: cheap, :func:`declared_options` caches)."""
+    return tuple((declaration, part) for part, kind in _PARTS.items() for declaration in declared_options(kind))
+
+
+def flat_fields() -> dict[str, tuple[str, str]]:
+    """Flat key of the serialised form -> (part of :class:`RunSpec`, field of that part), for the parts' options
+    (``"walltime_factor"`` -> ``("conversion", "walltime_factor")``, ``"replay"`` -> ``("replay", "model")``)."""
+    return {declaration.name: (part, declaration.field) for declaration, part in _part_options()}
+
+
+#: :func:`flat_fields` of the shipped parts (for readers that need no option added at run time).
+FLAT_FIELDS: dict[str, tuple[str, str]] = flat_fields()
+#: The options of the run itself (workload, platform, run directory, force, timeout).
+_TOP_LEVEL: tuple[str, ...] = tuple(declaration.name for declaration in declared_options(RunSpec))
+
+
+def run_options() -> tuple[Option, ...]:
+    """Every run option, in the order of ``batreplay run --help``: the workload, platform, scheduler and run
+    directory, then the parts' options (conversion, scheduler options, user model, engine), then ``force`` and
+    ``timeout``. The command line, campaign files and the web GUI's form are built from this list."""
+    own = {declaration.name: declaration for declaration in declared_options(RunSpec)}
+    parts = [declaration for declaration, _part in _part_options()]
+    scheduler = next(declaration for declaration in parts if declaration.name == "scheduler")
+    rest = [declaration for declaration in parts if declaration is not scheduler]
+    return (own["workload"], own["platform"], scheduler, own["out_dir"], *rest, own["force"], own["timeout"])
+
+
+def run_option(name: str) -> Option:
+    """The declaration of the run option ``name`` (``walltime_factor``...).
+
+    Raises:
+        KeyError: no such option (the message lists the known ones).
+    """
+    for declaration in run_options():
+        if declaration.name == name:
+            return declaration
+    raise KeyError(f"no run option {name!r}; known: {', '.join(d.name for d in run_options())}")
+
+
 def part_defaults() -> dict[str, Any]:
-    """Default value of every flat option (``profile``, ``sessions``...), read from the parts' own defaults: the
-    command line and campaign files show these, so a default is written once, in its part."""
-    defaults: dict[str, Any] = {}
-    for key, (part, name) in FLAT_FIELDS.items():
-        for item in dataclasses.fields(_PARTS[part]):
-            if item.name == name and item.default is not dataclasses.MISSING:
-                defaults[key] = item.default
-    return defaults
+    """Default value of every option of a part (``profile``, ``sessions``...), from its declaration: the command
+    line and campaign files show these, so a default is written once, in its part."""
+    return {declaration.name: declaration.default for declaration, _part in _part_options()
+            if declaration.name != "scheduler"}

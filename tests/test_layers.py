@@ -3,13 +3,16 @@
 Layers, lowest first (a module may import its own layer and lower ones only)::
 
     foundation  batreplay.atomic, batreplay.deadline, batreplay.console (files, wall-clock limits, the console),
+                batreplay.options (run options declared once: checks, flags, campaign keys, form fields),
                 batreplay.formats (Batsim's output files: the engine writes them, analysis reads them, so both stand on them)
     inputs      batreplay.workloads, batreplay.platforms
     decisions   batreplay.schedulers, batreplay.replay (users)
-    engine      batreplay.engine (embedded Batsim, real-Batsim launcher, simulate())
+    engine      batreplay.engine (embedded Batsim, simulate()),
+                batreplay.realbatsim (a real Batsim over ZeroMQ, the other engine simulate() may choose)
     analysis    batreplay.analysis
     run         batreplay.run (one run: its specification and run directory)
     campaign    batreplay.campaign
+    reports     batreplay.reports (campaign reports: they read campaign results)
     ui          batreplay.ui (the web GUI: it launches runs and campaigns, and shows their analysis)
     cli         batreplay.cli
 
@@ -26,13 +29,15 @@ import pytest
 from conftest import REPO_ROOT
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("batreplay.atomic", "batreplay.deadline", "batreplay.console", "batreplay.formats")),
+    ("foundation", ("batreplay.atomic", "batreplay.deadline", "batreplay.console", "batreplay.options",
+                    "batreplay.formats")),
     ("inputs", ("batreplay.workloads", "batreplay.platforms")),
     ("decisions", ("batreplay.schedulers", "batreplay.replay")),
-    ("engine", ("batreplay.engine",)),
+    ("engine", ("batreplay.engine", "batreplay.realbatsim")),
     ("analysis", ("batreplay.analysis",)),
     ("run", ("batreplay.run",)),
     ("campaign", ("batreplay.campaign",)),
+    ("reports", ("batreplay.reports",)),
     ("ui", ("batreplay.ui",)),
     ("cli", ("batreplay.cli",)),
 ]
@@ -40,8 +45,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 #: Source folder of each package of the ``batreplay`` namespace (pyproject's ``package-dir``).
 FOLDERS = {"batreplay": "batreplay", "batreplay.workloads": "workloads", "batreplay.platforms": "platforms",
            "batreplay.formats": "formats", "batreplay.schedulers": "schedulers", "batreplay.replay": "replay",
-           "batreplay.engine": "engine", "batreplay.analysis": "analysis", "batreplay.run": "run",
-           "batreplay.campaign": "campaign", "batreplay.ui": "ui"}
+           "batreplay.engine": "engine", "batreplay.realbatsim": "realbatsim",
+           "batreplay.analysis": "analysis", "batreplay.run": "run",
+           "batreplay.campaign": "campaign", "batreplay.reports": "reports", "batreplay.ui": "ui"}
 
 
 def layer_of(module: str) -> int | None:

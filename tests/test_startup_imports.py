@@ -174,16 +174,16 @@ def test_scheduler_names_are_the_registry():
 
 def test_conversion_and_engine_choices_are_those_the_heavy_modules_check_against():
     from batreplay.engine import choices as engine
-    from batreplay.engine import simulate
-    from batreplay.engine.batsim_launcher import DEFAULT_TIMEOUT
-    from batreplay.run.spec import part_defaults
+    from batreplay.realbatsim.launcher import DEFAULT_TIMEOUT
+    from batreplay.run.spec import part_defaults, run_option
     from batreplay.workloads import batsim_workload, loading
     from batreplay.workloads import choices as conversion
 
     for name in ("PROFILE_TYPES", "ZERO_RUNTIME_CHOICES", "RES_SOURCE_CHOICES"):
         assert getattr(batsim_workload, name) == getattr(loading, name) == getattr(conversion, name), name
     assert loading.DEFAULT_RECORDED_SPEED == conversion.DEFAULT_RECORDED_SPEED
-    assert simulate.ENGINES == engine.ENGINES and DEFAULT_TIMEOUT == engine.DEFAULT_TIMEOUT
+    assert run_option("engine").choices == engine.ENGINES and DEFAULT_TIMEOUT == engine.DEFAULT_TIMEOUT
+    assert run_option("speedup_model").choices == engine.SPEEDUP_MODEL_NAMES
     assert part_defaults() | {"engine": engine.DEFAULT_ENGINE, "batsim_timeout": engine.DEFAULT_TIMEOUT,
                               "profile": conversion.DEFAULT_PROFILE, "zero_runtime": conversion.DEFAULT_ZERO_RUNTIME,
                               "res_source": conversion.DEFAULT_RES_SOURCE,

@@ -9,12 +9,12 @@ theirs from here.
 
 from __future__ import annotations
 
-import math
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from batreplay.options import check_fields, option
 from batreplay.workloads.choices import (  # the allowed values and defaults, defined once in a light module
     DEFAULT_PROFILE,
     DEFAULT_RECORDED_SPEED,
@@ -74,39 +74,38 @@ class WorkloadOptions:
         res_source: one of :data:`RES_SOURCE_CHOICES`: the SWF processor count a job requests.
 
     Raises:
-        WorkloadError: a value out of range (the message names the command-line option).
+        WorkloadError: a value out of range (the message names the command-line option); the options are declared
+            with :func:`batreplay.options.option`, which the command line, campaign files and the web GUI read.
     """
 
-    profile: ProfileType = DEFAULT_PROFILE
-    recorded_speed: float = DEFAULT_RECORDED_SPEED
-    max_jobs: int | None = None
-    walltime_factor: float | None = None
-    zero_runtime: Literal["drop", "min"] = DEFAULT_ZERO_RUNTIME
-    res_source: Literal["allocated", "requested"] = DEFAULT_RES_SOURCE
+    profile: ProfileType = option(
+        DEFAULT_PROFILE, choices=PROFILE_TYPES, campaign="log", recorded="always",
+        help="how SWF run times become Batsim profiles: parallel_homogeneous (run time x recorded speed flop per "
+             "node: jobs follow the node speed of the platform) or delay (run time in seconds)")
+    recorded_speed: float = option(
+        DEFAULT_RECORDED_SPEED, kind=float, at_least=MIN_RECORDED_SPEED, below=RECORDED_SPEED_LIMIT, unit="flop/s",
+        campaign="log", recorded="always",
+        help="node speed of the recorded machine (parallel_homogeneous profiles)",
+        range_note="a job computes its run time x this speed flop per node, and below 1 flop SimGrid's rate (host "
+                   "speed / flop) can overflow (a real Batsim 4.2.1 then stops answering), from 2**64 flop on "
+                   "Batsim's JSON parser no longer reads the amount exactly")
+    max_jobs: int | None = option(None, kind=int, at_least=1, optional=True, campaign="log", recorded="always",
+                                  help="simulate only the first N jobs of the log",
+                                  default_text="all jobs")
+    walltime_factor: float | None = option(
+        None, kind=float, above=0, optional=True, campaign="log", recorded="always",
+        help="walltime = max(requested time, FACTOR x run time), as Batsim's SWF converter (2 in Madon, Da Costa, "
+             "Pierson 2024)", default_text="the requested time")
+    zero_runtime: Literal["drop", "min"] = option(
+        DEFAULT_ZERO_RUNTIME, choices=ZERO_RUNTIME_CHOICES, campaign="log",
+        help="SWF jobs whose run time is 0 s: drop them (counted in the notes) or run them for 1 s (min)")
+    res_source: Literal["allocated", "requested"] = option(
+        DEFAULT_RES_SOURCE, choices=RES_SOURCE_CHOICES, campaign="log",
+        help="SWF processor count that a job requests: the allocated processors (field 5) or the requested ones "
+             "(field 8, as Rauch 2022); the other one fills in when missing")
 
     def __post_init__(self) -> None:
-        if self.profile not in PROFILE_TYPES:
-            raise WorkloadError(f"--profile {self.profile!r}: expected one of {', '.join(PROFILE_TYPES)}")
-        if self.res_source not in RES_SOURCE_CHOICES:
-            raise WorkloadError(f"res_source (--res-source) {self.res_source!r}: expected one of "
-                                f"{', '.join(RES_SOURCE_CHOICES)}")
-        if self.zero_runtime not in ZERO_RUNTIME_CHOICES:
-            raise WorkloadError(f"zero_runtime (--zero-runtime) {self.zero_runtime!r}: expected one of "
-                                f"{', '.join(ZERO_RUNTIME_CHOICES)}")
-        max_jobs = self.max_jobs
-        if max_jobs is not None and (isinstance(max_jobs, bool) or not isinstance(max_jobs, int) or max_jobs < 1):
-            raise WorkloadError(f"max_jobs (--max-jobs) must be an integer >= 1 (or None for all jobs), got {max_jobs!r}")
-        for name, value in (("recorded_speed", self.recorded_speed), ("walltime_factor", self.walltime_factor)):
-            if value is None and name == "walltime_factor":
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
-                raise WorkloadError(f"{name} (--{name.replace('_', '-')}) must be a number > 0, got {value!r}")
-        if not MIN_RECORDED_SPEED <= self.recorded_speed < RECORDED_SPEED_LIMIT:
-            raise WorkloadError(
-                f"recorded_speed (--recorded-speed) must be from 1 to below 2**64 (1.8e19) flop/s, got "
-                f"{self.recorded_speed!r}: a job computes its run time x this speed flop per node, and below 1 flop "
-                "SimGrid's rate (host speed / flop) can overflow (a real Batsim 4.2.1 then stops answering), from "
-                "2**64 flop on Batsim's JSON parser no longer reads the amount exactly")
+        check_fields(self, WorkloadError)
 
 
 @dataclass

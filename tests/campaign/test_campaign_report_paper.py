@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from batreplay.campaign.executors import LocalExecutor
-from batreplay.campaign.figures import window_bars
-from batreplay.campaign.log_facts import log_facts, recorded_log_metrics
-from batreplay.campaign.report import build_report, load_instance
 from batreplay.campaign.runner import run_campaign
 from batreplay.campaign.spec import CampaignSpecError, load_campaign
-from batreplay.campaign.tables import comparison_table, difference, display_table, read_published
-from batreplay.campaign.weekly import hour_of_week_counts
+from batreplay.reports.figures import window_bars
+from batreplay.reports.log_facts import log_facts, recorded_log_metrics
+from batreplay.reports.report import build_report, load_instance
+from batreplay.reports.tables import comparison_table, difference, display_table, read_published
+from batreplay.reports.weekly import hour_of_week_counts
 
 QUIET = Console(quiet=True)
 EXPE = REPO_ROOT / "expe"
@@ -240,7 +240,7 @@ def test_zero_runtime_of_a_spec_reaches_the_run_and_the_report(tmp_path, choice,
     instance = spec.instances()[0]
     assert ("zero_runtime" in instance.params) == (choice is not None)  # the default keeps older ids
     folder = spec.output_root / instance.id
-    assert json.loads((folder / "run.json").read_text())["spec"]["zero_runtime"] == (choice or "drop")
+    assert json.loads((folder / "run.json").read_text())["spec"].get("zero_runtime", "drop") == (choice or "drop")
     out_jobs = pd.read_csv(folder / "out_jobs.csv")
     assert len(out_jobs) == jobs
     if choice == "min":
@@ -255,12 +255,13 @@ def test_metacentrum_zero_runtime_jobs_are_counted():
     # the shipped spec keeps them, as Rauch 2022 did (103,656 jobs)
     spec = load_campaign(EXPE / "fcfs-vs-easy.toml")
     metacentrum = next(log for log in spec.logs if log.name == "metacentrum")
-    assert metacentrum.zero_runtime == "min"
+    assert metacentrum.options["zero_runtime"] == "min"
     assert all(i.params["zero_runtime"] == "min" for i in spec.instances() if i.log.name == "metacentrum")
     facts = log_facts(spec, metacentrum)
     assert (facts.nb_jobs, facts.nb_zero_runtime) == (103656, 3712)
     assert facts.zero_runtime_text == "3,712 (3.6 %), kept, run for 1 s"
-    assert log_facts(spec, replace(metacentrum, zero_runtime="drop")).zero_runtime_text == "3,712 (3.6 %), dropped"
+    dropping = replace(metacentrum, options={**metacentrum.options, "zero_runtime": "drop"})
+    assert log_facts(spec, dropping).zero_runtime_text == "3,712 (3.6 %), dropped"
 
 
 def test_a_bad_zero_runtime_is_refused(tmp_path):
@@ -316,7 +317,7 @@ def test_a_missing_explanations_file_is_one_line_naming_the_spec_and_key(tmp_pat
 
 
 def test_difference_cells():
-    from batreplay.campaign.tables import difference_cell
+    from batreplay.reports.tables import difference_cell
 
     assert difference_cell(0.0, 0.0, 2) == "0"
     assert difference_cell(1.7, 0.36, 2) == "+1.70 (+0.4%)"

@@ -71,13 +71,13 @@ def test_the_keys_reach_the_params_and_the_run(tmp_path, monkeypatch):
     spec = load(tmp_path / "expe", spec_text('speedup_model = "table"', options, "compute_sharing = true",
                                              campaign='root = ".."'))
     plain, shared = spec.instances()
-    assert (shared.experiment.speedup_model, shared.experiment.speedup_options) == \
+    assert (shared.experiment.option("speedup_model"), shared.experiment.option("speedup_options")) == \
         ("table", {"table": "tables/s.csv", "class_rule": RULE})
     assert shared.params["speedup_model"] == "table"
     assert shared.params["speedup_options"] == {"table": "tables/s.csv", "class_rule": RULE}
     assert shared.params["compute_sharing"] is True
     assert set(plain.params) == OLD_PARAMS
-    assert (plain.experiment.speedup_model, plain.experiment.speedup_options) == (None, {})
+    assert (plain.experiment.option("speedup_model"), plain.experiment.option("speedup_options")) == (None, {})
     run = run_spec_of(task_for(shared, spec))
     assert run.engine.speedup_model == "table" and run.engine.speedup_options == shared.params["speedup_options"]
     flat = run.to_dict()
@@ -105,7 +105,7 @@ def test_an_experiment_without_the_keys_keeps_its_id(tmp_path):
     plain, shared = both.instances()
     assert plain.params == alone.params and plain.id == alone.id
     assert shared.id != alone.id
-    without = replace(shared.experiment, speedup_model=None, speedup_options={})
+    without = replace(shared.experiment, options={**shared.experiment.options, "speedup_model": None, "speedup_options": {}})
     again = make_instance(shared.log, without, shared.replay, 0, both.engine)
     assert again.params == alone.params and again.id == alone.id
 

@@ -13,10 +13,10 @@ from conftest import GOLDEN, WORKLOADS
 from rich.console import Console
 
 from batreplay.campaign.executors import LocalExecutor
-from batreplay.campaign.log_facts import NoRecordedScheduleError, log_facts, recorded_log_metrics
-from batreplay.campaign.report import build_report
 from batreplay.campaign.runner import run_campaign
-from batreplay.campaign.spec import CampaignSpecError, conversion_choice_default, load_campaign, make_instance
+from batreplay.campaign.spec import CampaignSpecError, load_campaign, make_instance
+from batreplay.reports.log_facts import NoRecordedScheduleError, log_facts, recorded_log_metrics
+from batreplay.reports.report import build_report
 from batreplay.workloads.swf import SwfFormatError
 
 QUIET = Console(quiet=True)
@@ -141,8 +141,9 @@ def test_a_log_without_recorded_schedule_gets_a_note(tmp_path):
     assert "recorded log" not in set(pd.read_csv(result.csv["scheduling"]).get("experiment", pd.Series()))
 
 
-def test_conversion_choice_default_refuses_unknown_keys():
-    assert conversion_choice_default("zero_runtime") == "drop"
-    assert conversion_choice_default("res_source") == "allocated"
-    with pytest.raises(KeyError, match=r"'profile' is not a conversion choice \(known: zero_runtime, res_source\)"):
-        conversion_choice_default("profile")
+def test_an_unknown_run_option_is_named_with_the_known_ones():
+    from batreplay.run.spec import run_option
+
+    assert run_option("zero_runtime").default == "drop" and run_option("res_source").default == "allocated"
+    with pytest.raises(KeyError, match=r"no run option 'zero_runtimes'; known: workload, platform, scheduler"):
+        run_option("zero_runtimes")

@@ -10,18 +10,21 @@ import pandas as pd
 import pytest
 from conftest import REPO_ROOT, WORKLOADS
 
-from batreplay.campaign.spec import (
-    CONVERSION_CHOICES,
-    CampaignSpecError,
-    conversion_choice_default,
-    load_campaign,
-    make_instance,
-)
+from batreplay.campaign.spec import CampaignSpecError, campaign_options, load_campaign, make_instance
 from batreplay.campaign.worker import run_spec_of, task_for
 from batreplay.workloads.loading import RES_SOURCE_CHOICES, ZERO_RUNTIME_CHOICES, WorkloadOptions
 
 EXPE = REPO_ROOT / "expe"
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
+#: The log options chosen among named values that a campaign records only when set (added after the first reports).
+CONVERSION_CHOICES = {declaration.name: declaration.choices for declaration in campaign_options("log")
+                      if declaration.choices is not None and declaration.recorded == "when-set"}
+
+
+def conversion_choice_default(key: str) -> str:
+    return next(declaration.default for declaration in campaign_options("log") if declaration.name == key)
+
+
 #: A choice of each key that is not its default.
 OTHER = {"zero_runtime": "min", "res_source": "requested"}
 
@@ -65,18 +68,18 @@ def test_a_choice_reaches_the_run_spec(tmp_path, key, where):
     line = f'{key} = "{OTHER[key]}"'
     spec = load(tmp_path, spec_text(log_lines=line) if where == "log" else spec_text(defaults=line))
     (instance,) = spec.instances()
-    assert getattr(instance.log, key) == OTHER[key]
+    assert instance.log.options[key] == OTHER[key]
     assert instance.params[key] == OTHER[key]
     flat = run_spec_of(task_for(instance, spec)).to_dict()
     assert flat[key] == OTHER[key]
     others = [k for k in CONVERSION_CHOICES if k != key]
-    assert all(flat[k] == conversion_choice_default(k) for k in others)
+    assert all(flat.get(k, conversion_choice_default(k)) == conversion_choice_default(k) for k in others)
 
 
 def test_a_log_overrides_the_defaults(tmp_path):
     spec = load(tmp_path, spec_text(log_lines='res_source = "allocated"', defaults='res_source = "requested"'))
     (instance,) = spec.instances()
-    assert instance.log.res_source == "allocated" and "res_source" not in instance.params
+    assert instance.log.options["res_source"] == "allocated" and "res_source" not in instance.params
 
 
 @pytest.mark.parametrize("key", list(CONVERSION_CHOICES))
@@ -99,7 +102,8 @@ def test_default_choices_leave_ids_unchanged(tmp_path):
     explicit = load(tmp_path, spec_text(log_lines="\n".join(
         f'{key} = "{conversion_choice_default(key)}"' for key in CONVERSION_CHOICES))).instances()[0]
     assert explicit.id == plain.id and not set(CONVERSION_CHOICES) & set(plain.params)
-    chosen = make_instance(replace(plain.log, res_source="requested"), plain.experiment, plain.replay, 0, "embedded")
+    chosen = make_instance(replace(plain.log, options={**plain.log.options, "res_source": "requested"}),
+                           plain.experiment, plain.replay, 0, "embedded")
     assert chosen.id != plain.id
 
 
@@ -118,7 +122,7 @@ def test_committed_reports_keep_their_ids(committed):
 def test_fcfs_vs_easy_converts_hpc2n_with_requested_processors():
     # Rauch 2022's Schedulus takes the SWF requested processors; only HPC2N has jobs where they differ
     spec = load_campaign(EXPE / "fcfs-vs-easy.toml")
-    assert {log.name: log.res_source for log in spec.logs} == \
+    assert {log.name: log.options["res_source"] for log in spec.logs} == \
         {"hpc2n": "requested", "ctc-sp2": "allocated", "metacentrum": "allocated"}
     assert [(e.name, e.scheduler) for e in spec.experiments] == \
         [("FCFS", "fcfs"), ("EASY", "easy"), ("EASY (Schedulus)", "easy-schedulus")]

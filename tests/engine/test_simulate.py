@@ -18,8 +18,12 @@ from batsim.tools.launcher import instanciate_scheduler
 from hypothesis import given
 from hypothesis import strategies as st
 
-from batreplay.engine.batsim_launcher import STDERR_LOG, BatsimCrashed, run_pybatsim_next_to_batsim
-from batreplay.engine.simulate import ENGINES, EngineSpec, EngineSpecError, SimulationError, simulate
+from batreplay.engine.choices import ENGINES
+from batreplay.engine.simulate import SimulationError, simulate
+from batreplay.engine.spec import EngineSpec, EngineSpecError
+from batreplay.realbatsim.errors import BatsimCrashed
+from batreplay.realbatsim.process import STDERR_LOG
+from batreplay.realbatsim.pybatsim_run import run_pybatsim_next_to_batsim
 from batreplay.schedulers.failures import DecisionProcessError
 from batreplay.schedulers.registry import load_scheduler
 from batsim_doubles import PROBES_DIR, write_fake_batsim

@@ -363,9 +363,9 @@ def test_max_jobs_keeps_the_first_jobs_of_a_json_workload(tmp_path):
 
 @pytest.mark.parametrize("value", [0, -5, float("nan"), float("inf")])
 def test_runspec_refuses_bad_timeouts(tmp_path, value):
-    with pytest.raises(RunSpecError, match="--timeout must be a number of seconds > 0"):
+    with pytest.raises(RunSpecError, match=r"^timeout \(--timeout\) must be a number > 0 and <= 1e\+09 s"):
         run(spec(tmp_path / "run", timeout=value))
-    with pytest.raises(RunSpecError, match="--batsim-timeout must be a number of seconds > 0"):
+    with pytest.raises(RunSpecError, match=r"^batsim_timeout \(--batsim-timeout\) must be a number > 0 and <= 1e\+09 s"):
         run(spec(tmp_path / "run", batsim_timeout=value))
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from batreplay.run.spec import FLAT_FIELDS, RunSpec, RunSpecError, part_defaults
+from batreplay.run.spec import FLAT_FIELDS, RunSpec, RunSpecError, part_defaults, run_option
 from batreplay.workloads.loading import PROFILE_TYPES
 
 flat_options = st.fixed_dictionaries({
@@ -48,8 +48,10 @@ def test_serialised_form_reads_back_to_the_same_run(options):
         if key == "sessions" and not spec.replay.applies_sessions:
             assert "sessions" not in document  # a rigid replay records no sessions
             continue
-        if key == "compute_sharing" and not value:
-            assert "compute_sharing" not in document  # recorded when on only
+        declaration = run_option(key)
+        if not declaration.is_recorded(value):  # declared recorded="when-set", and at its default
+            assert key not in document, key
+            assert declaration.recorded == "when-set" and value == declaration.default
             continue
         expected = str(Path(value)) if key in ("workload", "out_dir") else value
         assert document[key] == expected, key
@@ -64,11 +66,12 @@ def test_defaults_live_in_the_parts():
     assert defaults["replay"] == spec.replay.model == "rigid"
     assert defaults["engine"] == spec.engine.name == "embedded"
     assert defaults["compute_sharing"] is spec.engine.compute_sharing is False
-    # what does not apply is not recorded: the sessions of a rigid replay, compute sharing when off, no speedup model
-    assert set(spec.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout",
-                                   *FLAT_FIELDS} - {"sessions", "compute_sharing", "speedup_model", "speedup_options"}
+    # what does not apply is not recorded: the sessions of a rigid replay, compute sharing when off, no speedup model,
+    # and the conversion choices added later at their defaults (declared recorded="when-set")
+    assert set(spec.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS} - {
+        "sessions", "compute_sharing", "speedup_model", "speedup_options", "zero_runtime", "res_source"}
     feedback = spec.replace(replay="feedback", compute_sharing=True, speedup_model="random",
-                            speedup_options={"seed": 2})
+                            speedup_options={"seed": 2}, zero_runtime="min", res_source="requested")
     assert set(feedback.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS}
     again = RunSpec.from_dict(feedback.to_dict()).engine
     assert (again.compute_sharing, again.speedup_model, again.speedup_options) == (True, "random", {"seed": 2})
@@ -78,7 +81,7 @@ def test_speedup_models_are_for_the_embedded_engine_only():
     with pytest.raises(RunSpecError, match="extension of the embedded engine"):
         RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out", engine="batsim",
                       speedup_model="none")
-    with pytest.raises(RunSpecError, match="unknown speedup model 'fast'"):
+    with pytest.raises(RunSpecError, match=r"speedup_model \(--speedup-model\) 'fast': expected one of none"):
         RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out", speedup_model="fast")
     with pytest.raises(RunSpecError, match="without a speedup model"):
         RunSpec.build(workload="w.swf", platform="kth-sp2", scheduler="easy", out_dir="out",

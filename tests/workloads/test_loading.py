@@ -93,8 +93,8 @@ def test_recorded_speed_outside_the_range_both_engines_agree_on_is_refused(workl
     # stopped answering after 22 messages (SimGrid's rate speed / flop overflowed); 1e300 overflowed the flop
     # amounts to infinity, which Batsim cannot parse.
     err = _run_error(capsys, workloads_dir / KTH, tmp_path / "run", "--recorded-speed", repr(speed))
-    assert err.startswith(f"recorded_speed (--recorded-speed) must be from 1 to below 2**64 (1.8e19) flop/s, got "
-                          f"{speed!r}: ")
+    assert err.startswith(f"recorded_speed (--recorded-speed) must be a number from 1 to below 1.84467e+19 flop/s, "
+                          f"got {speed!r}: ")
     assert "SimGrid's rate" in err and "Batsim's JSON parser" in err
     for fine in (1.0, 2.0**64 - 2**11):
         assert WorkloadOptions(recorded_speed=fine).recorded_speed == fine
