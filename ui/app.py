@@ -48,9 +48,11 @@ from batreplay.ui.launcher import CANCELLED, DONE, FAILED, Launcher
 from batreplay.ui.messages import one_line
 from batreplay.ui.run_form import (
     MAX_UPLOAD_BYTES,
+    OPTION_FIELD,
     FormError,
     RunForm,
     build_run,
+    form_values,
     save_upload,
     scheduler_options_text,
     whole_number,
@@ -207,8 +209,8 @@ def _add_file_routes(server, sandbox: Sandbox, campaigns: Campaigns) -> None:
 
 
 def _add_run_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, upload_limit: int) -> None:
-    """The callbacks of the New-run page: scheduler defaults, upload, launch (every field checked again), progress,
-    cancel."""
+    """The callbacks of the New-run page: scheduler defaults, upload, launch (every field checked again, the
+    generic fields of the run options read all at once by their pattern-matching ids), progress, cancel."""
     runs_dir = sandbox.runs_dir
 
     @app.callback(Output("scheduler-options", "value"), Input("scheduler", "value"), prevent_initial_call=True)
@@ -231,14 +233,17 @@ def _add_run_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, upload_l
                   State("workload", "value"), State("workload-path", "value"), State("platform", "value"),
                   State("variant", "value"), State("node-types", "value"), State("scheduler", "value"),
                   State("scheduler-options", "value"), State("replay", "value"), State("sessions", "value"),
-                  State("max-jobs", "value"), State("engine", "value"), prevent_initial_call=True)
+                  State("engine", "value"),
+                  State({"type": OPTION_FIELD, "name": ALL}, "id"),
+                  State({"type": OPTION_FIELD, "name": ALL}, "value"),
+                  prevent_initial_call=True)
     def _launch(_clicks, workload, workload_path, platform, variant, node_types, scheduler, options, replay,
-                sessions, max_jobs, engine):
+                sessions, engine, option_ids, option_values):
         typed = _text(workload_path)
         form = RunForm(workload=typed if typed and typed.strip() else _text(workload), platform=_text(platform),
                        variant=_text(variant), node_types=_text(node_types), scheduler=_text(scheduler),
                        scheduler_options=_text(options), replay=_text(replay), sessions=_text(sessions),
-                       max_jobs=_text(max_jobs), engine=_text(engine))
+                       engine=_text(engine), options=form_values(option_ids, option_values))
         try:
             planned = build_run(form, sandbox)
         except (FormError, SandboxError) as err:

@@ -7,14 +7,29 @@ tests address.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import parse_qs
 
 from dash import dash_table, dcc, html
 
+from batreplay.options import Option
+
 from batreplay.ui.campaigns import CAMPAIGNS, Campaigns
 from batreplay.ui.launcher import DONE
-from batreplay.ui.run_form import RECORDED, WHOLE_NUMBER, form_choices, scheduler_options_text
+from batreplay.ui.run_form import (
+    CHECKED,
+    OPTION_FIELD,
+    PART_TITLES,
+    RECORDED,
+    WHOLE_NUMBER,
+    form_choices,
+    form_options,
+    number_pattern,
+    option_label,
+    option_tooltip,
+    scheduler_options_text,
+)
 from batreplay.ui.run_index import COLUMNS, list_runs, read_metrics, run_directory, run_files
 from batreplay.ui.messages import one_line
 from batreplay.ui.sandbox import Sandbox, SandboxError
@@ -37,9 +52,77 @@ def _field(label: str, control, note: str = "") -> html.Div:
     return html.Div(children, className="field")
 
 
+def option_control(declaration: Option):
+    """The control of a run option's generic field, from its declaration alone (id ``{"type": OPTION_FIELD,
+    "name": <option name>}``):
+
+    - choices: a dropdown of them; an optional option gets first an empty choice (value ``""``), labelled with
+      what its default means (:meth:`~batreplay.options.Option.default_shown`: ``off``);
+    - ``bool``: a checkbox (ticked: ``[CHECKED]``), ticked when the default is true;
+    - ``dict``: a text area holding the default JSON object;
+    - ``int``, ``float``: a text field with the pattern of :func:`~batreplay.ui.run_form.number_pattern` (the field
+      turns red as the user types), empty, the default as placeholder. Text, not ``type="number"``: a number field
+      that fails its check sends null, which would read as the default; the text reaches the server, which checks
+      it again;
+    - anything else (``str``, ``Path``): a text field, the default as placeholder.
+
+    A blank field takes the option's default (the server gives it none).
+    """
+    ident = {"type": OPTION_FIELD, "name": declaration.name}
+    shown = declaration.default_shown()
+    if declaration.allowed is not None:
+        choices = [{"label": choice, "value": choice} for choice in declaration.allowed]
+        if declaration.optional:
+            choices.insert(0, {"label": shown, "value": ""})
+        value = "" if declaration.default is None else declaration.default
+        return dcc.Dropdown(id=ident, options=choices, value=value, clearable=False, placeholder=shown)
+    if declaration.kind is bool:
+        return dcc.Checklist(id=ident, options=[{"label": " on", "value": CHECKED}],
+                             value=[CHECKED] if declaration.default else [])
+    if declaration.kind is dict:
+        return dcc.Textarea(id=ident, value=shown, placeholder=shown, style={"width": "100%", "height": "4em"})
+    checks = {}
+    pattern = number_pattern(declaration)
+    if pattern is not None:
+        checks["pattern"] = pattern
+    if declaration.kind is int:
+        checks["inputMode"] = "numeric"
+    return dcc.Input(id=ident, type="text", placeholder=shown, debounce=False, **checks)
+
+
+def option_note(declaration: Option) -> str:
+    """The line under a generic field: the range of a number with its unit, and what an empty text field means."""
+    parts = []
+    if declaration.kind in (int, float) and declaration.bounds_text():
+        parts.append(" ".join(part for part in (declaration.bounds_text(), declaration.unit) if part))
+    if declaration.allowed is None and declaration.kind not in (bool, dict):
+        parts.append(f"empty: {declaration.default_shown()}")
+    return "; ".join(parts)
+
+
+def option_groups(options: Sequence[tuple[Option, str]]) -> list[html.Details]:
+    """The generic fields of the New-run form, one per run option of ``options`` (``(declaration, part)`` pairs,
+    :func:`~batreplay.ui.run_form.form_options`), grouped by the part of the run they set, in order of first
+    appearance: one open ``<details>`` section per part (id ``options-<part>``, titled by
+    :data:`~batreplay.ui.run_form.PART_TITLES`). Each field has the option's label (unit included), its help as
+    tooltip (``title``) and :func:`option_note` below."""
+    groups: dict[str, list] = {}
+    for declaration, part in options:
+        field = html.Div([html.Label(option_label(declaration), className="field-label"),
+                          option_control(declaration)]
+                         + ([html.Div(option_note(declaration), className="field-note")]
+                            if option_note(declaration) else []),
+                         className="field option-field", title=option_tooltip(declaration))
+        groups.setdefault(part, []).append(field)
+    return [html.Details([html.Summary(PART_TITLES.get(part, part.capitalize())), *fields], open=True,
+                         id=f"options-{part}", className="option-group")
+            for part, fields in groups.items()]
+
+
 def new_run_page(sandbox: Sandbox) -> html.Div:
-    """The New-run form, its choices from :func:`~batreplay.ui.run_form.form_choices`, and the panel of the run
-    launched (status, progress bar, Cancel, link to the run)."""
+    """The New-run form, its choices from :func:`~batreplay.ui.run_form.form_choices`, a field per run option
+    declared for the form (:func:`option_groups`), and the panel of the run launched (status, progress bar,
+    Cancel, link to the run)."""
     choices = form_choices(sandbox)
     return html.Div([
         html.H2("New run"),
@@ -66,12 +149,8 @@ def new_run_page(sandbox: Sandbox) -> html.Div:
                "Declared options with their defaults."),
         _field("Replay", dcc.RadioItems(id="replay", options=choices["replay"], value="rigid")),
         _field("Sessions (feedback replay)", dcc.Input(id="sessions", type="text", value="arrival:60")),
-        # (text, not type="number": a number field that fails its check sends null, which reads as "every job";
-        # the text reaches the server, which checks it again)
-        _field("Max jobs", dcc.Input(id="max-jobs", type="text", inputMode="numeric", pattern=WHOLE_NUMBER,
-                                     placeholder="all jobs"),
-               "A whole number >= 1, or empty for every job."),
         _field("Engine", dcc.RadioItems(id="engine", options=choices["engine"], value="embedded")),
+        *option_groups(form_options()),  # (one field per run option declared for the form)
         html.Button("Launch", id="launch", n_clicks=0),
         html.Div(id="form-error", className="error"),
         html.Div([

@@ -12,6 +12,14 @@ description with its identifier: the same form on the same input files gives the
 run twice reuses the first result. Scaled and node-type platforms are generated under the runs directory's
 ``platforms/`` folder, named by their content.
 
+Generic fields: every run option declared with ``form=True`` (:func:`form_options`, from
+:func:`batreplay.run.spec.run_options`: workload conversion, engine features...) gets a field that
+:mod:`batreplay.ui.pages` builds from its declaration alone, and :func:`parse_option` reads its value with
+:meth:`batreplay.options.Option.parse_text` (the command line's reading) before :class:`RunSpec` checks the whole
+run: a new option declared for the form appears in it, and is checked, with no change here. The form sets the
+other options (workload, platform, scheduler and its options, replay and sessions, engine) with controls of its
+own.
+
 :func:`save_upload` keeps an uploaded SWF or JSON workload under ``uploads/`` after reading it with the same
 reader as ``batreplay run`` (a bad file is refused with that reader's one-line error, and not kept).
 """
@@ -25,17 +33,19 @@ import json
 import os
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from batreplay.campaign.spec import canonical_json
 from batreplay.engine.choices import ENGINES
+from batreplay.options import Option, OptionError
 from batreplay.platforms.generate import SCALED_VARIANTS, cluster_platform, scale_platform, write_platform_text
 from batreplay.platforms.node_types import read_node_types
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.replay.registry import DEFAULT_SESSIONS, REGISTRY as USER_MODELS
-from batreplay.run.spec import RunSpec, RunSpecError
+from batreplay.run.spec import FLAT_FIELDS, RunSpec, RunSpecError, run_option, run_options
 from batreplay.ui.sandbox import MAX_PATH_CHARS, Sandbox, SandboxError
 from batreplay.workloads.loading import WORKLOAD_SUFFIXES, WorkloadError, load_workload
 from batreplay.workloads.pwa import PWA_CATALOGUE, cached_path, catalogue_entry
@@ -47,29 +57,99 @@ MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 UPLOADS = "uploads"
 PLATFORMS = "platforms"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]")
-#: A whole number >= 1 as typed (at most 18 digits): the pattern the browser checks as the user types
-#: (the field turns red) and the server checks again when the form is sent.
+#: A whole number >= 1 as typed (at most 18 digits): the pattern the browser checks as the user types (the field
+#: turns red) in an integer field whose option is at least 1 (:func:`number_pattern`), and in the Campaigns page's
+#: workers field.
 WHOLE_NUMBER = r"\s*0*[1-9][0-9]{0,17}\s*"
-#: Longest scheduler options text, in characters, and deepest nesting of its JSON arrays and objects.
+#: Longest JSON text of a field (the scheduler options, a JSON-object option such as speedup_options), in
+#: characters. Its nesting is bounded by the JSON parser itself (:func:`batreplay.options.json_object`: too deep
+#: is a one-line error).
 MAX_OPTIONS_CHARS = 64 * 1024
-MAX_OPTIONS_DEPTH = 32
-#: How much of a .json file is read to tell a Batsim workload (the file is never read whole to list it).
-JSON_PEEK_BYTES = 64 * 1024
+#: Longest error message of a field, in characters (a message that quotes a long value is cut).
+MAX_MESSAGE_CHARS = 400
+#: Component id type of a generic field: ``{"type": OPTION_FIELD, "name": <option name>}`` (the launch callback
+#: reads them all with Dash's ``ALL``).
+OPTION_FIELD = "run-option"
+#: The value of a ticked checkbox of a boolean option (Dash's Checklist sends the list of ticked values).
+CHECKED = "on"
+#: Largest .json file parsed (with :mod:`json`) to tell a Batsim workload from other JSON when the form lists files,
+#: in bytes; a larger one is offered by its name, and the reader checks it when the form is sent.
+JSON_PARSE_BYTES = 1024 * 1024
 #: Top-level keys of a Batsim JSON workload (``{"nb_res": N, "jobs": [...], "profiles": {...}}``).
 WORKLOAD_KEYS = frozenset({"nb_res", "jobs", "profiles"})
 #: Largest TOML file read to tell a node-type table (those are a few lines long).
 MAX_NODE_TYPES_BYTES = 1024 * 1024
 #: The index of a folder of session graphs (``batreplay sessions``).
 SESSIONS_INDEX = "index.json"
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
-_JSON_COLON = re.compile(r"\s*:")
+#: Names of JSON files that batreplay writes itself (a run's record and metrics, a campaign's manifest and
+#: instances, a folder of session graphs' index and statistics): never offered as workloads.
+OWN_JSON_NAMES = frozenset({"run.json", "metrics.json", "instance.json", "campaign.json", SESSIONS_INDEX,
+                            "statistics.json"})
+#: Endings of the JSON files batreplay writes beside run directories (failure records, progress).
+OWN_JSON_ENDINGS = (".failed.json", ".progress.json")
+#: Files that mark a folder batreplay wrote (a run directory, a campaign instance, a folder of session graphs):
+#: none of its JSON files is offered (a run's ``workload.json``, the graphs' ``user_<id>.json``).
+OWN_FOLDER_MARKERS = ("run.json", "instance.json", SESSIONS_INDEX)
+#: How the form groups the generic fields: the part of a run each option belongs to, in words.
+PART_TITLES = {"conversion": "Workload conversion", "scheduler": "Scheduler", "replay": "User model",
+               "engine": "Engine features", "run": "Run"}
 
 
 class FormError(ValueError):
     """A form value the run cannot use; the message names the field, in one line."""
 
 
-@dataclass(frozen=True)
+@cache
+def form_options() -> tuple[tuple[Option, str], ...]:
+    """The run options the form shows as generic fields, ``(declaration, part)`` in the order of
+    :func:`~batreplay.run.spec.run_options`: those declared ``form=True``; ``part`` is the part of the run that the
+    option sets (``conversion``, ``engine``...: a key of :data:`PART_TITLES`; ``run`` for the run's own)."""
+    return tuple((declaration, FLAT_FIELDS.get(declaration.name, ("run", ""))[0])
+                 for declaration in run_options() if declaration.form)
+
+
+def field_name(declaration: Option) -> str:
+    """How the form and its messages name an option's field: its name in words (``max jobs``)."""
+    return declaration.name.replace("_", " ")
+
+
+def option_label(declaration: Option) -> str:
+    """The label of an option's field: its name in words, capitalised, with the unit of a number (``Recorded speed
+    (flop/s)``) or what a JSON field takes (``Speedup options (JSON object)``)."""
+    label = field_name(declaration).capitalize()
+    if declaration.unit:
+        label += f" ({declaration.unit})"
+    if declaration.kind is dict:
+        label += " (JSON object)"
+    return label
+
+
+def option_tooltip(declaration: Option) -> str:
+    """The tooltip of an option's field: its help text, with its unit, bounds and default (as ``--help`` says it)."""
+    return declaration.help_text().replace("%%", "%")  # (help_text escapes % for argparse)
+
+
+def number_pattern(declaration: Option) -> str | None:
+    """The pattern (an HTML ``pattern``, a JavaScript regular expression matching the whole text) that the page
+    checks a number field against as the user types, from the option's kind and lower bound: a whole number for an
+    ``int`` (:data:`WHOLE_NUMBER` when it is at least 1, no sign when at least 0), a decimal number with an optional
+    exponent for a ``float`` (no sign when the lower bound is 0 or more; a non-zero digit when it must be above 0);
+    None for an option that is no number. The server checks the value again, bounds included
+    (:meth:`~batreplay.options.Option.parse_text`): the pattern only turns the field red early."""
+    if declaration.kind not in (int, float):
+        return None
+    low = max([bound for bound in (declaration.at_least, declaration.above) if bound is not None], default=None)
+    positive = low is not None and (low > 0 or (declaration.above is not None and declaration.above >= 0))
+    sign = "" if low is not None and low >= 0 else "-?"
+    if declaration.kind is int:
+        if positive:
+            return WHOLE_NUMBER
+        return rf"\s*{sign}[0-9]{{1,18}}\s*"
+    nonzero = "(?=[0-9.]*[1-9])" if positive else ""
+    return rf"\s*{sign}{nonzero}(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE](?:\+|-)?[0-9]+)?\s*"
+
+
+@dataclass(frozen=True, init=False)
 class RunForm:
     """The values of the New-run form, as the browser sends them (text, or None when left empty).
 
@@ -86,12 +166,19 @@ class RunForm:
         replay: a user model name (``rigid``, ``feedback``).
         sessions: the session rule of a feedback replay (``arrival:60``...), or a folder of session graphs
             (``batreplay sessions``) under the allowed folders.
-        max_jobs: simulate only the first jobs (a whole number >= 1: :data:`WHOLE_NUMBER` as text), or None for
-            all.
         engine: ``embedded`` or ``batsim``.
+        options: the generic fields (:func:`form_options`) by option name: the text typed or chosen (``"2000"``,
+            ``"table"``, ``'{"seed": 1}'``), True or False for a checkbox, None or blank for the option's default;
+            an option left out takes its default too.
+
+    ``RunForm(workload=..., max_jobs="500")`` is ``RunForm(workload=..., options={"max_jobs": "500"})``: the name of
+    a generic field may be given as a keyword.
+
+    Raises:
+        TypeError: a keyword that is neither a field nor a generic field's option.
     """
 
-    workload: str | None
+    workload: str | None = None
     platform: str | None = "kth-sp2"
     variant: str | None = RECORDED
     node_types: str | None = None
@@ -99,8 +186,47 @@ class RunForm:
     scheduler_options: str | None = None
     replay: str | None = "rigid"
     sessions: str | None = DEFAULT_SESSIONS
-    max_jobs: int | float | str | None = None
     engine: str | None = "embedded"
+    options: dict[str, str | bool | None] = field(default_factory=dict)
+
+    def __init__(self, workload: str | None = None, *, options: dict[str, str | bool | None] | None = None,
+                 **values: Any) -> None:
+        special = {item.name: item.default for item in fields(RunForm) if item.name not in ("workload", "options")}
+        generic = {declaration.name for declaration, _part in form_options()}
+        unknown = sorted(set(values) - set(special) - generic)
+        if unknown:
+            raise TypeError(f"RunForm: no field or form option {', '.join(unknown)}")
+        object.__setattr__(self, "workload", workload)
+        for name, default in special.items():
+            object.__setattr__(self, name, values.get(name, default))
+        object.__setattr__(self, "options", {**(options or {}),
+                                             **{name: value for name, value in values.items() if name in generic}})
+
+
+def form_values(ids: Any, values: Any) -> dict[str, str | bool | None]:
+    """The generic fields' values as the browser sent them, for :attr:`RunForm.options`.
+
+    Args:
+        ids: the fields' component ids, ``[{"type": OPTION_FIELD, "name": <option name>}, ...]``.
+        values: their values, in the same order: a checkbox sends the list of its ticked values (``["on"]`` or
+            ``[]``), which becomes True or False; anything else becomes text (None stays None).
+
+    Ids that name no generic field are dropped, and ids or values that are no lists give no value (a browser can
+    send anything).
+    """
+    declared = {declaration.name: declaration for declaration, _part in form_options()}
+    found: dict[str, str | bool | None] = {}
+    if not isinstance(ids, list) or not isinstance(values, list):
+        return found
+    for ident, value in zip(ids, values):
+        name = ident.get("name") if isinstance(ident, dict) else None
+        if name not in declared:
+            continue
+        if declared[name].kind is bool and isinstance(value, list):
+            found[name] = CHECKED in value
+        else:
+            found[name] = value if value is None or isinstance(value, str) else str(value)
+    return found
 
 
 @dataclass(frozen=True)
@@ -120,42 +246,35 @@ def scheduler_options_text(name: str) -> str:
     return json.dumps({key: default for key, (default, _doc) in declared.items()}, indent=1)
 
 
-def json_top_level_keys(path: Path, limit: int = JSON_PEEK_BYTES) -> set[str]:
-    """The keys of the top-level JSON object of ``path`` seen in its first ``limit`` bytes (a peek: a large file
-    is not read whole); empty when the file does not start with an object or cannot be read."""
-    try:
-        with open(path, "rb") as stream:
-            head = stream.read(limit).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
-    except OSError:
-        return set()
-    if not head.startswith("{"):
-        return set()
-    keys: set[str] = set()
-    depth = 0
-    for token in _JSON_TOKEN.finditer(head):
-        text = token.group()
-        if text in ("{", "["):
-            depth += 1
-        elif text in ("}", "]"):
-            depth -= 1
-            if depth == 0:
-                break  # the end of the top-level object
-        elif depth == 1 and _JSON_COLON.match(head, token.end()):
-            try:
-                keys.add(json.loads(text))
-            except ValueError:
-                pass
-    return keys
+def written_by_batreplay(path: Path) -> bool:
+    """True when the JSON file ``path`` is one that batreplay writes itself: by its name (:data:`OWN_JSON_NAMES`,
+    :data:`OWN_JSON_ENDINGS`), or by its folder, one that batreplay wrote (a run directory, a campaign instance, a
+    folder of session graphs: :data:`OWN_FOLDER_MARKERS`)."""
+    name = path.name.lower()
+    if name in OWN_JSON_NAMES or name.endswith(OWN_JSON_ENDINGS):
+        return True
+    return any((path.parent / marker).is_file() for marker in OWN_FOLDER_MARKERS)
 
 
 def is_workload_file(path: Path) -> bool:
     """True when ``path`` is a workload the form may offer: an SWF log by its name (``.swf``, ``.swf.gz``), or a
-    ``.json`` file whose top-level object has a key of a Batsim workload (:data:`WORKLOAD_KEYS`) in its first
-    :data:`JSON_PEEK_BYTES` (a run's ``metrics.json`` or ``instance.json`` has none)."""
+    ``.json`` file that batreplay did not write (:func:`written_by_batreplay`) and that is, when it has at most
+    :data:`JSON_PARSE_BYTES`, a JSON object with a key of a Batsim workload (:data:`WORKLOAD_KEYS`), read with
+    :mod:`json`. A larger ``.json`` file is offered by its name alone, unread: the workload reader
+    (:func:`~batreplay.workloads.loading.load_workload`) checks it when the form is sent, and refuses anything that is
+    no Batsim workload in one line."""
     name = path.name.lower()
     if name.endswith((".swf", ".swf.gz")):
         return True
-    return name.endswith(".json") and bool(WORKLOAD_KEYS & json_top_level_keys(path))
+    if not name.endswith(".json") or written_by_batreplay(path):
+        return False
+    try:
+        if path.stat().st_size > JSON_PARSE_BYTES:
+            return True
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):  # (unreadable, not JSON, nested too deeply for the parser)
+        return False
+    return isinstance(document, dict) and bool(WORKLOAD_KEYS & document.keys())
 
 
 def is_node_types_file(path: Path) -> bool:
@@ -178,7 +297,8 @@ def form_choices(sandbox: Sandbox) -> dict[str, list[dict[str, str]]]:
     (the registry's, each with its one-line description, then the ``.py`` files under the allowed folders, as
     pybatsim scheduler files), ``replay``, ``engine``. Of the runs folder only the uploads are offered: the rest is
     the app's own output (run directories, failure records, generated platforms, campaigns)."""
-    from batreplay.engine.batsim_launcher import BatsimNotFound, find_batsim
+    from batreplay.realbatsim.errors import BatsimNotFound
+    from batreplay.realbatsim.process import find_batsim
     from batreplay.schedulers.registry import SCHEDULERS, describe
 
     workloads = [{"label": f"{entry.name} (cached log)", "value": entry.name} for entry in PWA_CATALOGUE.values()
@@ -211,7 +331,7 @@ def _blank(value: Any) -> bool:
 
 def whole_number(value: Any, field: str, *, empty: str) -> int | None:
     """``value`` as a whole number >= 1, or None when it is blank: an int, or text matching :data:`WHOLE_NUMBER`
-    (the pattern the page's field has).
+    (the pattern the page's field has). For the fields that are no run option (the Campaigns page's workers).
 
     Raises:
         FormError: anything else (``2.5``, ``-5``, ``1e3``, ``0``), naming ``field`` and saying that ``empty`` is
@@ -230,10 +350,6 @@ def whole_number(value: Any, field: str, *, empty: str) -> int | None:
         shown = value if isinstance(value, str) and len(value) <= 40 else f"{str(value)[:40]}..."
         raise FormError(f"{field}: {shown!r} is not a whole number >= 1: give one (or leave it empty for {empty})")
     return number
-
-
-def _max_jobs(value: int | float | str | None) -> int | None:
-    return whole_number(value, "max jobs", empty="every job")
 
 
 def _workload(form: RunForm, sandbox: Sandbox) -> Path:
@@ -286,25 +402,80 @@ def _platform(form: RunForm, sandbox: Sandbox) -> str:
     return str(_generated_platform(sandbox, f"{Path(path).stem}-{variant}", text))
 
 
-def _nesting(value: Any) -> int:
-    """How deeply JSON arrays and objects nest in ``value`` (0 for a scalar), counted without recursion; the count
-    stops once above :data:`MAX_OPTIONS_DEPTH`."""
-    deepest, stack = 0, [(value, 1)]
-    while stack and deepest <= MAX_OPTIONS_DEPTH:
-        item, level = stack.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, level)
-            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
+def _reason(err: OptionError, declaration: Option) -> str:
+    """The message of ``err`` without the option's name and flag that it starts with (the form names the field
+    its own way), cut to :data:`MAX_MESSAGE_CHARS`."""
+    text = str(err)
+    for prefix in (declaration.label, declaration.cli_flag):
+        if text.startswith(prefix):
+            text = text[len(prefix):].lstrip(": ")
+            break
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "..."
 
 
-def _scheduler_options(text: str | None, sandbox: Sandbox) -> Any:
-    """The scheduler options typed as JSON (``{}`` when blank), with the speedup table a co-scheduling scheduler
-    reads (``speedup_options.table``) resolved under the allowed folders.
+def _speedup_table(options: dict[str, Any], what: str, sandbox: Sandbox) -> dict[str, Any]:
+    """A speedup model's options (``{"table": "speedups.csv", ...}``) with the table file, when it names one,
+    resolved under the allowed folders (its real path, absolute).
 
     Raises:
-        FormError: text longer than :data:`MAX_OPTIONS_CHARS`, not JSON, or nested deeper than
-            :data:`MAX_OPTIONS_DEPTH` (as a one-line message, never a crash of the parser);
+        SandboxError: a table outside the allowed folders or missing (the message names ``what``).
+    """
+    if not isinstance(options.get("table"), str):
+        return options
+    return {**options, "table": str(sandbox.resolve(options["table"], what))}
+
+
+#: Options whose JSON object names files, and how the form holds them to the allowed folders: the value, and the
+#: sandbox, to the value with its paths resolved.
+PATHS_INSIDE = {
+    "speedup_options": lambda value, sandbox: _speedup_table(value, "speedup options, table", sandbox),
+}
+
+
+def parse_option(declaration: Option, value: str | bool | None, sandbox: Sandbox) -> Any:
+    """The value of a generic field, read as the command line reads its flag
+    (:meth:`~batreplay.options.Option.parse_text`: a number, true or false, a JSON object, one of the choices);
+    the file a ``Path`` option names, and those named inside a JSON object (:data:`PATHS_INSIDE`), resolved under
+    the allowed folders. A blank field is not given to this function: the option then takes its default.
+
+    Raises:
+        FormError: a text longer than :data:`MAX_OPTIONS_CHARS` (a JSON object) or :data:`MAX_PATH_CHARS`
+            (anything else), or a value the option refuses: one line, starting with the field's name
+            (``max jobs: '2.5' is not an integer``); SandboxError: a path outside the allowed folders or missing.
+    """
+    name = field_name(declaration)
+    limit = MAX_OPTIONS_CHARS if declaration.kind is dict else MAX_PATH_CHARS
+    if isinstance(value, str) and len(value) > limit:
+        raise FormError(f"{name}: {len(value):,} characters, more than the {limit:,} allowed")
+    try:
+        parsed = declaration.parse_text(value)
+    except OptionError as err:
+        raise FormError(f"{name}: {_reason(err, declaration)}") from None
+    if declaration.kind is Path and parsed is not None:
+        parsed = sandbox.resolve(str(parsed), name)
+    if declaration.name in PATHS_INSIDE and isinstance(parsed, dict):
+        parsed = PATHS_INSIDE[declaration.name](parsed, sandbox)
+    return parsed
+
+
+def _generic_options(form: RunForm, sandbox: Sandbox) -> dict[str, Any]:
+    """The values of the generic fields that are not blank, by option name (:func:`parse_option`)."""
+    values = {}
+    for declaration, _part in form_options():
+        value = form.options.get(declaration.name)
+        if not _blank(value):
+            values[declaration.name] = parse_option(declaration, value, sandbox)
+    return values
+
+
+def _scheduler_options(text: str | None, sandbox: Sandbox) -> dict[str, Any]:
+    """The scheduler options typed as a JSON object (``{}`` when blank), read as ``--scheduler-options`` is
+    (:func:`batreplay.options.json_object`), with the speedup table a co-scheduling scheduler reads
+    (``speedup_options.table``) resolved under the allowed folders.
+
+    Raises:
+        FormError: text longer than :data:`MAX_OPTIONS_CHARS`, not JSON, nested too deeply for the JSON parser,
+            or no JSON object (one line, never a crash of the parser);
         SandboxError: a speedup table outside the allowed folders or missing.
     """
     if _blank(text):
@@ -312,21 +483,15 @@ def _scheduler_options(text: str | None, sandbox: Sandbox) -> Any:
     if len(text) > MAX_OPTIONS_CHARS:
         raise FormError(f"scheduler options: {len(text):,} characters, more than the {MAX_OPTIONS_CHARS:,} allowed: "
                         "give a JSON object of the scheduler's options")
-    too_deep = False
+    declaration = run_option("scheduler_options")
     try:
-        options = json.loads(text)
-        too_deep = _nesting(options) > MAX_OPTIONS_DEPTH
-    except json.JSONDecodeError as err:
-        raise FormError(f"scheduler options: not JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
-    except RecursionError:  # (nested too deeply for the parser itself)
-        too_deep = True
-    if too_deep:
-        raise FormError(f"scheduler options: arrays and objects nested more than {MAX_OPTIONS_DEPTH} deep: give a "
-                        "JSON object of the scheduler's options")
-    speedup = options.get("speedup_options") if isinstance(options, dict) else None
-    if isinstance(speedup, dict) and isinstance(speedup.get("table"), str):
-        table = sandbox.resolve(speedup["table"], "scheduler options, speedup_options table")
-        options = {**options, "speedup_options": {**speedup, "table": str(table)}}
+        options = declaration.parse_text(text)
+    except OptionError as err:
+        raise FormError(f"scheduler options: {_reason(err, declaration)}") from None
+    speedup = options.get("speedup_options")
+    if isinstance(speedup, dict):
+        options = {**options, "speedup_options": _speedup_table(speedup, "scheduler options, speedup_options table",
+                                                                sandbox)}
     return options
 
 
@@ -400,12 +565,22 @@ def _sessions(value: str | None, sandbox: Sandbox) -> str:
         raise
 
 
+def _speedup_tables(spec: RunSpec) -> list[str]:
+    """The speedup table files a run reads (the engine's model's, the scheduler's own), each once, in that order."""
+    own = spec.scheduler.options.get("speedup_options")  # (anything for a scheduler file)
+    tables = [spec.engine.speedup_options.get("table"), own.get("table") if isinstance(own, dict) else None]
+    return list(dict.fromkeys(table for table in tables if isinstance(table, str)))
+
+
 def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
     """Check ``form`` and describe its run (directory ``<runs dir>/<run id>``).
 
     The identifier is ``<log>-<scheduler>-<hash>``: the hash (12 hex digits of a SHA-256) covers the run
-    description and the SHA-256 of the workload and platform files, so the same form on the same files names
-    the same run, and a changed file names a new one.
+    description and the SHA-256 of the workload and platform files (and of the speedup tables, when the run
+    reads any), so the same form on the same files names the same run, and a changed file names a new one.
+
+    The generic fields (:attr:`RunForm.options`) are read by :func:`parse_option`, then the whole run is checked
+    by :meth:`RunSpec.build`, as ``batreplay run`` checks its flags.
 
     Raises:
         FormError: a field the run cannot use (the message names it); SandboxError: a path outside the allowed
@@ -421,7 +596,7 @@ def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
         raise FormError(f"engine: {engine!r} is not one of {', '.join(ENGINES)}")
     replay = form.replay or "rigid"
     flat: dict[str, Any] = {"replay": replay, "engine": engine, "scheduler_options": options,
-                            "max_jobs": _max_jobs(form.max_jobs)}
+                            **_generic_options(form, sandbox)}
     if replay in USER_MODELS and USER_MODELS[replay].dynamic:
         flat["sessions"] = _sessions(form.sessions, sandbox)
     try:
@@ -432,6 +607,7 @@ def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
     platform_file = SHIPPED_PLATFORMS.get(platform, Path(platform))
     described = {key: value for key, value in draft.to_dict().items() if key not in ("out_dir", "force", "timeout")}
     described["inputs"] = [file_sha256(workload), file_sha256(platform_file)]
+    described["inputs"] += [file_sha256(Path(table)) for table in _speedup_tables(draft)]
     digest = hashlib.sha256(canonical_json(described).encode("ascii")).hexdigest()[:12]
     stem = workload.name.lower()
     for suffix in (".gz", ".swf", ".json"):

@@ -16,12 +16,14 @@ import pandas as pd
 import pytest
 
 from batreplay.run.runner import run
-from batreplay.run.spec import RunSpec
+from batreplay.run.spec import RunSpec, run_options
 from conftest import REPO_ROOT, WORKLOADS
-from ui_server import PATIENCE_S, SLOW_SCHEDULER, browser, page, ui_server  # noqa: F401 - fixtures
+from ui_server import PATIENCE_S, SLOW_SCHEDULER, SPEEDUPS, browser, page, ui_server  # noqa: F401 - fixtures
 
 KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
-pytestmark = pytest.mark.skipif(not (WORKLOADS / KTH).is_file(), reason="shared workloads not available")
+# slow: each test drives a browser (left out of the README's fast loop, run by .ci/run's slow step)
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not (WORKLOADS / KTH).is_file(), reason="shared workloads not available")]
 
 
 def snapshot(page, name: str) -> None:
@@ -33,10 +35,34 @@ def snapshot(page, name: str) -> None:
         page.screenshot(path=os.path.join(folder, f"{name}.png"), full_page=True)
 
 
+def option_field(name: str) -> str:
+    """The CSS selector of the generic field of run option ``name``: its pattern-matching id
+    ``{"type": "run-option", "name": name}`` as Dash writes it in the page (keys sorted, JSON)."""
+    return f"""[id='{{"name":"{name}","type":"run-option"}}']"""
+
+
 def choose(page, dropdown: str, value: str) -> None:
-    """Pick ``value`` in the Dash dropdown ``#dropdown`` as a user does: open it, click the option."""
-    page.click(f"#{dropdown}")
+    """Pick ``value`` in the Dash dropdown ``dropdown`` (an id, or a selector starting with ``[``) as a user does:
+    open it, click the option."""
+    page.click(dropdown if dropdown.startswith("[") else f"#{dropdown}")
     page.click(f"[role=option]:has(input[value='{value}'])")
+
+
+def press_launch(page) -> str:
+    """Press Launch and wait for the run's status; returns the run id the page shows."""
+    page.click("#launch")
+    page.wait_for_function("document.querySelector('#run-status') && "
+                           "document.querySelector('#run-status').textContent.includes(':')")
+    return page.text_content("#run-status").split(":")[0]
+
+
+def choose_scheduler(page, scheduler: str) -> None:
+    """Pick ``scheduler`` and wait for its options field to hold its declared defaults (a callback fills it)."""
+    from batreplay.ui.run_form import scheduler_options_text
+
+    choose(page, "scheduler", scheduler)
+    expected = json.dumps(scheduler_options_text(scheduler))
+    page.wait_for_function(f"document.querySelector('#scheduler-options').value === {expected}")
 
 
 def launch(page, server, *, workload: str, scheduler: str = "easy", max_jobs: int | None = None) -> str:
@@ -45,11 +71,8 @@ def launch(page, server, *, workload: str, scheduler: str = "easy", max_jobs: in
     page.fill("#workload-path", workload)
     choose(page, "scheduler", scheduler)
     if max_jobs is not None:
-        page.fill("#max-jobs", str(max_jobs))
-    page.click("#launch")
-    page.wait_for_function("document.querySelector('#run-status') && "
-                           "document.querySelector('#run-status').textContent.includes(':')")
-    return page.text_content("#run-status").split(":")[0]
+        page.fill(option_field("max_jobs"), str(max_jobs))
+    return press_launch(page)
 
 
 @pytest.fixture(scope="module")
@@ -208,19 +231,92 @@ def test_a_bad_upload_shows_the_readers_one_line_error(page, ui_server, tmp_path
     assert not any("broken" in path.name for path in (ui_server.runs_dir / "uploads").iterdir())
 
 
-@pytest.mark.parametrize("typed", ["-5", "2.5"])
-def test_a_max_jobs_that_fails_its_check_turns_red_and_launches_nothing(page, ui_server, typed):
-    """Issue 25, item 15: the field turns red, and Launch then refuses in one line instead of running every job."""
+@pytest.mark.parametrize("option, typed", [("max_jobs", "-5"), ("max_jobs", "2.5"), ("walltime_factor", "-1"),
+                                           ("walltime_factor", "0"), ("recorded_speed", "fast")])
+def test_a_number_that_fails_its_check_turns_red_and_launches_nothing(page, ui_server, option, typed):
+    """Issue 25, item 15, made generic by issue 26, item 1: a number field of a run option turns red, and Launch then
+    refuses in one line naming the field instead of running with the option's default."""
     page.goto(ui_server.page_url("/"))
     page.fill("#workload-path", KTH)
-    page.fill("#max-jobs", typed)
-    assert page.evaluate("document.querySelector('#max-jobs').matches(':invalid')")
+    page.fill(option_field(option), typed)
+    assert page.evaluate(f"""document.querySelector(`{option_field(option)}`).matches(':invalid')""")
     page.click("#launch")
     page.wait_for_function("document.querySelector('#form-error').textContent.length > 0 || "
                            "document.querySelector('#run-status').textContent.length > 0")
     assert page.text_content("#run-status") == ""
     error = page.text_content("#form-error")
-    assert error.startswith("max jobs: ") and repr(typed) in error and "\n" not in error
+    assert error.startswith(option.replace("_", " ") + ": ") and typed in error and "\n" not in error, error
+
+
+def test_the_form_has_a_field_per_run_option_declared_for_it(page, ui_server):
+    """Issue 26, item 1: the generic fields are the declared ones, in order, with their help as tooltip."""
+    page.goto(ui_server.page_url("/"))
+    declared = [option for option in run_options() if option.form]
+    fields = """[id$='"type":"run-option"}']"""  # (the controls; not their inner parts, whose ids go on)
+    # (dropdowns are drawn once their code has loaded: wait for every field, and the dropdown's chosen label)
+    page.wait_for_function("([selector, count]) => document.querySelectorAll(selector).length >= count",
+                           arg=[fields, len(declared)])
+    page.wait_for_selector(f"{option_field('speedup_model')}:has-text('off')")
+    ids = page.evaluate("selector => [...document.querySelectorAll(selector)].map(node => node.id)", fields)
+    assert [json.loads(ident)["name"] for ident in ids] == [option.name for option in declared]
+    tooltip = page.locator(".option-field", has=page.locator(option_field("speedup_options"))).get_attribute("title")
+    assert tooltip.startswith("JSON object of options for the speedup model")
+    assert page.text_content("#options-engine summary") == "Engine features"
+    assert page.text_content(option_field("speedup_model")).strip() == "off"  # (the empty choice: the default)
+    snapshot(page, "ui-new-run-form")
+
+
+def test_a_coscheduling_run_with_the_table_speedup_model_is_the_command_lines(page, ui_server, tmp_path):
+    """Issue 26, item 1: easy-coscheduling with the engine's table model (the shipped two-class table of
+    expe/co-scheduling.toml, named relative to its allowed folder) on 200 KTH-SP2 jobs."""
+    class_rule = {"field": "res", "threshold": 4, "below": "compute", "above": "memory"}
+    page.goto(ui_server.page_url("/"))
+    page.fill("#workload-path", KTH)
+    choose_scheduler(page, "easy-coscheduling")
+    page.fill(option_field("max_jobs"), "200")
+    choose(page, option_field("speedup_model"), "table")
+    page.fill(option_field("speedup_options"), json.dumps({"table": "two-classes.csv", "class_rule": class_rule}))
+    run_id = press_launch(page)
+    page.wait_for_selector("#open-run", timeout=PATIENCE_S * 1000)
+    snapshot(page, "ui-coscheduling")
+    assert "finished" in page.text_content("#run-status")
+    spec = json.loads((ui_server.runs_dir / run_id / "run.json").read_text())["spec"]
+    table = str((SPEEDUPS / "two-classes.csv").resolve())
+    assert spec["scheduler"] == "easy-coscheduling" and spec["speedup_model"] == "table"
+    assert spec["speedup_options"] == {"table": table, "class_rule": class_rule} and spec["max_jobs"] == 200
+    expected = tmp_path / "cli"
+    run(RunSpec.build(workload=WORKLOADS / KTH, platform="kth-sp2", scheduler="easy-coscheduling", max_jobs=200,
+                      speedup_model="table", speedup_options={"table": table, "class_rule": class_rule},
+                      out_dir=expected))
+    assert (ui_server.runs_dir / run_id / "out_jobs.csv").read_bytes() == (expected / "out_jobs.csv").read_bytes()
+
+
+def test_a_job_slot_run_on_node_types_with_compute_sharing_finishes(page, ui_server):
+    """Issue 26, item 1: job slots (scheduler option slots, which needs compute sharing) on 100 nodes of one type
+    with 4 cores and 4 slots, 200 KTH-SP2 jobs: jobs share nodes, one slot each."""
+    from procset import ProcSet
+
+    types = ui_server.inputs / "quad-slots.toml"
+    types.write_text('[[node_types]]\nname = "quad"\ncount = 100\nspeed = 1e9\ncores = 4\nslots = 4\n')
+    page.goto(ui_server.page_url("/"))
+    page.fill("#workload-path", KTH)
+    choose(page, "node-types", str(types.resolve()))
+    page.fill("#scheduler-options", json.dumps({"slots": True}))
+    page.fill(option_field("max_jobs"), "200")
+    page.check(f"{option_field('compute_sharing')} input[type=checkbox]")
+    run_id = press_launch(page)
+    page.wait_for_selector("#open-run", timeout=PATIENCE_S * 1000)
+    assert "finished" in page.text_content("#run-status")
+    spec = json.loads((ui_server.runs_dir / run_id / "run.json").read_text())["spec"]
+    assert spec["compute_sharing"] is True and spec["scheduler_options"]["slots"] is True
+    assert spec["platform"].startswith(str(ui_server.runs_dir / "platforms" / "quad-slots-"))
+    jobs = pd.read_csv(ui_server.runs_dir / run_id / "out_jobs.csv", dtype={"allocated_resources": str})
+    assert len(jobs) == 200 and (jobs.final_state == "COMPLETED_SUCCESSFULLY").sum() > 0
+    hosts = [set(ProcSet.from_str(text)) for text in jobs.allocated_resources.fillna("")]
+    shared = any(hosts[a] & hosts[b] and jobs.starting_time[a] < jobs.finish_time[b]
+                 and jobs.starting_time[b] < jobs.finish_time[a]
+                 for a in range(len(jobs)) for b in range(a + 1, len(jobs)))
+    assert shared  # (several jobs on one node at once: the slots)
 
 
 def test_the_workload_list_offers_no_run_output(page, ui_server):

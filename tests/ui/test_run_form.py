@@ -12,9 +12,20 @@ import pytest
 from batreplay.platforms.reader import read_platform
 from batreplay.run.spec import FLAT_FIELDS
 from batreplay.schedulers.names import SCHEDULER_NAMES
-from batreplay.ui.run_form import FormError, RunForm, build_run, form_choices, save_upload, scheduler_options_text
+from batreplay.ui.run_form import (
+    OPTION_FIELD,
+    FormError,
+    RunForm,
+    build_run,
+    form_choices,
+    form_options,
+    form_values,
+    save_upload,
+    scheduler_options_text,
+)
 from batreplay.ui.sandbox import Sandbox
-from conftest import WORKLOADS
+from batreplay.workloads.loading import load_workload
+from conftest import REPO_ROOT, WORKLOADS
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 pytestmark = pytest.mark.skipif(not KTH.is_file(), reason="shared workloads not available")
@@ -63,10 +74,18 @@ def test_variants_and_node_types_generate_platforms_under_the_runs_folder(sandbo
 
 @pytest.mark.parametrize("form, field", [
     (RunForm(workload=None), "workload: choose"),
-    (RunForm(workload=str(KTH), scheduler_options="{not json"), "scheduler options: not JSON"),
+    (RunForm(workload=str(KTH), scheduler_options="{not json"), "scheduler options: not valid JSON"),
+    (RunForm(workload=str(KTH), scheduler_options="[1, 2]"), "scheduler options: expected a JSON object"),
     (RunForm(workload=str(KTH), scheduler_options='{"depth": 2}'), "scheduler options: scheduler easy: unknown option"),
     (RunForm(workload=str(KTH), max_jobs="0"), "max jobs: "),
     (RunForm(workload=str(KTH), max_jobs="2.5"), "max jobs: "),
+    (RunForm(workload=str(KTH), walltime_factor="-1"), "walltime factor: must be a number > 0"),
+    (RunForm(workload=str(KTH), recorded_speed="fast"), "recorded speed: 'fast' is not a number"),
+    (RunForm(workload=str(KTH), speedup_model="magic"), "speedup model: 'magic': expected one of none, table"),
+    (RunForm(workload=str(KTH), speedup_options="[1]"), "speedup options: expected a JSON object"),
+    (RunForm(workload=str(KTH), speedup_options='{"seed": 1}'), "speedup options (--speedup-options) given "
+                                                                "without a speedup model"),
+    (RunForm(workload=str(KTH), compute_sharing="maybe"), "compute sharing: expected true or false"),
     (RunForm(workload=str(KTH), variant="nodes-x3"), "platform variant: "),
     (RunForm(workload=str(KTH), engine="simgrid"), "engine: "),
     (RunForm(workload=str(KTH), replay="feedback", sessions="arrival:-5"), "sessions"),
@@ -159,17 +178,18 @@ def test_a_speedup_table_in_the_scheduler_options_is_held_to_the_allowed_folders
 
 
 # Issue 25, item 16: scheduler options nested too deep for the JSON parser, or too long, get a one-line error.
+# Issue 26, item 1: the depth is bounded once, by the parser (batreplay.options.json_object), not by walking the value.
 LONG_OPTIONS = '{"threshold": 1.0, "x": "' + "y" * 70_000 + '"}'
 
 
 @pytest.mark.parametrize("text, expected", [
     ("[" * 100_000, "100,000 characters, more than the 65,536 allowed"),
-    # well-formed, so that the message is the same whatever the recursion limit (pybatsim raises it to 10,000 for
-    # the whole process): 30,000 levels exceed the parser's reach (RecursionError), 5,000 exceed it or not
-    ("[" * 30_000 + "]" * 30_000, "nested more than 32 deep"),
-    ("[" * 5_000 + "]" * 5_000, "nested more than 32 deep"),
-    ('{"a": ' * 5_000 + "1" + "}" * 5_000, "nested more than 32 deep"),
-    ("[" * 40 + "]" * 40, "nested more than 32 deep"),  # parsed, but deeper than any option goes
+    # well-formed; 30,000 levels exceed the parser's reach whatever the recursion limit (pybatsim raises it to
+    # 10,000 for the whole process)
+    ("[" * 30_000 + "]" * 30_000, "JSON nested too deeply"),
+    ('{"":' * 11_000 + "1" + "}" * 11_000, "JSON nested too deeply"),
+    ("[" * 40 + "]" * 40, "expected a JSON object"),  # parsed: no object
+    ('{"a": ' * 40 + "1" + "}" * 40, "scheduler easy: unknown option 'a'"),  # parsed: the scheduler's check
     (LONG_OPTIONS, f"{len(LONG_OPTIONS):,} characters, more than the 65,536 allowed"),
 ])
 def test_scheduler_options_too_deep_or_too_long_are_refused_in_one_line(sandbox, text, expected):
@@ -177,20 +197,34 @@ def test_scheduler_options_too_deep_or_too_long_are_refused_in_one_line(sandbox,
         build_run(RunForm(workload=str(KTH), scheduler_options=text), sandbox)
     message = str(caught.value)
     assert message.startswith("scheduler options: ") and expected in message and "\n" not in message
+    assert len(message) < 2000  # (a message quoting the text is cut)
 
 
-# Issue 25, item 15: max jobs is a whole number >= 1 as typed, the check the page's field makes.
-@pytest.mark.parametrize("value", ["-5", "2.5", "1e3", "0", "+3", "three", "9" * 19, -5, 2.5, True])
+def test_the_json_depth_check_is_the_parsers_alone():
+    """No walk of the parsed value: the form's module has no nesting counter left, and the depth bound is gone."""
+    import batreplay.ui.run_form as run_form
+
+    assert not hasattr(run_form, "_nesting") and not hasattr(run_form, "MAX_OPTIONS_DEPTH")
+    assert not hasattr(run_form, "json_top_level_keys")
+
+
+# Issue 25, item 15 (max jobs), made generic by issue 26, item 1: an integer field is read as the command line reads
+# its flag (int, then the option's bounds); the page's pattern is WHOLE_NUMBER for an integer of at least 1.
+@pytest.mark.parametrize("value", ["-5", "2.5", "1e3", "0", "three", "9" * 5000, -5, 2.5, True])
 def test_max_jobs_that_is_no_whole_number_is_refused(sandbox, value):
-    with pytest.raises(FormError, match=r"^max jobs: .* is not a whole number >= 1: give one \(or leave it empty"):
+    with pytest.raises(FormError) as caught:
         build_run(RunForm(workload=str(KTH), max_jobs=value), sandbox)
+    message = str(caught.value)
+    assert message.startswith("max jobs: ") and "\n" not in message and len(message) < 500, message
 
 
 def test_max_jobs_accepts_what_the_fields_pattern_accepts(sandbox):
     import re
 
-    from batreplay.ui.run_form import WHOLE_NUMBER
+    from batreplay.run.spec import run_option
+    from batreplay.ui.run_form import WHOLE_NUMBER, number_pattern
 
+    assert number_pattern(run_option("max_jobs")) == WHOLE_NUMBER
     for text in (" 7 ", "007", "2000"):
         assert re.fullmatch(WHOLE_NUMBER, text)
         assert build_run(RunForm(workload=str(KTH), max_jobs=text), sandbox).spec.conversion.max_jobs == int(text)
@@ -217,10 +251,20 @@ def _write_listing_inputs(runs, inputs) -> None:
     (runs / "uploads" / "0a1b2c3d4e5f-mine.swf").write_text("1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n")
     (runs / "uploads" / "0a1b2c3d4e5f-mine.json").write_text(json.dumps(workload))
     (inputs / "batsim.json").write_text(json.dumps({"description": "a test", **workload}))
-    (inputs / "huge.json").write_text('{"nb_res": 4, "jobs": [' + '{"id": 1}, ' * 200_000)  # (cut: never parsed)
+    # larger than JSON_PARSE_BYTES: offered by its name, unread (the reader checks it when the form is sent)
+    (inputs / "huge.json").write_text('{"nb_res": 4, "jobs": [' + '{"id": 1}, ' * 200_000)
     (inputs / "metrics.json").write_text(json.dumps({"nb_jobs": 1, "makespan": 10, "note": "jobs"}))
     (inputs / "nested.json").write_text(json.dumps({"results": {"nb_res": 4, "jobs": []}}))
     (inputs / "list.json").write_text(json.dumps([{"nb_res": 4}]))
+    (inputs / "deep.json").write_text("[" * 200_000 + "]" * 200_000)  # (too deep for the parser: not offered)
+    (inputs / "old-run").mkdir()  # a run directory outside the runs folder: none of its files
+    (inputs / "old-run" / "run.json").write_text(json.dumps({"spec": {}}))
+    (inputs / "old-run" / "workload.json").write_text(json.dumps(workload))
+    (inputs / "graphs").mkdir()  # a folder of session graphs (batreplay sessions): none of its files
+    (inputs / "graphs" / "index.json").write_text(json.dumps({"users": []}))
+    (inputs / "graphs" / "user_1.json").write_text(json.dumps({"jobs": [], "sessions": []}))
+    (inputs / "big-metrics").mkdir()
+    (inputs / "big-metrics" / "metrics.json").write_text(json.dumps({"jobs": list(range(300_000))}))  # (by name)
     (inputs / "sub").mkdir()
     (inputs / "sub" / "log.swf.gz").write_bytes(gzip.compress(b"; nothing\n"))
     (inputs / "campaign.toml").write_text('[campaign]\nname = "c"\n[[logs]]\nname = "l"\nworkload = "x.swf"\n'
@@ -237,6 +281,10 @@ def test_the_lists_offer_only_workloads_and_node_types_never_run_outputs(sandbox
     assert offered == ["inputs/batsim.json", "inputs/huge.json", "inputs/sub/log.swf.gz",
                        "runs/uploads/0a1b2c3d4e5f-mine.json", "runs/uploads/0a1b2c3d4e5f-mine.swf"]
     assert [option["label"] for option in choices["node_types"]] == ["inputs/types.toml"]
+    # the reader refuses what the list offers unread, in one line naming the file
+    with pytest.raises(ValueError) as caught:
+        load_workload(inputs / "huge.json")
+    assert "huge.json" in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_the_runs_folder_inside_an_allowed_folder_offers_its_uploads_only(tmp_path, monkeypatch):
@@ -248,3 +296,92 @@ def test_the_runs_folder_inside_an_allowed_folder_offers_its_uploads_only(tmp_pa
     offered = sorted(option["label"] for option in form_choices(sandbox)["workload"])
     assert all("kth-easy" not in label and "campaigns" not in label for label in offered), offered
     assert "runs/uploads/0a1b2c3d4e5f-mine.swf" in offered and "top/inputs/batsim.json" in offered
+
+
+# Issue 26, item 1: the generic fields of the run options (declared form=True), read as the command line reads its
+# flags, then checked by RunSpec.build.
+SPEEDUPS = REPO_ROOT / "expe" / "speedups"  # the shipped two-class table (expe/co-scheduling.toml)
+CLASS_RULE = {"field": "res", "threshold": 4, "below": "compute", "above": "memory"}
+
+
+@pytest.fixture
+def speedup_sandbox(sandbox):
+    """The sandbox with the folder of the shipped speedup tables allowed too."""
+    return Sandbox(sandbox.runs_dir, [*sandbox.roots[1:], SPEEDUPS])
+
+
+def _coscheduling_form(table: str, **options) -> RunForm:
+    return RunForm(workload=str(KTH), scheduler="easy-coscheduling",
+                   scheduler_options=scheduler_options_text("easy-coscheduling"), max_jobs="200",
+                   speedup_model="table", speedup_options=json.dumps({"table": table, "class_rule": CLASS_RULE}),
+                   **options)
+
+
+def test_a_coscheduling_run_takes_the_engines_table_model_from_the_generic_fields(speedup_sandbox, tmp_path):
+    from batreplay.run.runner import run
+
+    planned = build_run(_coscheduling_form("two-classes.csv"), speedup_sandbox)
+    spec = planned.spec
+    table = str((SPEEDUPS / "two-classes.csv").resolve())
+    assert spec.engine.speedup_model == "table" and spec.engine.speedup_options["table"] == table
+    assert spec.scheduler.options["speedup_model"] == "table"  # (given the engine's model: it names none)
+    flat = spec.to_dict()
+    assert flat["speedup_model"] == "table" and flat["speedup_options"]["class_rule"] == CLASS_RULE
+    # the table's contents name the run too: the same table changed, another run
+    copy = tmp_path / "inputs" / "mine.csv"
+    copy.write_bytes((SPEEDUPS / "two-classes.csv").read_bytes())
+    before = build_run(_coscheduling_form("mine.csv"), speedup_sandbox).run_id
+    copy.write_bytes(copy.read_bytes().replace(b"0.85", b"0.8"))
+    assert build_run(_coscheduling_form("mine.csv"), speedup_sandbox).run_id != before
+    assert build_run(_coscheduling_form("two-classes.csv"), speedup_sandbox).run_id == planned.run_id
+    run(spec.replace(out_dir=str(tmp_path / "run")))
+    recorded = json.loads((tmp_path / "run" / "run.json").read_text())["spec"]
+    assert recorded["speedup_model"] == "table" and recorded["max_jobs"] == 200
+
+
+def test_a_speedup_table_in_the_engines_options_is_held_to_the_allowed_folders(speedup_sandbox):
+    refusals = {_refusal(_coscheduling_form(text), speedup_sandbox, text)
+                for text in ("/etc/passwd", "/nonexistent-batreplay.csv")}
+    assert refusals == {"speedup options, table: <path> is outside the folders this app may read "
+                        f"({speedup_sandbox.describe_roots()})"}
+    with pytest.raises(FormError, match=r"^speedup options: .*\.\.\.$"):  # (cut: the whole text is not repeated)
+        build_run(RunForm(workload=str(KTH), speedup_model="table", speedup_options="{" + " " * 2000), speedup_sandbox)
+
+
+def test_a_job_slot_run_on_node_types_with_compute_sharing(sandbox, tmp_path):
+    from batreplay.run.runner import run
+
+    (tmp_path / "inputs" / "slots.toml").write_text(
+        '[[node_types]]\nname = "quad"\ncount = 100\nspeed = 1e9\ncores = 4\nslots = 4\n')
+    slots = json.dumps({"slots": True})
+    with pytest.raises(FormError, match="^scheduler option slots puts several jobs on a node: it needs compute"):
+        build_run(RunForm(workload=str(KTH), node_types="slots.toml", scheduler_options=slots, max_jobs="200"),
+                  sandbox)
+    spec = build_run(RunForm(workload=str(KTH), node_types="slots.toml", scheduler_options=slots, max_jobs="200",
+                             compute_sharing=True), sandbox).spec
+    assert spec.engine.compute_sharing and spec.scheduler.options == {"slots": True}
+    assert read_platform(spec.platform).nb_compute == 100
+    run(spec.replace(out_dir=str(tmp_path / "run")))
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["spec"]["compute_sharing"] is True
+    jobs = (tmp_path / "run" / "out_jobs.csv").read_text().splitlines()
+    assert len(jobs) == 201
+
+
+def test_blank_generic_fields_take_the_options_defaults(sandbox):
+    from batreplay.run.spec import part_defaults
+
+    blank = {declaration.name: "" for declaration, _part in form_options()}
+    spec = build_run(RunForm(workload=str(KTH), options=blank), sandbox).spec
+    default = build_run(RunForm(workload=str(KTH)), sandbox).spec
+    assert spec == default
+    flat = spec.to_dict()
+    assert all(flat.get(name, part_defaults()[name]) == part_defaults()[name] for name in blank)
+
+
+def test_the_browsers_values_become_the_forms_options():
+    ids = [{"type": OPTION_FIELD, "name": name} for name in ("compute_sharing", "max_jobs", "nothing")]
+    assert form_values(ids, [["on"], 200, "x"]) == {"compute_sharing": True, "max_jobs": "200"}
+    assert form_values(ids[:1], [[]]) == {"compute_sharing": False}
+    assert form_values(None, None) == {} and form_values(3, "x") == {}
+    with pytest.raises(TypeError, match="no field or form option nothing"):
+        RunForm(workload=str(KTH), nothing=1)

@@ -2,7 +2,8 @@
 fixtures).
 
 The server is the console command a user runs (``python -m batreplay.cli ui``), on a free port, with a runs
-folder of the test's, the shared workloads and an inputs folder as its allowed folders, and an empty log cache.
+folder of the test's, the shared workloads and an inputs folder as its allowed folders (and, for the module's
+server, the repository's folder of shipped speedup tables, :data:`SPEEDUPS`), and an empty log cache.
 The browser is Debian's Chromium driven by Playwright (``executable_path``: no browser is downloaded); the tests
 that need it are skipped when no Chromium is installed or Playwright cannot start it.
 """
@@ -20,10 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM_ARGS, WORKLOADS, chromium_path
+from conftest import CHROMIUM_ARGS, REPO_ROOT, WORKLOADS, chromium_path
 
 #: Upper bound of a server start, a page or a run to appear: only a failure waits this long.
 PATIENCE_S = 180
+#: The shipped speedup tables of co-scheduling (``expe/speedups/two-classes.csv``, read by
+#: ``expe/co-scheduling.toml``): an allowed folder of the module's server, so that the form may name them.
+SPEEDUPS = REPO_ROOT / "expe" / "speedups"
 
 
 @dataclass
@@ -121,7 +125,8 @@ def ui_server(tmp_path_factory) -> Iterator[UiServer]:
     inputs.mkdir()
     write_campaigns(inputs / "campaigns", root / "outside.swf")
     (inputs / SLOW_SCHEDULER[0]).write_text(SLOW_SCHEDULER[1])
-    server = start_ui(root / "runs", inputs, root / "cache", "--campaigns", str(inputs / "campaigns"))
+    server = start_ui(root / "runs", inputs, root / "cache", "--campaigns", str(inputs / "campaigns"),
+                      "--allow", str(SPEEDUPS))
     yield server
     stop_ui(server)
 
