@@ -1,6 +1,6 @@
 """Scheduling metrics over a jobs table (Batsim's ``out_jobs.csv`` as read by :mod:`batreplay.formats.out_jobs`).
 
-Definitions and where they come from (the papers are in ``../shared/seeds/``):
+Definitions and where they come from:
 
 - waiting time of a job = start - submission (Madon et al. 2024, Def. 12, eq. 2:
   ``f_i - d_i - a_i``);

@@ -1,6 +1,6 @@
 """Co-scheduling: jobs co-allocated on shared hosts, each sped up or slowed down by its neighbours (a speedup model).
 
-The co-scheduling simulator of the project's sources (``../shared/seeds/002_876b126a4edf8075.txt``) gives each job,
+The co-scheduling HPC simulator this project builds on (its PAPER.md, "How is co-scheduling supported") gives each job,
 at every step, the worst speedup over the jobs it shares a host with (eq. 1 of :mod:`.speedup`; 1 without a
 neighbour), and rescales its remaining time by ``speedup_n / speedup_{n+1}`` (eq. 2) from its compact execution
 time. On the engine's kernel this is a rate: a parallel task whose whole work is 1 unit progresses at

@@ -1,6 +1,6 @@
 """Node types: groups of identical worker nodes, each with a CPU rate, cores, job slots and a number of instances.
 
-Caspart et al. (GridKa load balancing, ``../shared/seeds/003_c77ec105a0a9067a.txt``, Sect. 3) model each type of
+Caspart et al. 2019 (load balancing for HEP computing at GridKa, Sect. 3) model each type of
 worker node by its CPU rate, number of cores, number of job slots and number of instances; the simulation then
 instantiates every node of every type. :class:`NodeType` is one such type; :func:`read_node_types` reads a list of
 them from a TOML file (``[[node_types]]`` tables), as ``batreplay platform --node-types FILE`` and campaign files

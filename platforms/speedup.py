@@ -1,7 +1,7 @@
 """Speedup models for co-scheduling: how fast a job runs beside a neighbour, relative to running alone.
 
-The co-scheduling simulator of the project's sources (``../shared/seeds/002_876b126a4edf8075.txt``, section "How is
-co-scheduling supported") runs jobs co-allocated on the CPUs of shared hosts. At each step, a job's speedup is the
+The co-scheduling HPC simulator this project builds on (its PAPER.md, section "How is co-scheduling
+supported") runs jobs co-allocated on the CPUs of shared hosts. At each step, a job's speedup is the
 worst one over the jobs it shares a host with::
 
     speedup_{n+1} = min over neighbours k of getSpeedup(job, k)            (1)
