@@ -1,7 +1,7 @@
 """Integration with a real Batsim 4.2 (``batsim`` on PATH); every test is skipped, with the reason, without one.
 
 On the golden cases (zero-latency platforms, where Batsim's times are exact):
-- our ``easy`` scheduler run by :func:`batreplay.engine.batsim_launcher.run_with_batsim` against real Batsim and
+- our ``easy`` scheduler run by :func:`batreplay.realbatsim.launcher.run_with_batsim` against real Batsim and
   in-process against the embedded engine must write the same out_jobs.csv, byte for byte;
 - every golden case replayed live (pybatsim's ``easyBackfill``, or the probe schedulers with Batsim's
   dynamic-job flags) must reproduce the recorded ``out_jobs.csv`` and ``out_machine_states.csv`` byte for byte;
@@ -16,12 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from batreplay.engine.batsim_launcher import BatsimCrashed, run_with_batsim
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.formats.out_jobs_writer import write_out_jobs
+from batreplay.realbatsim.errors import BatsimCrashed
+from batreplay.realbatsim.launcher import run_with_batsim
 from batreplay.schedulers.registry import load_scheduler
 from batsim_doubles import PROBES_DIR, batsim_options, engine_for
 from conftest import GOLDEN, golden_cases, slow_when_large
+
+# slow: each test starts a real Batsim (left out of the README's fast loop, run by .ci/run's slow step)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def batsim(real_batsim):

@@ -27,11 +27,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from batreplay.engine.batsim_launcher import run_pybatsim_next_to_batsim
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
+from batreplay.realbatsim.pybatsim_run import run_pybatsim_next_to_batsim
 from batreplay.run.runner import RunSpec, run
 from conftest import GOLDEN, REPO_ROOT, WORKLOADS
 from test_batsim_integration import assert_same_file
+
+# slow: each test starts a real Batsim (left out of the README's fast loop, run by .ci/run's slow step)
+pytestmark = pytest.mark.slow
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 NB_JOBS = 3000
