@@ -12,8 +12,8 @@ or range, unit, help text, and where a campaign file gives it. Everything else i
 - a campaign file reads the option under its key (:attr:`Option.campaign`: the ``[[logs]]`` table for workload
   conversion, ``[[experiments]]`` for the scheduler and the engine's per-run features), and an instance's id
   hashes it (:attr:`Option.recorded`);
-- the web GUI's New-run form shows a field for it (:attr:`Option.form`), checked in the page (HTML bounds) and on
-  the server (:meth:`Option.parse_text`, then the part).
+- the web GUI's New-run form shows a field for it (:attr:`Option.form`), checked in the page (a pattern for the
+  number's sign and form) and on the server (:meth:`Option.parse_text`, then the part).
 
 This module imports nothing of the package and no third-party library: the command line builds its parser from
 the declarations without loading pandas or numpy.
@@ -135,10 +135,17 @@ class Option:
                  if bound is not None]
         return " and ".join(parts)
 
-    def is_recorded(self, value: Any) -> bool:
-        """Whether a flat run description records ``value`` (see :attr:`recorded`; an option declared
-        :attr:`recorded_with` another is decided by :func:`recorded_values`)."""
-        return self.recorded == "always" or value != self.default
+    def is_recorded(self, value: Any, leave_out: str = "defaults") -> bool:
+        """Whether a flat description records ``value`` (see :attr:`recorded`; an option declared
+        :attr:`recorded_with` another is decided by :func:`recorded_values`): an option declared ``"when-set"`` is
+        left out at its default (``leave_out="defaults"``: campaign instance parameters, whose ids must not change
+        when an option is added), or only when it is off, None, False or empty (``leave_out="off"``: ``run.json``,
+        which records every option that applied)."""
+        if self.recorded == "always":
+            return True
+        if leave_out == "off":
+            return value not in (None, False) and value != {}
+        return value != self.default
 
     def check(self, value: Any) -> Any:
         """``value`` as the option holds it: checked against the kind, choices and bounds; an integer given to a
@@ -178,7 +185,7 @@ class Option:
         return what + (" (or left out)" if self.optional else "")
 
     def _in_range(self, value: float) -> bool:
-        if not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value):  # (an int of any size is finite)
             return False
         return ((self.at_least is None or value >= self.at_least) and (self.above is None or value > self.above)
                 and (self.below is None or value < self.below) and (self.at_most is None or value <= self.at_most))
@@ -305,15 +312,16 @@ def declared_options(part: type) -> tuple[Option, ...]:
     return tuple(found)
 
 
-def recorded_values(declarations: tuple[Option, ...], values: dict[str, Any]) -> dict[str, Any]:
-    """The values, by option name, that a flat run description records (:attr:`Option.recorded`,
+def recorded_values(declarations: tuple[Option, ...], values: dict[str, Any], *,
+                    leave_out: str = "defaults") -> dict[str, Any]:
+    """The values, by option name, that a flat description records (:meth:`Option.is_recorded` with ``leave_out``,
     :attr:`Option.recorded_with`), in the order of ``declarations``; names absent from ``values`` are skipped."""
     by_name = {declaration.name: declaration for declaration in declarations}
 
     def recorded(declaration: Option) -> bool:
         if declaration.recorded_with:
             return recorded(by_name[declaration.recorded_with])
-        return declaration.is_recorded(values[declaration.name])
+        return declaration.is_recorded(values[declaration.name], leave_out)
 
     return {d.name: values[d.name] for d in declarations if d.name in values and recorded(d)}
 

@@ -1,8 +1,8 @@
 """One campaign instance: its task, the run it is, and its manifest ``instance.json``.
 
 An instance is one run in a process of its own (:func:`batreplay.run.isolated.run_isolated`, called for each
-instance by the executors of :mod:`batreplay.campaign.executors`; see there for the process, its signals, its log
-and its failure record). The campaign adds:
+instance by the executors of :mod:`batreplay.campaign.executors`; see :mod:`batreplay.run.isolated` for the
+process, its signals, its log and its failure record). The campaign adds:
 
 - the task (:func:`task_for`), a JSON object: what an executor (or a Dask worker) receives for an instance;
 - its run (:func:`run_spec_of`): the instance's parameters that are run options, its workload and platform files,

@@ -1,6 +1,6 @@
 """The engines by name and the defaults of their options, in a module that imports nothing.
 
-:class:`batreplay.engine.simulate.EngineSpec` checks its ``name`` against :data:`ENGINES` and takes its defaults from
+:class:`batreplay.engine.spec.EngineSpec` checks its ``name`` against :data:`ENGINES` and takes its defaults from
 here, as does the real-Batsim launcher (:mod:`batreplay.realbatsim.launcher`) for its timeout; the command line
 and campaign files read their choices from here, so that ``batreplay run --help`` needs neither ZeroMQ nor numpy.
 """

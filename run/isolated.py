@@ -99,6 +99,11 @@ FORKSERVER_PRELOAD: tuple[str, ...] = (
 #: holds whichever thread starts the server (a signal disposition can only be set from the main thread).
 _FORKSERVER_MARK = "BATREPLAY_FORKSERVER_IGNORES_SIGINT"
 _FORKSERVER_LOCK = threading.Lock()
+#: Held while a forkserver child is started or joined. A forkserver child's exit status is one message on a pipe;
+#: ``Process.start()`` polls every live child of the calling process (multiprocessing's ``_cleanup``), so a thread
+#: starting a run while another joins its own could both read that message, and the loser reads end-of-file, which
+#: multiprocessing reports as exit status 255 (CPython gh-130895): a finished run then looked failed.
+_PROCESS_LOCK = threading.Lock()
 
 if os.environ.pop(_FORKSERVER_MARK, None) == "1" and threading.current_thread() is threading.main_thread():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -336,11 +341,17 @@ def _start_process(job: dict[str, Any], log_path: Path, launcher: str):
     if launcher == "forkserver":
         process = forkserver_context().Process(target=process_main, args=(job, str(log_path), os.getpid()),
                                                name=f"run {Path(job['spec']['out_dir']).name}")
-        process.start()
+        with _PROCESS_LOCK:  # start() polls every live child of this process: not while another thread joins one
+            process.start()
 
         def wait_forked(seconds: float | None) -> int | None:
-            process.join(seconds)
-            return process.exitcode
+            from multiprocessing.connection import wait
+
+            if not wait([process.sentinel], seconds):  # (outside the lock: other runs start and end meanwhile)
+                return None
+            with _PROCESS_LOCK:  # one reader of the child's exit status at a time (see _PROCESS_LOCK)
+                process.join()
+                return process.exitcode
 
         return process, wait_forked
     with open(log_path, "ab") as log:  # the child has its own copy of the descriptor

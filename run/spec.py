@@ -9,7 +9,7 @@ A :class:`RunSpec` is composed of the parts each layer defines, with their allow
 - the platform: a shipped platform name or a SimGrid file;
 - the scheduler and its options: :class:`SchedulerSpec` (a name of :mod:`batreplay.schedulers.registry` or a pybatsim
   scheduler file);
-- the engine: :class:`~batreplay.engine.simulate.EngineSpec` (embedded, or a real Batsim and its timeout);
+- the engine: :class:`~batreplay.engine.spec.EngineSpec` (embedded, or a real Batsim and its timeout);
 - where the run directory goes, whether it may replace a previous run, and a wall-clock limit.
 
 Each option is declared once, as a field of its part made by :func:`batreplay.options.option` (name, type,
@@ -177,14 +177,14 @@ class RunSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The serialised form: a flat JSON object (see the module docstring); ``from_dict(to_dict())`` is equal.
-        An option declared ``recorded="when-set"`` is left out at its default (``sessions`` of a rigid replay,
-        ``compute_sharing`` when off, no speedup model): the run descriptions written before it existed stay the
-        same."""
+        An option declared ``recorded="when-set"`` is left out when it is off (``sessions`` of a rigid replay,
+        ``compute_sharing`` when off, no speedup model and its options): the run descriptions written before it
+        existed stay the same."""
         flat: dict[str, Any] = {"workload": str(self.workload), "platform": self.platform,
                                 "out_dir": str(self.out_dir)}
         values = {declaration.name: getattr(getattr(self, part), declaration.field)
                   for declaration, part in _part_options()}
-        for name, value in recorded_values(run_options(), values).items():
+        for name, value in recorded_values(run_options(), values, leave_out="off").items():
             flat[name] = dict(value) if isinstance(value, dict) else value
         flat.update(force=self.force, timeout=self.timeout)
         return flat

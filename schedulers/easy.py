@@ -118,6 +118,9 @@ class EasyPolicy(EasyCore):
         super().use_pool(pool)
         if type(self) in (EasyPolicy, SlotEasyPolicy):
             self.__class__ = SlotEasyPolicy if self.spread_slots else EasyPolicy
+        elif self.spread_slots and not isinstance(self, SlotEasyPolicy):
+            raise TypeError(f"{type(self).__name__} subclasses EasyPolicy, whose rules count whole nodes: subclass "
+                            "SlotEasyPolicy to place jobs spread over nodes of several job slots")
 
     def _enqueue(self, job: QueuedJob) -> None:
         position = self._queue.push(job)

@@ -240,7 +240,7 @@ def test_zero_runtime_of_a_spec_reaches_the_run_and_the_report(tmp_path, choice,
     instance = spec.instances()[0]
     assert ("zero_runtime" in instance.params) == (choice is not None)  # the default keeps older ids
     folder = spec.output_root / instance.id
-    assert json.loads((folder / "run.json").read_text())["spec"].get("zero_runtime", "drop") == (choice or "drop")
+    assert json.loads((folder / "run.json").read_text())["spec"]["zero_runtime"] == (choice or "drop")
     out_jobs = pd.read_csv(folder / "out_jobs.csv")
     assert len(out_jobs) == jobs
     if choice == "min":

@@ -73,7 +73,7 @@ def test_a_choice_reaches_the_run_spec(tmp_path, key, where):
     flat = run_spec_of(task_for(instance, spec)).to_dict()
     assert flat[key] == OTHER[key]
     others = [k for k in CONVERSION_CHOICES if k != key]
-    assert all(flat.get(k, conversion_choice_default(k)) == conversion_choice_default(k) for k in others)
+    assert all(flat[k] == conversion_choice_default(k) for k in others)
 
 
 def test_a_log_overrides_the_defaults(tmp_path):

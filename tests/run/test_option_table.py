@@ -50,7 +50,7 @@ def test_a_new_option_is_a_flag_with_its_help_and_reaches_run_json(dummy_option,
     spec = json.loads((tmp_path / "a" / "run.json").read_text())["spec"]
     assert spec["dummy_rate"] == 4.0  # recorded: not its default
     assert main(_run_args(tmp_path / "b")) == 0
-    assert "dummy_rate" not in json.loads((tmp_path / "b" / "run.json").read_text())["spec"]  # when-set
+    assert json.loads((tmp_path / "b" / "run.json").read_text())["spec"]["dummy_rate"] == 2.5  # it applied
     capsys.readouterr()
     with pytest.raises(SystemExit):
         main(_run_args(tmp_path / "c", "--dummy-rate", "-1"))
@@ -138,3 +138,10 @@ def test_a_json_option_says_where_its_text_is_not_json():
         Option("x", kind=dict, name="x").parse_text('{"a":}')
     with pytest.raises(OptionError, match=r"--x: JSON nested too deeply"):
         Option("x", kind=dict, name="x").parse_text("[" * 100_000 + "]" * 100_000)
+
+
+def test_an_integer_of_any_size_is_checked_against_the_bounds_not_overflowing():
+    huge = 10 ** 400
+    assert Option("x", kind=int, at_least=1, name="x").check(huge) == huge
+    with pytest.raises(OptionError, match=r"x \(--x\) must be an integer >= 1, got -10{10}"):
+        Option("x", kind=int, at_least=1, name="x").check(-(10 ** 400))

@@ -162,3 +162,14 @@ def test_coscheduling_counts_nodes_a_kind_may_share_and_those_busy_past_the_shad
     policy = CoschedulingPolicy(4, model=NoSpeedup(), threshold=2.0, jobs_per_node=2)
     assert submit_scenario(policy) == {"A": [0, 1], "B": [2]}
     assert policy.reservation == ("H", 10.0, 0)
+
+
+def test_a_subclass_of_whole_node_easy_given_nodes_of_several_slots_is_refused_not_misplaced():
+    class MyEasy(EasyPolicy):
+        pass
+
+    with pytest.raises(TypeError, match="MyEasy subclasses EasyPolicy, whose rules count whole nodes"):
+        MyEasy(2).use_pool(SlotPool([0, 1], [2, 1], NODE_SELECTIONS["lowest-id"](), [1e9, 1e9]))
+    whole = MyEasy(2)
+    whole.use_pool(SlotPool([0, 1], [1, 1], NODE_SELECTIONS["lowest-id"](), [1e9, 1e9]))  # one slot a node: fine
+    assert type(whole) is MyEasy and not whole.spread_slots
