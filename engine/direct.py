@@ -28,6 +28,7 @@ from batsim.batsim import Job as PybatsimJob
 
 from batreplay.engine.events import (JOB_COMPLETED, JOB_SUBMITTED, NOTIFY, REQUESTED_CALL, SIMULATION_BEGINS,
                                      SIMULATION_ENDS, wire_message)
+from batreplay.engine.kernel import printed_time
 from batreplay.engine.simulator import BatsimEngine
 from batreplay.replay.broker import FeedbackBroker
 from batreplay.schedulers.failures import decision_process_guard
@@ -237,7 +238,8 @@ class DirectBatsim:
         scheduler.onBeforeEvents()
         for timestamp, kind, payload in events:
             if kind == JOB_SUBMITTED:
-                job = DirectJob(payload.full_id, payload.subtime, payload.walltime, payload.res, payload.profile_name,
+                job = DirectJob(payload.full_id, printed_time(payload.subtime), printed_time(payload.walltime),
+                                payload.res, payload.profile_name,
                                 _STATES.SUBMITTED, payload)
                 jobs[job.id] = job
                 scheduler.onJobSubmission(job)

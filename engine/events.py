@@ -6,13 +6,14 @@ engine's :class:`~batreplay.engine.records.Job` for JOB_SUBMITTED and JOB_COMPLE
 code and allocation do not change any more), the wire ``data`` mapping itself for the rare others
 (SIMULATION_BEGINS, JOB_KILLED, NOTIFY). A decision process run through pybatsim gets the JSON form Batsim 4.2.1
 sends (:func:`wire_message`); the direct driver of the built-in schedulers (:mod:`.direct`) reads the typed events
-and never builds it. This module imports nothing from batreplay.
+and never builds it. This module imports only the kernel's :func:`~batreplay.engine.kernel.wire_numbers`.
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Any, NamedTuple
+
+from batreplay.engine.kernel import wire_numbers
 
 SIMULATION_BEGINS = "SIMULATION_BEGINS"
 SIMULATION_ENDS = "SIMULATION_ENDS"
@@ -40,8 +41,9 @@ def wire_data(event: Event) -> dict:
     if kind == JOB_COMPLETED:
         return {"job_id": payload.full_id, "job_state": payload.state, "return_code": payload.return_code,
                 "alloc": payload.allocated_resources}
-    if kind == SIMULATION_BEGINS:  # a decision process may change the profiles it is given (pybatsim adds its
-        return {**payload, "profiles": copy.deepcopy(payload["profiles"])}  # registrations): not the engine's
+    if kind == SIMULATION_BEGINS:  # a copy, with numbers as Batsim prints them: a decision process may change the
+        return {**payload, "profiles": wire_numbers(payload["profiles"])}  # profiles it is given (pybatsim adds its
+        # registrations), not the engine's
     return {} if payload is None else payload
 
 

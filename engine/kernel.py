@@ -29,7 +29,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +62,19 @@ def printed_time(value: float) -> float:
     (half to even on the exact binary value, as ``"%.6f"`` does) and reading the text back
     (test_printed_time_is_the_six_decimal_text_read_back)."""
     return round(float(value), 6)  # (a numpy float64 would round its own way)
+
+
+def wire_numbers(value: Any) -> Any:
+    """``value`` (decoded JSON) as a message of Batsim 4.2.1 carries it: Batsim writes every non-integer number of
+    its messages with ``%f`` (six decimals, :func:`printed_time`), job descriptions and
+    profiles included, and integers as integers. A new object: ``value`` is not changed."""
+    if type(value) is float:
+        return printed_time(value)
+    if isinstance(value, Mapping):
+        return {key: wire_numbers(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [wire_numbers(item) for item in value]
+    return value
 
 
 def long_double_difference(later: float, earlier: float) -> float:

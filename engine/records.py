@@ -18,11 +18,13 @@ from typing import Any
 import numpy as np
 from procset import ProcSet
 
-from batreplay.engine.kernel import printed_time
+from batreplay.engine.kernel import printed_time, wire_numbers
 from batreplay.engine.options import EngineError
 from batreplay.formats.out_jobs_writer import RECORD_FIELDS, JobRecord
 
 SUCCESS, WALLTIME_REACHED = "COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"
+#: A job whose profile (or one of its steps) ended with a positive return code (``ret``).
+FAILED = "COMPLETED_FAILED"
 
 
 @dataclass(slots=True)
@@ -54,20 +56,18 @@ class Job:
     activity: Any = None
     task: Any = None  # its parallel task on shared hosts, while it runs (compute sharing only)
     registered: bool = False
-
-    @property
-    def return_code(self) -> int:
-        """Batsim's return code of an ended job: 0 for a success, -1 otherwise (walltime reached, killed)."""
-        return 0 if self.state == SUCCESS else -1
+    steps: Any = None  # the steps of its composed profile, while it runs (engine.execution.Steps)
+    return_code: int = -1  # Batsim's return code once it completed: its profile's ``ret`` (0 by default), -1 at walltime
 
     def wire_description(self) -> dict:
         """The job's JSON object as Batsim sends it in JOB_SUBMITTED: a static job's description with ``id`` =
-        ``full_id``, a registered job's description as the decision process gave it."""
-        description = dict(self.description)
-        if self.registered:
-            return description
-        description["id"] = self.full_id
+        ``full_id``, a registered job's description as the decision process gave it; every non-integer number
+        printed as Batsim prints it (:func:`~batreplay.engine.kernel.wire_numbers`: a walltime of 4.000000001 s is sent as 4.0)."""
+        description = wire_numbers(self.description)
+        if not self.registered:
+            description["id"] = self.full_id
         return description
+
 
 
 def job_from_json(jobs: dict[str, Job], profiles: Mapping[str, Mapping], wname: str, description: Mapping,
