@@ -3,7 +3,8 @@
 :class:`Machine` holds the compute hosts (speeds in flop/s, Batsim's resource ids) and which of them compute a
 job; :func:`start_job` starts a job's executor on the kernel: the job's activity (a sleep for ``delay``, a
 computation for a parallel task), its walltime, and the JOB_COMPLETED message its executor sends to the server
-when it ends. With compute sharing (Batsim's ``--enable-compute-sharing``), parallel tasks on the same hosts
+when it ends; a job of a composed profile runs its steps one after the other (:class:`Steps`), each as
+:func:`run_step` runs a job of one profile. With compute sharing (Batsim's ``--enable-compute-sharing``), parallel tasks on the same hosts
 share them (:mod:`.sharing`): each start or end of a task changes the rates of the tasks it shares hosts with.
 Co-scheduling (:mod:`.coscheduling`) uses the same path with another rule for the rates. It imports the engine's
 kernel, server, records, profiles, sharing, coscheduling and speedup modules, and procset.
@@ -11,13 +12,13 @@ kernel, server, records, profiles, sharing, coscheduling and speedup modules, an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from procset import ProcSet
 
-from batreplay.engine.kernel import PRIO_SEND, Kernel
-from batreplay.engine.profiles import execution_time, host_flops
-from batreplay.engine.records import SUCCESS, WALLTIME_REACHED, Job
+from batreplay.engine.kernel import PRIO_SEND, Kernel, printed_time
+from batreplay.engine.profiles import Leaf, execution_time, host_flops
+from batreplay.engine.records import FAILED, SUCCESS, WALLTIME_REACHED, Job
 from batreplay.engine.server import COMPLETED, Message, Server
 from batreplay.engine.coscheduling import CoScheduledHosts
 from batreplay.engine.sharing import SharedHosts, SharedTask
@@ -100,27 +101,72 @@ class Machine:
         return execution_time(profile, speeds), (min(rates) if rates else float("inf"))
 
 
-def start_job(kernel: Kernel, server: Server, machine: Machine, job: Job, profile: dict, alloc: ProcSet) -> None:
+def final_state(code: int) -> str:
+    """The state Batsim 4.2.1 gives a job that ended with return ``code``: 0 a success, > 0 a failure, -1 its
+    walltime reached."""
+    if code == 0:
+        return SUCCESS
+    return FAILED if code > 0 else WALLTIME_REACHED
+
+
+def start_job(kernel: Kernel, server: Server, machine: Machine, job: Job, profile: dict, alloc: ProcSet,
+              steps: Sequence[Leaf] | None = None) -> None:
     """Start ``job`` (of ``profile``) on ``alloc`` now: it runs until it completes or its walltime is reached,
     then its executor sends a COMPLETED message (the job, in its final state) to ``server``.
 
-    Batsim 4.2.1 sleeps a delay job only while its delay is strictly below the walltime; otherwise it sleeps
-    until the walltime and reports it reached. A parallel task, though, is waited for with a timeout of the
-    walltime (SimGrid's wait_for: a second action, a sleep, beside the computation): the first to end decides,
-    and when both end in the same step the task wins (SimGrid handles the ended actions of the ptask_L07 model in
-    the order they were started). Far from the walltime (beyond :data:`RACE_BAND`) the outcome is certain and one
-    action suffices; near it both run, with SimGrid's arithmetic, and a task that loses keeps running until its
-    executor exits (KTH-SP2 job 5464, 2.5 ns after its walltime).
+    ``steps``: for a composed profile, its leaves (:func:`batreplay.engine.profiles.leaves_of`), run one after the
+    other as Batsim 4.2.1's ``execute_task`` runs them (:class:`Steps`); None for any other profile, which is run
+    as one step (:func:`run_step`). The job ends with the return code of its profile (``ret``, default 0),
+    ``COMPLETED_FAILED`` when it is positive.
     """
-    if machine.shared is not None and profile["type"] != "delay":
-        _start_shared_job(kernel, server, machine, job, profile, alloc)
-        return
-    duration, rate = machine.timing(profile, alloc)
     job.state = "RUNNING"
     job.start = kernel.clock
     job.allocation = alloc
-    machine.mark(alloc, 1)
-    walltime = job.walltime
+    if machine.shared is None:
+        machine.mark(alloc, 1)
+
+    def complete(code: int, leftover: Callable[[], None] | None) -> None:
+        job.completion_token = None
+        job.steps = None
+        job.state = final_state(code)
+        job.return_code = code
+        job.end = kernel.clock
+        if machine.shared is None:
+            machine.mark(job.allocation, 0)
+        # The executor puts its message as soon as it is woken, like a submitter or a waiter: in SimGrid
+        # it reaches the mailbox before the decisions of a request-reply actor created in the same step
+        # (or its next decision, when that actor's previous message ended in this step).
+        server.arrive(Message(COMPLETED, job, leftover))
+
+    if steps is None:
+        def ended(final: str, leftover: Callable[[], None] | None) -> None:
+            complete(-1 if final == WALLTIME_REACHED else profile.get("ret", 0), leftover)
+
+        run_step(kernel, machine, job, profile, alloc, job.walltime, ended)
+    else:
+        job.steps = Steps(kernel, machine, job, steps, complete)
+        job.steps.next()
+
+
+def run_step(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, alloc: ProcSet, remaining: float,
+             ended: Callable[[str, Callable[[], None] | None], None]) -> None:
+    """Run one step of ``job`` (a profile that is not composed) on ``alloc`` with ``remaining`` seconds of
+    walltime left (negative: none), then ``ended(final, leftover)``: ``final`` is SUCCESS or WALLTIME_REACHED,
+    ``leftover`` None or what stops a parallel task that lost its race with the walltime. Nothing is called for
+    a step of a job killed meanwhile (its ``completion_token`` changed).
+
+    Batsim 4.2.1 sleeps a delay step only while its delay is strictly below the walltime left; otherwise it sleeps
+    until the walltime and reports it reached. A parallel task, though, is waited for with a timeout of the
+    walltime left (SimGrid's wait_for: a second action, a sleep, beside the computation): the first to end
+    decides, and when both end in the same step the task wins (SimGrid handles the ended actions of the
+    ptask_L07 model in the order they were started). Far from the walltime (beyond :data:`RACE_BAND`) the outcome
+    is certain and one action suffices; near it both run, with SimGrid's arithmetic, and a task that loses keeps
+    running until its executor exits (KTH-SP2 job 5464, 2.5 ns after its walltime).
+    """
+    if machine.shared is not None and profile["type"] != "delay":
+        _run_shared_step(kernel, machine, job, profile, alloc, remaining, ended)
+        return
+    duration, rate = machine.timing(profile, alloc)
     token = kernel.next_seq()
     job.completion_token = token
 
@@ -136,24 +182,84 @@ def start_job(kernel: Kernel, server: Server, machine: Machine, job: Job, profil
             kernel.cancel(job.activity)
         kernel.cancel(job.timeout)
         job.activity = job.timeout = None
-        job.state = final
-        job.end = kernel.clock
-        machine.mark(job.allocation, 0)
-        # The executor puts its message as soon as it is woken, like a submitter or a waiter: in SimGrid
-        # it reaches the mailbox before the decisions of a request-reply actor created in the same step
-        # (or its next decision, when that actor's previous message ended in this step).
-        server.arrive(Message(COMPLETED, job, None if leftover is None else lambda: kernel.cancel(leftover)))
+        ended(final, None if leftover is None else lambda: kernel.cancel(leftover))
 
-    band = RACE_BAND * (1.0 + walltime)
-    if rate and (walltime < 0 or duration < walltime - band):
+    band = RACE_BAND * (1.0 + remaining)
+    if rate and (remaining < 0 or duration < remaining - band):
         job.activity = kernel.start_activity(1.0, rate, PRIO_SEND, finish, SUCCESS)
-    elif rate and duration <= walltime + band:
+    elif rate and duration <= remaining + band:
         job.activity = kernel.start_activity(1.0, rate, PRIO_SEND, finish, SUCCESS)
-        job.timeout = kernel.sleep(walltime, finish, WALLTIME_REACHED)
-    elif not rate and (walltime < 0 or duration < walltime):
+        job.timeout = kernel.sleep(remaining, finish, WALLTIME_REACHED)
+    elif not rate and (remaining < 0 or duration < remaining):
         job.activity = kernel.sleep(duration, finish, SUCCESS)
     else:
-        job.activity = kernel.sleep(walltime, finish, WALLTIME_REACHED)
+        job.activity = kernel.sleep(remaining, finish, WALLTIME_REACHED)
+
+
+class Steps:
+    """A job of a composed profile running its steps one after the other (Batsim 4.2.1, ``execute_task``).
+
+    The walltime is counted down as Batsim counts it, in doubles: a delay step takes its delay off what is left
+    (when some is left), a parallel task the time it ran; each step is then given what is left. A step whose
+    return code (``ret``) is not 0 ends the job there with that code, as does a composed profile whose steps all
+    ended (its own ``ret``: :attr:`Leaf.closes`); the job succeeds when its last step does with code 0.
+
+    Args:
+        steps: the job's leaves, in order (at least one).
+        complete: called once with the job's return code and the leftover of a lost race (see
+            :func:`run_step`), unless the job is killed.
+    """
+
+    def __init__(self, kernel: Kernel, machine: Machine, job: Job, steps: Sequence[Leaf],
+                 complete: Callable[[int, Callable[[], None] | None], None]) -> None:
+        self.kernel, self.machine, self.job, self.steps, self.complete = kernel, machine, job, steps, complete
+        self.remaining = job.walltime
+        self.index = -1
+        self.started = 0.0  # the clock when the current step started (s)
+        self.duration = 0.0  # the current step's length alone on its hosts (s), for its progress
+
+    def next(self) -> None:
+        """Start the next step."""
+        self.index += 1
+        step = self.steps[self.index]
+        self.started = self.kernel.clock
+        self.duration = self.machine.timing(step.profile, self.job.allocation)[0]
+        run_step(self.kernel, self.machine, self.job, step.profile, self.job.allocation, self.remaining,
+                 self.ended)
+
+    def ended(self, final: str, leftover: Callable[[], None] | None) -> None:
+        """The current step ended (``final``: SUCCESS or WALLTIME_REACHED)."""
+        if final == WALLTIME_REACHED:
+            self.complete(-1, leftover)
+            return
+        step = self.steps[self.index]
+        if step.profile["type"] == "delay":
+            if self.remaining > 0:
+                self.remaining -= float(step.profile["delay"])
+        elif self.remaining >= 0:
+            self.remaining = self.remaining - (self.kernel.clock - self.started)
+        for code in (step.profile.get("ret", 0),) + step.closes:
+            if code != 0:
+                self.complete(code, None)
+                return
+        if self.index + 1 == len(self.steps):
+            self.complete(0, None)
+        else:
+            self.next()
+
+    def progress(self) -> dict:
+        """Batsim's progress tree of the job now (the KILL_JOB reply's ``job_progress`` entry): each composed
+        profile with the index of its current step, down to the current leaf and the fraction of it done."""
+        step = self.steps[self.index]
+        task = self.job.task
+        if task is not None:  # a parallel task on shared hosts
+            done = 1.0 - self.kernel.work_left(task.owner)
+        else:
+            done = (self.kernel.clock - self.started) / self.duration if self.duration else 1.0
+        tree: dict = {"profile_name": step.name, "progress": printed_time(done)}
+        for name, index in reversed(step.path):
+            tree = {"profile_name": name, "current_task_index": index, "current_task": tree}
+        return tree
 
 
 def _apply_rates(kernel: Kernel, tasks: list[SharedTask]) -> None:
@@ -173,16 +279,12 @@ def stop_shared_task(kernel: Kernel, machine: Machine, task: SharedTask | None) 
     _apply_rates(kernel, machine.shared.remove(task))
 
 
-def _start_shared_job(kernel: Kernel, server: Server, machine: Machine, job: Job, profile: dict,
-                      alloc: ProcSet) -> None:
-    """:func:`start_job` for a parallel task under compute sharing: its rate is its share of its hosts, which
+def _run_shared_step(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, alloc: ProcSet,
+                     remaining: float, ended: Callable[[str, Callable[[], None] | None], None]) -> None:
+    """:func:`run_step` for a parallel task under compute sharing: its rate is its share of its hosts, which
     changes whenever a task starts or stops on them, so the outcome of its race with the walltime is never known
     in advance: both the task and the walltime sleep run, and the first to end decides (the task when both end in
     the same step)."""
-    job.state = "RUNNING"
-    job.start = kernel.clock
-    job.allocation = alloc
-    walltime = job.walltime
     token = kernel.next_seq()
     job.completion_token = token
     coscheduled = isinstance(machine.shared, CoScheduledHosts)  # its speedup model rates jobs by their description
@@ -192,7 +294,7 @@ def _start_shared_job(kernel: Kernel, server: Server, machine: Machine, job: Job
         if job.completion_token != token:  # killed meanwhile, or the other side of the race won
             return
         job.completion_token = None
-        # as in start_job: a task that lost its race with the walltime goes on (and keeps its share) until the
+        # as in run_step: a task that lost its race with the walltime goes on (and keeps its share) until the
         # executor's JOB_COMPLETED is received
         leftover = task if final == WALLTIME_REACHED and task.owner is not None else None
         kernel.cancel(job.timeout)
@@ -200,10 +302,7 @@ def _start_shared_job(kernel: Kernel, server: Server, machine: Machine, job: Job
             stop_shared_task(kernel, machine, task)
         job.activity = job.timeout = None
         job.task = None
-        job.state = final
-        job.end = kernel.clock
-        server.arrive(Message(COMPLETED, job, None if leftover is None
-                              else lambda: stop_shared_task(kernel, machine, leftover)))
+        ended(final, None if leftover is None else lambda: stop_shared_task(kernel, machine, leftover))
 
     def task_ended(_argument: object) -> None:
         if task.owner is None:  # stopped earlier in this very step (killed, or the leftover of a walltime whose
@@ -217,5 +316,5 @@ def _start_shared_job(kernel: Kernel, server: Server, machine: Machine, job: Job
     _apply_rates(kernel, changed)
     job.task = task
     job.activity = None
-    if walltime >= 0:
-        job.timeout = kernel.sleep(walltime, finish, WALLTIME_REACHED)
+    if remaining >= 0:
+        job.timeout = kernel.sleep(remaining, finish, WALLTIME_REACHED)

@@ -21,7 +21,8 @@ from batreplay.engine import server as msg
 from batreplay.engine.execution import Machine, start_job, stop_shared_task
 from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
-from batreplay.engine.profiles import validate_profile
+from batreplay.engine.profiles import (COMPOSED, UnsupportedProfileError, leaves_of, may_take_other_sizes,
+                                       validate_profile)
 from batreplay.engine.records import Job, allocation_string, job_from_json
 from batreplay.engine.server import Message, Server
 
@@ -47,6 +48,7 @@ class Handlers:
         self.jobs: dict[str, Job] = {}
         self.profiles: dict[str, dict[str, dict]] = {}
         self.ended: list[tuple[Job, str]] = []
+        self._steps: dict[tuple[str, str], list] = {}  # the steps of each composed profile run so far
         self._job_order = itertools.count()
         self.nb_submitted = self.nb_completed = self.nb_running = self.nb_waiters = self.nb_killers = 0
         self.registration_finished = False
@@ -195,7 +197,7 @@ class Handlers:
         if size == 0 or intervals[-1][1] >= nb_hosts or intervals[0][0] < 0:
             raise EngineError(f"EXECUTE_JOB '{job.full_id}': allocation {alloc} outside resources 0-{nb_hosts - 1}")
         profile = self.profile_of(job)
-        if size != job.res and profile["type"] != "parallel_homogeneous_total":
+        if size != job.res and not may_take_other_sizes(self.profiles[job.workload], job.profile_name):
             raise EngineError(
                 f"EXECUTE_JOB '{job.full_id}': the job requests {job.res} resources but {size} were "
                 f"allocated ({alloc})"
@@ -206,7 +208,12 @@ class Handlers:
                 f"EXECUTE_JOB '{job.full_id}': resources {clash} are already computing another job "
                 "(compute sharing is disabled)"
             )
-        start_job(self.kernel, self.server, self.machine, job, profile, alloc)
+        steps = None
+        if profile["type"] == COMPOSED:  # (composed profiles come from workload files only: never changed)
+            key = (job.workload, job.profile_name)
+            steps = self._steps.get(key) or self._steps.setdefault(key, leaves_of(self.profiles[job.workload],
+                                                                                  job.profile_name))
+        start_job(self.kernel, self.server, self.machine, job, profile, alloc, steps)
         self.nb_running += 1
 
     def _call_me_later(self, target: float) -> None:
@@ -240,14 +247,16 @@ class Handlers:
         killed = []
         for job in to_kill:
             if job.state == "RUNNING":
-                if job.task is not None:  # a parallel task on shared hosts: the fraction of its work done
-                    done = 1.0 - kernel.work_left(job.task.owner)
+                progress[job.full_id] = self._progress(job)
+                # Batsim cancels the parallel task of the step the job is at, whose executor then ends with code -2;
+                # a sleep (delay step) is not cancelled: the executor is killed and the code stays -1
+                step = self.profile_of(job) if job.steps is None else job.steps.steps[job.steps.index].profile
+                job.return_code = -1 if step["type"] == "delay" else -2
+                if job.task is not None:
                     stop_shared_task(kernel, self.machine, job.task)
                     job.task = None
-                else:
-                    done = (kernel.clock - job.start) / self.machine.duration(self.profile_of(job), job.allocation)
-                progress[job.full_id] = {"profile_name": job.profile_name, "progress": printed_time(done)}
                 job.completion_token = None
+                job.steps = None
                 kernel.cancel(job.activity)
                 kernel.cancel(job.timeout)
                 job.activity = job.timeout = None
@@ -258,11 +267,26 @@ class Handlers:
         self.nb_killers += 1
         self.server.send(Message(msg.KILLING_DONE, (to_kill, killed, progress)))
 
+    def _progress(self, job: Job) -> dict:
+        """Batsim's progress tree of running ``job`` (a KILL_JOB reply's ``job_progress`` entry): the fraction of
+        its profile done, or for a composed profile, the step it is at (:meth:`.execution.Steps.progress`)."""
+        if job.steps is not None:
+            return job.steps.progress()
+        if job.task is not None:  # a parallel task on shared hosts: the fraction of its work done
+            done = 1.0 - self.kernel.work_left(job.task.owner)
+        else:
+            done = (self.kernel.clock - job.start) / self.machine.duration(self.profile_of(job), job.allocation)
+        return {"profile_name": job.profile_name, "progress": printed_time(done)}
+
     def _register_profile(self, data: Mapping) -> None:
         if not self.options.dynamic_jobs:
             raise EngineError("REGISTER_PROFILE needs dynamic jobs (Batsim's --enable-dynamic-jobs)")
         wname, pname, profile = str(data["workload_name"]), str(data["profile_name"]), dict(data["profile"])
         validate_profile(pname, profile)
+        if profile.get("type") == COMPOSED:
+            raise UnsupportedProfileError(
+                f"REGISTER_PROFILE: profile '{pname}' is composed; Batsim 4.2.1 never links a registered composed "
+                "profile to its steps (only those of workload files) and would crash when a job runs it")
         workload = self.profiles.setdefault(wname, {})
         if pname in workload:
             raise EngineError(f"REGISTER_PROFILE: profile '{pname}' of workload '{wname}' is already registered")

@@ -1,4 +1,4 @@
-"""Execution time of a Batsim job profile on a set of hosts (compute-only jobs).
+"""Execution time of a Batsim job profile on a set of hosts (compute-only jobs), and composed profiles.
 
 What Batsim 4.2.1 does with the compute-only profile types, on platforms whose links have no latency
 (see ``../shared/docs/batsim-protocol-notes.md``, section "Resources and timing"):
@@ -9,18 +9,26 @@ What Batsim 4.2.1 does with the compute-only profile types, on platforms whose l
 - ``parallel_homogeneous_total`` with ``com = 0``: ``cpu`` flop are split evenly over the allocated hosts,
   so the job lasts ``(cpu / n) / min(speed)``;
 - ``parallel`` with an all-zero ``com`` matrix: host ``i`` computes ``cpu[i]`` flop, so the job lasts
-  ``max_i cpu[i] / speed[i]``.
+  ``max_i cpu[i] / speed[i]``;
+- ``composed`` (``seq``: profile names, ``repeat``: how many times the sequence runs, default 1): the job runs its
+  *leaves* one after the other (:func:`leaves_of`), each a profile above, on the same hosts; the walltime is
+  counted down across them (:mod:`batreplay.engine.execution`).
 
-Anything else (communication, SMPI traces, sequences, I/O, energy) is outside what the embedded engine
-reproduces: :class:`UnsupportedProfileError` says so and names real Batsim as the way to run it. This module
-imports nothing from batreplay.
+Every profile may carry ``ret``, the return code of a step that succeeds (default 0): a step whose code is not 0
+ends a composed job there, and a job whose code is positive ends ``COMPLETED_FAILED``.
+
+Anything else (communication, SMPI traces, I/O, energy) is outside what the embedded engine reproduces:
+:class:`UnsupportedProfileError` says so and names real Batsim as the way to run it. This module imports nothing
+from batreplay.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-SUPPORTED_PROFILE_TYPES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel")
+SUPPORTED_PROFILE_TYPES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel", "composed")
+COMPOSED = "composed"
 
 
 class UnsupportedProfileError(ValueError):
@@ -41,11 +49,31 @@ def _zero_communication(profile: Mapping, name: str) -> None:
         )
 
 
+def _check_return_code(name: str, profile: Mapping) -> None:
+    """Batsim reads ``ret`` as a C int; -2 (killed) would leave the job running forever and below -2 Batsim
+    aborts, so only codes from -1 up are accepted (-1: the job ends as if its walltime were reached)."""
+    code = profile.get("ret", 0)
+    if type(code) is not int or not -1 <= code <= 2**31 - 1:
+        raise InvalidProfileError(f"profile '{name}': 'ret' must be an integer from -1 to 2147483647 (got {code!r}); "
+                                  "Batsim 4.2.1 aborts on other values, or never ends the job for -2")
+
+
+def _check_composed(name: str, profile: Mapping) -> None:
+    repeat = profile.get("repeat", 1)
+    if type(repeat) is not int or repeat < 1:
+        raise InvalidProfileError(f"profile '{name}' (composed): 'repeat' must be an integer >= 1 (got {repeat!r})")
+    seq = profile["seq"]
+    if not isinstance(seq, (list, tuple)) or not seq or not all(isinstance(item, str) for item in seq):
+        raise InvalidProfileError(f"profile '{name}' (composed): 'seq' must be a non-empty list of profile names")
+
+
 def validate_profile(name: str, profile: Mapping) -> None:
-    """Check that ``profile`` can be executed by the embedded engine.
+    """Check that ``profile`` can be executed by the embedded engine (a composed profile's own fields only: see
+    :func:`validate_profiles` for the profiles its ``seq`` names).
 
     Raises:
-        InvalidProfileError: a profile Batsim refuses too (``delay <= 0``, missing field, bad ``cpu`` list).
+        InvalidProfileError: a profile Batsim refuses too (``delay <= 0``, missing field, bad ``cpu`` list, a
+            ``repeat`` below 1, an empty ``seq``, a ``ret`` that is not an integer of at least -1).
         UnsupportedProfileError: a valid Batsim profile outside the compute-only subset.
     """
     kind = profile.get("type")
@@ -55,12 +83,15 @@ def validate_profile(name: str, profile: Mapping) -> None:
             f"(supported: {', '.join(SUPPORTED_PROFILE_TYPES)}). Run it with a real Batsim: "
             "batreplay run --engine batsim"
         )
+    _check_return_code(name, profile)
     try:
         if kind == "delay":
             if float(profile["delay"]) <= 0:
                 raise InvalidProfileError(
                     f"profile '{name}': delay must be > 0 s (Batsim refuses {profile['delay']!r})"
                 )
+        elif kind == COMPOSED:
+            _check_composed(name, profile)
         elif kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
             if float(profile["cpu"]) < 0:
                 raise InvalidProfileError(f"profile '{name}': cpu must be >= 0 flop")
@@ -72,6 +103,96 @@ def validate_profile(name: str, profile: Mapping) -> None:
             _zero_communication(profile, name)
     except KeyError as missing:
         raise InvalidProfileError(f"profile '{name}' ({kind}) lacks the field {missing}") from None
+
+
+def validate_profiles(profiles: Mapping[str, Mapping]) -> None:
+    """Check every profile of one workload (``{name: profile}``), composed ones with the profiles they name:
+    each name of a ``seq`` must be a profile of the same workload, and no composed profile may contain itself
+    (Batsim 4.2.1 does not check it and recurses until it crashes).
+
+    Raises:
+        InvalidProfileError, UnsupportedProfileError: as :func:`validate_profile`; an unknown name in a ``seq``, or
+            a composed profile that contains itself, naming the chain.
+    """
+    for name, profile in profiles.items():
+        validate_profile(name, profile)
+    for name, profile in profiles.items():
+        if profile.get("type") == COMPOSED:
+            _check_sequence(profiles, name, (name,))
+
+
+def _check_sequence(profiles: Mapping[str, Mapping], name: str, chain: tuple[str, ...]) -> None:
+    for item in profiles[name]["seq"]:
+        if item not in profiles:
+            raise InvalidProfileError(f"composed profile '{name}': the profile '{item}' of its 'seq' does not exist")
+        if item in chain:
+            raise InvalidProfileError(f"composed profile '{chain[0]}' contains itself: {' -> '.join(chain + (item,))}")
+        if profiles[item].get("type") == COMPOSED:
+            _check_sequence(profiles, item, chain + (item,))
+
+
+def profiles_in_use(profiles: Mapping[str, Mapping], used: set[str]) -> set[str]:
+    """The profiles Batsim 4.2.1 keeps once a workload file is read: those its jobs use (``used``) and the steps of
+    the composed ones among them, at any depth (it drops the others: SIMULATION_BEGINS does not list them).
+
+    A step named only by composed profiles that no job uses is dropped too; Batsim keeps it or not depending on
+    the order of its hash table (a composed profile dropped before its step releases it): the profile lists of
+    SIMULATION_BEGINS may then differ, never a job's execution (no job can use those profiles)."""
+    kept = set()
+    pending = [name for name in used if name in profiles]
+    while pending:
+        name = pending.pop()
+        if name not in kept:
+            kept.add(name)
+            if profiles[name].get("type") == COMPOSED:
+                pending.extend(item for item in profiles[name]["seq"] if item in profiles)
+    return kept
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """One step of a job's execution: a profile that is not composed, run on the job's hosts.
+
+    Attributes:
+        name: the profile's name; profile: the profile (its JSON object).
+        path: the composed profiles that lead to it, outermost first, each with the index of this step among its
+            steps (``repeat`` times its ``seq``: Batsim's ``current_task_index``); empty for a job whose profile is
+            not composed.
+    """
+
+    name: str
+    profile: Mapping
+    path: tuple[tuple[str, int], ...] = ()
+    closes: tuple[int, ...] = ()
+
+
+def leaves_of(profiles: Mapping[str, Mapping], name: str) -> list[Leaf]:
+    """The steps a job of profile ``name`` runs, in order: the profile itself if it is not composed, otherwise its
+    ``seq`` ``repeat`` times, composed steps expanded in place (Batsim 4.2.1, ``initialize_sequential_tasks``).
+    The profiles must have passed :func:`validate_profiles`."""
+    profile = profiles[name]
+    if profile.get("type") != COMPOSED:
+        return [Leaf(name, profile)]
+    steps = []
+    seq = profile["seq"]
+    for repeated in range(profile.get("repeat", 1)):
+        for position, item in enumerate(seq):
+            index = repeated * len(seq) + position
+            steps.extend(Leaf(leaf.name, leaf.profile, ((name, index),) + leaf.path, leaf.closes)
+                         for leaf in leaves_of(profiles, item))
+    last = steps[-1]
+    steps[-1] = Leaf(last.name, last.profile, last.path, last.closes + (profile.get("ret", 0),))
+    return steps
+
+
+def may_take_other_sizes(profiles: Mapping[str, Mapping], name: str) -> bool:
+    """Whether a job of profile ``name`` may be given another number of hosts than it requests: Batsim 4.2.1
+    allows it for ``parallel_homogeneous_total``, and for a composed profile whose ``seq`` names only such
+    profiles (its direct steps: a composed step inside does not count)."""
+    profile = profiles[name]
+    if profile.get("type") == COMPOSED:
+        return all(profiles[item].get("type") == "parallel_homogeneous_total" for item in profile["seq"])
+    return profile.get("type") == "parallel_homogeneous_total"
 
 
 def host_flops(profile: Mapping, nb_hosts: int) -> list[float]:
@@ -124,10 +245,12 @@ def execution_time(profile: Mapping, speeds: Sequence[float]) -> float:
 MAX_SIMULATED_SECONDS = 1e10
 
 
-def longest_time_alone(profile: Mapping, slowest_speed: float) -> float:
+def longest_time_alone(profile: Mapping, slowest_speed: float, profiles: Mapping[str, Mapping] | None = None) -> float:
     """An upper bound, s, of the time a job of ``profile`` takes on hosts of at least ``slowest_speed`` flop/s with
     no other job: its delay, or its largest per-host flop / ``slowest_speed`` (a ``parallel_homogeneous_total``
-    counted as if on one host). 0 for a profile type the embedded engine does not simulate (a real Batsim's)."""
+    counted as if on one host); for a composed profile, the sum over its steps (``profiles``: the workload's
+    profiles, by name, which its ``seq`` names). 0 for a profile type the embedded engine does not simulate (a
+    real Batsim's)."""
     kind = profile.get("type")
     if kind == "delay":
         return float(profile["delay"])
@@ -135,7 +258,26 @@ def longest_time_alone(profile: Mapping, slowest_speed: float) -> float:
         return float(profile["cpu"]) / slowest_speed
     if kind == "parallel":
         return max((float(c) for c in profile["cpu"]), default=0.0) / slowest_speed
+    if kind == COMPOSED and profiles is not None:
+        return _longest_sequence(profile, slowest_speed, profiles, ())
     return 0.0
+
+
+def _longest_sequence(profile: Mapping, slowest_speed: float, profiles: Mapping[str, Mapping],
+                      chain: tuple[int, ...]) -> float:
+    """:func:`longest_time_alone` of a composed profile; names that are not profiles count 0 s (Batsim refuses
+    them itself), a profile that contains itself is refused (Batsim recurses until it crashes)."""
+    if id(profile) in chain:
+        raise InvalidProfileError("a composed profile contains itself (Batsim 4.2.1 recurses until it crashes)")
+    total = 0.0
+    for item in profile.get("seq", ()):
+        step = profiles.get(item) if isinstance(item, str) else None
+        if isinstance(step, Mapping) and step.get("type") == COMPOSED:
+            total += _longest_sequence(step, slowest_speed, profiles, chain + (id(profile),))
+        elif isinstance(step, Mapping):
+            total += longest_time_alone(step, slowest_speed)
+    repeat = profile.get("repeat", 1)
+    return total * (repeat if type(repeat) is int else 1)
 
 
 def check_simulated_times(workload: Mapping, slowest_speed: float) -> None:
@@ -147,7 +289,7 @@ def check_simulated_times(workload: Mapping, slowest_speed: float) -> None:
     """
     last = max((float(job.get("subtime", 0)) for job in workload.get("jobs", ())), default=0.0)
     for name, profile in workload.get("profiles", {}).items():
-        seconds = longest_time_alone(profile, slowest_speed)
+        seconds = longest_time_alone(profile, slowest_speed, workload.get("profiles", {}))
         if last + seconds > MAX_SIMULATED_SECONDS:
             raise ValueError(f"profile '{name}' takes up to {seconds:.4g} s on the slowest host ({slowest_speed:g} "
                              f"flop/s): with the last submission at {last:.4g} s the simulation could pass "

@@ -32,7 +32,7 @@ including the microseconds that SimGrid's internal messages add up over long cha
 as Batsim does.
 
 Scope: ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_total`` and ``parallel`` profiles
-without communication; walltime kills; compute sharing (:mod:`.sharing`, ``EngineOptions.compute_sharing``);
+without communication, ``composed`` profiles of them (:class:`.execution.Steps`), return codes; walltime kills; compute sharing (:mod:`.sharing`, ``EngineOptions.compute_sharing``);
 EXECUTE_JOB, REJECT_JOB, CALL_ME_LATER, KILL_JOB,
 REGISTER_PROFILE / REGISTER_JOB (with or without acknowledgement), SET_JOB_METADATA and NOTIFY
 ``registration_finished`` / ``continue_registration``. Anything else raises :class:`EngineError` naming
@@ -48,7 +48,7 @@ from batreplay.engine.execution import Machine
 from batreplay.engine.handlers import DECISION_TYPES, Handlers
 from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
-from batreplay.engine.profiles import validate_profile
+from batreplay.engine.profiles import profiles_in_use, validate_profiles
 from batreplay.engine.records import Job, job_columns, job_records
 from batreplay.formats.out_jobs_writer import JobRecord
 from batreplay.engine.server import Server, simulation_begins_event
@@ -115,13 +115,12 @@ class BatsimEngine:
         static_jobs: dict[str, list[Job]] = {}
         for wname, document in workloads.items():
             profiles = document.get("profiles", {})
-            for pname, profile in profiles.items():
-                validate_profile(pname, profile)
+            validate_profiles(profiles)
             self.profiles[wname] = dict(profiles)  # the profiles themselves are read, never changed
             static_jobs[wname] = [self.handlers.new_job(wname, j, origin="workload") for j in document["jobs"]]
             # Batsim drops the profiles no job of the file uses, once the file is checked: SIMULATION_BEGINS
             # lists only the others, and no later job can use them (src/workload.cpp, golden sharing-group)
-            used = {job.profile_name for job in static_jobs[wname]}
+            used = profiles_in_use(profiles, {job.profile_name for job in static_jobs[wname]})
             for job in static_jobs[wname]:
                 self.handlers.check_speedup_model(job)  # before anything runs
             self.profiles[wname] = {name: profile for name, profile in profiles.items() if name in used}

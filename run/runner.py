@@ -107,13 +107,12 @@ def load_workload(spec: RunSpec, nb_res: int | None = None) -> tuple[dict, pd.Da
     except WorkloadError as err:
         raise RunError(str(err)) from None
     if loaded.job_table is None and spec.engine.name == "embedded":  # say now what the engine cannot run
-        from batreplay.engine.profiles import validate_profile
+        from batreplay.engine.profiles import validate_profiles
 
-        for profile_name, profile in loaded.document["profiles"].items():
-            try:
-                validate_profile(profile_name, profile)
-            except ValueError as err:
-                raise RunError(f"{spec.workload}: {err}") from None
+        try:
+            validate_profiles(loaded.document["profiles"])
+        except ValueError as err:
+            raise RunError(f"{spec.workload}: {err}") from None
     return loaded.document, loaded.job_table, loaded.notes
 
 
