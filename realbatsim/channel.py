@@ -43,15 +43,17 @@ class BatsimChannel:
     Args:
         timeout: seconds Batsim may stay silent while a message is awaited.
         on_request: called with each message received.
+        on_reply: called with each reply, before it is sent (with ``on_request``, a transcript of the run).
         host: interface to bind (loopback by default).
         deadline: optional wall-clock limit of the whole run (:class:`batreplay.deadline.Deadline`), checked
             between slices.
     """
 
     def __init__(self, timeout: float, on_request: Callable[[dict], None] | None = None,
-                 host: str = "127.0.0.1", deadline=None) -> None:
+                 host: str = "127.0.0.1", deadline=None, on_reply: Callable[[dict], None] | None = None) -> None:
         self.timeout = timeout
         self.on_request = on_request
+        self.on_reply = on_reply
         self.deadline = deadline
         self.host = host
         self.messages = 0
@@ -133,6 +135,8 @@ class BatsimChannel:
         assert self._socket is not None, "bind() first"
         if self._received_at is not None:
             self.scheduler_seconds += time.perf_counter() - self._received_at
+        if self.on_reply is not None:
+            self.on_reply(message)
         self._socket.send_string(json.dumps(message))
         if self._ending:
             self.simulation_ended = True

@@ -98,6 +98,7 @@ def run_with_batsim(
     timeout: float = DEFAULT_TIMEOUT,
     check_version: bool = True,
     on_request: Callable[[dict], None] | None = None,
+    on_reply: Callable[[dict], None] | None = None,
     deadline=None,
     stderr_log: str | os.PathLike[str] | None = None,
 ) -> BatsimRunResult:
@@ -124,6 +125,8 @@ def run_with_batsim(
             Default :data:`DEFAULT_TIMEOUT` (600 s).
         check_version: run :func:`~.process.check_batsim_version` first.
         on_request: called with each Batsim message before the scheduler sees it (progress reporting).
+        on_reply: called with each reply of the decision process before it is sent (with ``on_request``: the
+            run's transcript, as the golden recordings keep it).
         deadline: a wall-clock limit of the whole run (a :class:`batreplay.deadline.Deadline`), checked while
             waiting for Batsim; :class:`~batreplay.deadline.WallClockTimeout` when it expires (Batsim killed).
         stderr_log: where Batsim's standard error is written while it runs, and stays if the run fails (error
@@ -153,7 +156,7 @@ def run_with_batsim(
     stdout_log, final_stderr_log = export / STDOUT_LOG, export / STDERR_LOG
     stderr_log = final_stderr_log if stderr_log is None else Path(os.path.abspath(stderr_log))
 
-    channel = BatsimChannel(timeout=timeout, on_request=on_request, deadline=deadline)
+    channel = BatsimChannel(timeout=timeout, on_request=on_request, deadline=deadline, on_reply=on_reply)
     process: subprocess.Popen | None = None
     try:
         endpoint = channel.bind()

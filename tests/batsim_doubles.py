@@ -90,6 +90,21 @@ def engine_for(platform: Path, workload: Path, options: EngineOptions | None = N
                         cores=compute.cores, host_properties=compute.host_properties)
 
 
+def replay_transcript(case_dir: Path) -> int:
+    """Feed an embedded engine on ``case_dir``'s inputs the recorded scheduler replies of its ``transcript.jsonl``;
+    assert it sends exactly the recorded Batsim messages, and nothing after the last; return how many."""
+    engine = engine_for(case_dir / "platform.xml", case_dir / "workload.json", batsim_options(case_dir))
+    pairs = transcript_pairs(case_dir)
+    for seq, (request, reply) in enumerate(pairs):
+        got = engine.next_request()
+        assert got is not None, f"{case_dir.name}: the engine ended before message {seq}"
+        difference = json_difference(got, request)
+        assert difference is None, f"{case_dir.name}, message {seq}: {difference}"
+        engine.apply_reply(reply)
+    assert engine.next_request() is None, f"{case_dir.name}: the engine goes on after SIMULATION_ENDS"
+    return len(pairs)
+
+
 def json_difference(got, expected, path: str = "msg") -> str | None:
     """The first difference between two decoded JSON values, numbers compared to :data:`TOLERANCE`; None if
     they are equal. Lists are compared in order (event order matters in the protocol)."""
