@@ -57,7 +57,7 @@ class DirectJob:
 
     Attributes:
         id: Batsim's id, ``workload!name``; submit_time, requested_time: seconds (requested_time -1 without a
-            walltime, as pybatsim gives it; numbers as the engine parsed them, floats); requested_resources:
+            walltime, as pybatsim gives it; floats printed as Batsim prints them, six decimals); requested_resources:
             nodes; profile: the profile's name; job_state: a ``batsim.batsim.Job.State``, set as pybatsim sets it
             (on submission, completion, registration: pybatsim's execute and reject calls leave it as it is);
         allocation: the ProcSet it runs on (set by the scheduler; the engine keeps that very object until the job

@@ -4,7 +4,8 @@
 job; :func:`start_job` starts a job's executor on the kernel: the job's activity (a sleep for ``delay``, a
 computation for a parallel task), its walltime, and the JOB_COMPLETED message its executor sends to the server
 when it ends; a job of a composed profile runs its steps one after the other (:class:`Steps`), each as
-:func:`run_step` runs a job of one profile. With compute sharing (Batsim's ``--enable-compute-sharing``), parallel tasks on the same hosts
+:func:`run_step` runs a job of one profile. With compute sharing (Batsim's ``--enable-compute-sharing``),
+parallel tasks on the same hosts
 share them (:mod:`.sharing`): each start or end of a task changes the rates of the tasks it shares hosts with.
 Co-scheduling (:mod:`.coscheduling`) uses the same path with another rule for the rates. It imports the engine's
 kernel, server, records, profiles, sharing, coscheduling and speedup modules, and procset.
@@ -25,7 +26,7 @@ from batreplay.engine.sharing import SharedHosts, SharedTask
 from batreplay.platforms.speedup import SpeedupModel
 
 #: A parallel task whose duration is within this fraction (of 1 + walltime, in seconds) of its walltime races
-#: its timeout with SimGrid's arithmetic; beyond it, the outcome is decided at start (see :func:`start_job`).
+#: its timeout with SimGrid's arithmetic; beyond it, the outcome is decided at start (see :func:`run_step`).
 RACE_BAND = 1e-6
 _FLAGS = (b"\x00", b"\x01")  # a host's busy flag, idle and computing
 

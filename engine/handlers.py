@@ -213,6 +213,10 @@ class Handlers:
             key = (job.workload, job.profile_name)
             steps = self._steps.get(key) or self._steps.setdefault(key, leaves_of(self.profiles[job.workload],
                                                                                   job.profile_name))
+            for step in steps:  # Batsim aborts when a parallel step's cpu vector is not one value per host
+                if step.profile["type"] == "parallel" and len(step.profile["cpu"]) != size:
+                    raise EngineError(f"EXECUTE_JOB '{job.full_id}': step '{step.name}' of its composed profile has "
+                                      f"{len(step.profile['cpu'])} cpu values but {size} hosts were allocated")
         start_job(self.kernel, self.server, self.machine, job, profile, alloc, steps)
         self.nb_running += 1
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 SUPPORTED_PROFILE_TYPES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel", "composed")
 COMPOSED = "composed"
+#: The deepest nesting of composed profiles the embedded engine runs (each level is a Python call).
+MAX_NESTING = 100
 
 
 class UnsupportedProfileError(ValueError):
@@ -108,7 +110,8 @@ def validate_profile(name: str, profile: Mapping) -> None:
 def validate_profiles(profiles: Mapping[str, Mapping]) -> None:
     """Check every profile of one workload (``{name: profile}``), composed ones with the profiles they name:
     each name of a ``seq`` must be a profile of the same workload, and no composed profile may contain itself
-    (Batsim 4.2.1 does not check it and recurses until it crashes).
+    (Batsim 4.2.1 does not check it, and recurses until it crashes when a job of such a profile starts). Each
+    profile is visited once, whatever the nesting (a depth-first walk, without recursion).
 
     Raises:
         InvalidProfileError, UnsupportedProfileError: as :func:`validate_profile`; an unknown name in a ``seq``, or
@@ -116,19 +119,37 @@ def validate_profiles(profiles: Mapping[str, Mapping]) -> None:
     """
     for name, profile in profiles.items():
         validate_profile(name, profile)
+    depth: dict[str, int] = {}  # composed profiles checked, with their nesting depth (1: only plain steps)
     for name, profile in profiles.items():
-        if profile.get("type") == COMPOSED:
-            _check_sequence(profiles, name, (name,))
+        if profile.get("type") == COMPOSED and name not in depth:
+            _check_sequence(profiles, name, depth)
 
 
-def _check_sequence(profiles: Mapping[str, Mapping], name: str, chain: tuple[str, ...]) -> None:
-    for item in profiles[name]["seq"]:
+def _check_sequence(profiles: Mapping[str, Mapping], root: str, depth: dict[str, int]) -> None:
+    """Walk the composed profiles reachable from ``root`` depth first, each once; ``depth`` holds those checked."""
+    chain = [root]  # the composed profiles being walked, outermost first
+    positions = [0]  # the next item of each one's seq
+    while chain:
+        name = chain[-1]
+        seq = profiles[name]["seq"]
+        if positions[-1] == len(seq):
+            depth[name] = 1 + max((depth.get(item, 0) for item in seq), default=0)
+            if depth[name] > MAX_NESTING:
+                raise InvalidProfileError(f"composed profile '{name}' nests composed profiles {depth[name]} deep, "
+                                          f"more than the {MAX_NESTING} the embedded engine runs")
+            chain.pop()
+            positions.pop()
+            continue
+        item = seq[positions[-1]]
+        positions[-1] += 1
         if item not in profiles:
             raise InvalidProfileError(f"composed profile '{name}': the profile '{item}' of its 'seq' does not exist")
         if item in chain:
-            raise InvalidProfileError(f"composed profile '{chain[0]}' contains itself: {' -> '.join(chain + (item,))}")
-        if profiles[item].get("type") == COMPOSED:
-            _check_sequence(profiles, item, chain + (item,))
+            raise InvalidProfileError(f"composed profile '{item}' contains itself: "
+                                      f"{' -> '.join(chain[chain.index(item):] + [item])}")
+        if profiles[item].get("type") == COMPOSED and item not in depth:
+            chain.append(item)
+            positions.append(0)
 
 
 def profiles_in_use(profiles: Mapping[str, Mapping], used: set[str]) -> set[str]:
@@ -264,17 +285,23 @@ def longest_time_alone(profile: Mapping, slowest_speed: float, profiles: Mapping
 
 
 def _longest_sequence(profile: Mapping, slowest_speed: float, profiles: Mapping[str, Mapping],
-                      chain: tuple[int, ...]) -> float:
-    """:func:`longest_time_alone` of a composed profile; names that are not profiles count 0 s (Batsim refuses
-    them itself), a profile that contains itself is refused (Batsim recurses until it crashes)."""
-    if id(profile) in chain:
-        raise InvalidProfileError("a composed profile contains itself (Batsim 4.2.1 recurses until it crashes)")
+                      chain: tuple[int, ...], known: dict[int, float] | None = None) -> float:
+    """:func:`longest_time_alone` of a composed profile, each composed profile computed once (``known``, by
+    ``id``); names that are not profiles count 0 s (Batsim refuses them itself), and so does a profile met again
+    inside itself (Batsim crashes only when a job of it starts: :func:`validate_profiles` refuses it)."""
+    known = {} if known is None else known
+    if len(chain) > MAX_NESTING:
+        raise InvalidProfileError(f"composed profiles nested more than {MAX_NESTING} deep")
     total = 0.0
     for item in profile.get("seq", ()):
         step = profiles.get(item) if isinstance(item, str) else None
-        if isinstance(step, Mapping) and step.get("type") == COMPOSED:
-            total += _longest_sequence(step, slowest_speed, profiles, chain + (id(profile),))
-        elif isinstance(step, Mapping):
+        if not isinstance(step, Mapping) or id(step) in chain or id(step) == id(profile):
+            continue
+        if step.get("type") == COMPOSED:
+            if id(step) not in known:
+                known[id(step)] = _longest_sequence(step, slowest_speed, profiles, chain + (id(profile),), known)
+            total += known[id(step)]
+        else:
             total += longest_time_alone(step, slowest_speed)
     repeat = profile.get("repeat", 1)
     return total * (repeat if type(repeat) is int else 1)

@@ -57,12 +57,15 @@ class Job:
     task: Any = None  # its parallel task on shared hosts, while it runs (compute sharing only)
     registered: bool = False
     steps: Any = None  # the steps of its composed profile, while it runs (engine.execution.Steps)
-    return_code: int = -1  # Batsim's return code once it completed: its profile's ``ret`` (0 by default), -1 at walltime
+    # Batsim's return code once it ended: its profile's (or failed step's) ``ret``, 0 by default; -1 at its walltime
+    # or killed in a sleep, -2 killed in a computation
+    return_code: int = -1
 
     def wire_description(self) -> dict:
         """The job's JSON object as Batsim sends it in JOB_SUBMITTED: a static job's description with ``id`` =
         ``full_id``, a registered job's description as the decision process gave it; every non-integer number
-        printed as Batsim prints it (:func:`~batreplay.engine.kernel.wire_numbers`: a walltime of 4.000000001 s is sent as 4.0)."""
+        printed as Batsim prints it (:func:`~batreplay.engine.kernel.wire_numbers`: a walltime of 4.000000001 s is
+        sent as 4.0)."""
         description = wire_numbers(self.description)
         if not self.registered:
             description["id"] = self.full_id

@@ -32,7 +32,8 @@ including the microseconds that SimGrid's internal messages add up over long cha
 as Batsim does.
 
 Scope: ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_total`` and ``parallel`` profiles
-without communication, ``composed`` profiles of them (:class:`.execution.Steps`), return codes; walltime kills; compute sharing (:mod:`.sharing`, ``EngineOptions.compute_sharing``);
+without communication, ``composed`` profiles of them (:class:`.execution.Steps`), return codes; walltime kills;
+compute sharing (:mod:`.sharing`, ``EngineOptions.compute_sharing``);
 EXECUTE_JOB, REJECT_JOB, CALL_ME_LATER, KILL_JOB,
 REGISTER_PROFILE / REGISTER_JOB (with or without acknowledgement), SET_JOB_METADATA and NOTIFY
 ``registration_finished`` / ``continue_registration``. Anything else raises :class:`EngineError` naming

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from batreplay.atomic import open_text_atomically
-from batreplay.formats.names import BATSIM_VERSION, KILLED_STATES, REJECTED, SUCCESS
+from batreplay.formats.names import BATSIM_VERSION, REJECTED, SUCCESS
 from batreplay.formats.table_csv import write_csv_table
 
 if TYPE_CHECKING:
@@ -199,7 +199,8 @@ def batsim_schedule_summary(jobs: pd.DataFrame | Mapping[str, Any], *,
         "mean_waiting_time": total_over_all("waiting_time"),
         "nb_jobs": nb_jobs,
         "nb_jobs_finished": int(ran.sum()),
-        "nb_jobs_killed": int(np.isin(states, list(KILLED_STATES)).sum()),
+        # Batsim counts as killed every job that ran and did not succeed (failed ones too: export.cpp, write_job)
+        "nb_jobs_killed": int(ran.sum()) - nb_success,
         "nb_jobs_rejected": int((states == REJECTED).sum()),
         "nb_jobs_success": nb_success,
         "success_rate": nb_success / nb_jobs if nb_jobs else 0.0,

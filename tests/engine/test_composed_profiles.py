@@ -146,3 +146,22 @@ def test_composed_jobs_keep_the_invariants_and_their_walltime(workload):
     for intervals in spans.values():
         intervals.sort()
         assert all(end <= start for (_, end), (start, _) in zip(intervals, intervals[1:]))
+
+
+def test_deep_nesting_is_refused_and_wide_nesting_is_checked_once():
+    deep = {"c0": D3} | {f"c{i}": {"type": "composed", "seq": [f"c{i - 1}"]} for i in range(1, 120)}
+    with pytest.raises(InvalidProfileError, match="nests composed profiles 101 deep, more than the 100"):
+        validate_profiles(deep)
+    wide = {"c0": D3} | {f"c{i}": {"type": "composed", "seq": [f"c{i - 1}", f"c{i - 1}"]} for i in range(1, 40)}
+    validate_profiles(wide)  # 2**39 paths: visited once each profile, or this never returns
+
+
+def test_a_parallel_step_without_one_cpu_value_per_host_is_refused_when_the_job_starts():
+    from batreplay.engine.options import EngineError
+
+    workload = {"nb_res": 2, "jobs": [{"id": "1", "subtime": 0, "res": 2, "walltime": 50, "profile": "c"}],
+                "profiles": {"p3": {"type": "parallel", "cpu": [1e9, 1e9, 1e9], "com": [0] * 9}, "d3": D3,
+                             "c": {"type": "composed", "seq": ["d3", "p3"]}}}
+    engine = BatsimEngine([("node_0", 1e9), ("node_1", 1e9)], {"w0": workload})
+    with pytest.raises(EngineError, match="step 'p3' of its composed profile has 3 cpu values but 2 hosts"):
+        run_scheduler(engine, FirstFit())

@@ -4,8 +4,8 @@ the same messages (fed the same replies) and write the same out_jobs.csv, byte f
 also equal the committed one (so the fast loop's replays stay those of the real Batsim).
 
 The cases (``tests/golden/README.md``): composed profiles with ``repeat`` and nesting, return codes (a failed step
-ends the sequence), walltimes that stop a job in the middle of a round (in a delay step, in a computation, at the
-exact end of one), a job without walltime, a ``parallel`` step, under EASY; kills in the middle of a step (the
+ends the sequence), walltimes that stop a job in the middle of a round (in a delay step, in a computation), a job
+without walltime, a ``parallel`` step, under EASY; kills in the middle of a step (the
 progress tree and the return code, -2 when a computation is cancelled, -1 for a sleep); composed jobs on shared
 hosts (``--enable-compute-sharing``).
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.formats.out_jobs_writer import write_out_jobs_columns
+from batreplay.formats.out_schedule import schedule_summary
 from batsim_doubles import batsim_options, engine_for, replay_transcript
 from golden_recording import RECORDED, case_scheduler, recorded_cases
 
@@ -37,3 +39,14 @@ def test_engine_replays_the_recorded_transcript(case):
 def test_the_cases_scheduler_on_the_engine_writes_the_recorded_out_jobs(case, tmp_path):
     ours = embedded_out_jobs(RECORDED / case, tmp_path / "out_jobs.csv").read_bytes()
     assert ours == (RECORDED / case / "out_jobs.csv").read_bytes()
+
+
+@pytest.mark.parametrize("case", recorded_cases())
+def test_the_schedule_summary_of_the_recorded_jobs_is_batsims(case):
+    """out_schedule.csv's figures from the recorded out_jobs.csv are Batsim's: failed jobs count as killed."""
+    jobs = pd.read_csv(RECORDED / case / "out_jobs.csv")
+    batsim = pd.read_csv(RECORDED / case / "out_schedule.csv").iloc[0]
+    summary = schedule_summary(jobs, 4, 0.0, 0.0, check=False)
+    for column in ["makespan", "max_waiting_time", "mean_waiting_time", "mean_turnaround_time", "nb_jobs",
+                   "nb_jobs_finished", "nb_jobs_killed", "nb_jobs_success", "success_rate"]:
+        assert summary[column] == pytest.approx(float(batsim[column]), rel=1e-9, abs=1e-5), column
