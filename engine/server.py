@@ -219,13 +219,16 @@ class Server:
 
 def simulation_begins_event(options: EngineOptions, host_names: Sequence[str], workload_files: Mapping[str, str],
                             profiles: Mapping[str, Mapping],
-                            host_properties: Sequence[tuple[Mapping, Mapping]] | None = None) -> Event:
+                            host_properties: Sequence[tuple[Mapping, Mapping]] | None = None,
+                            storage: Sequence[tuple[str, Mapping, Mapping]] = ()) -> Event:
     """Batsim's first event, SIMULATION_BEGINS (time 0): configuration, compute resources (ids in
     ``host_names`` order), workload files and profiles by workload.
 
     ``host_properties`` gives each host's ``(properties, zone_properties)`` (default: none): Batsim sends a host's
     ``<prop>`` values with ``role`` added (``""``) when absent, and those of the zone or cluster holding it (observed
-    on a real Batsim 4.2.1 with a two-cluster platform, tests/engine/test_real_batsim_compat.py)."""
+    on a real Batsim 4.2.1 with a two-cluster platform, tests/engine/test_real_batsim_compat.py). ``storage`` gives
+    each storage host's ``(name, properties, zone_properties)``: Batsim numbers them after the compute hosts and
+    lists them apart (``storage_resources``), their ``role`` property being ``storage``."""
     config = {
         "redis-enabled": False,
         "redis-hostname": "127.0.0.1",
@@ -243,15 +246,18 @@ def simulation_begins_event(options: EngineOptions, host_names: Sequence[str], w
         {"id": i, "name": name, "state": "idle", "properties": {"role": "", **props}, "zone_properties": dict(zone)}
         for i, (name, (props, zone)) in enumerate(zip(host_names, pairs))
     ]
+    first = len(host_names)
+    disks = [{"id": first + k, "name": name, "state": "idle", "properties": {"role": "", **props},
+              "zone_properties": dict(zone)} for k, (name, props, zone) in enumerate(storage)]
     return Event(0.0, SIMULATION_BEGINS, {
-        "nb_resources": len(host_names),
+        "nb_resources": len(host_names) + len(disks),
         "nb_compute_resources": len(host_names),
-        "nb_storage_resources": 0,
+        "nb_storage_resources": len(disks),
         "allow_compute_sharing": options.shares_hosts,
         "allow_storage_sharing": True,
         "config": config,
         "compute_resources": resources,
-        "storage_resources": [],
+        "storage_resources": disks,
         "workloads": dict(workload_files),
         "profiles": profiles,  # the engine's own: the wire form copies them (see events.wire_data)
     })

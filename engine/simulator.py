@@ -77,6 +77,9 @@ class BatsimEngine:
             compute sharing (``options.compute_sharing``) uses them.
         host_properties: each host's ``(properties, zone_properties)`` from the platform file, sent in
             SIMULATION_BEGINS as Batsim sends them (node types, job slots...); default none.
+        storage: each storage host's ``(name, properties, zone_properties)``, in resource-id order (ids after the
+            compute hosts'; :attr:`batreplay.platforms.model.Platform.storage_resources`); listed in
+            SIMULATION_BEGINS, never given a job (no profile the engine runs reads or writes).
 
     Attributes:
         records: the out_jobs.csv rows (:class:`batreplay.formats.out_jobs_writer.JobRecord`) of the jobs ended so far
@@ -98,6 +101,7 @@ class BatsimEngine:
         message_bandwidth: float = DEFAULT_MESSAGE_BANDWIDTH,
         cores: Sequence[int] | None = None,
         host_properties: Sequence[tuple[Mapping, Mapping]] | None = None,
+        storage: Sequence[tuple[str, Mapping, Mapping]] = (),
     ) -> None:
         self.options = options or EngineOptions()
         self.host_names = [name for name, _ in hosts]
@@ -129,7 +133,7 @@ class BatsimEngine:
 
         # Batsim sends SIMULATION_BEGINS before anything else happens.
         self.server.buffer.append(simulation_begins_event(self.options, self.host_names, files, self.profiles,
-                                                          host_properties))
+                                                          host_properties, storage))
         for wname, jobs in static_jobs.items():
             # Batsim submits by submission time, then by job id as a C++ string (bytes), not in file order
             # (src/jobs.cpp, job_comparator_subtime_number; golden sharing-group)

@@ -70,6 +70,8 @@ class Platform:
         hosts: compute hosts, ``hosts[i].id == i``, names in ascending lexicographic order.
         master_host: name of the host that runs Batsim's server (not a compute resource).
         storage_hosts: names of hosts with role ``storage`` (not compute resources), sorted.
+        storage: the storage hosts themselves, ``storage[k].id == len(hosts) + k`` (Batsim numbers them after the
+            compute hosts), with their properties; empty when only their names are known.
         source: file the platform was read from, if any (not part of equality).
 
     Raises:
@@ -80,11 +82,13 @@ class Platform:
     hosts: tuple[Host, ...]
     master_host: str
     storage_hosts: tuple[str, ...] = ()
+    storage: tuple[Host, ...] = ()
     source: Path | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hosts", tuple(self.hosts))
-        object.__setattr__(self, "storage_hosts", tuple(self.storage_hosts))
+        object.__setattr__(self, "storage", tuple(self.storage))
+        object.__setattr__(self, "storage_hosts", tuple(self.storage_hosts) or tuple(h.name for h in self.storage))
         where = f" ({self.source})" if self.source is not None else ""
         if not self.hosts:
             raise ValueError(f"platform{where} has no compute host")
@@ -127,6 +131,11 @@ class Platform:
     def host_properties(self) -> list[tuple[dict[str, str], dict[str, str]]]:
         """``(properties, zone_properties)`` of each host, by resource id, as dicts."""
         return [(dict(h.properties), dict(h.zone_properties)) for h in self.hosts]
+
+    @property
+    def storage_resources(self) -> list[tuple[str, dict[str, str], dict[str, str]]]:
+        """``(name, properties, zone_properties)`` of each storage host, by resource id (after the compute hosts)."""
+        return [(h.name, dict(h.properties), dict(h.zone_properties)) for h in self.storage]
 
     @property
     def node_types(self) -> dict[str, list[int]]:

@@ -374,7 +374,7 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
 
     compute: list[tuple[str, float, int, dict[str, str], dict[str, str]]] = []
     masters: list[str] = []
-    storage: list[str] = []
+    storage: list[tuple[str, float, int, dict[str, str], dict[str, str]]] = []
     for name, (speed, props, element, cores, zone_props) in reader.hosts.items():
         role = props.get("role", "")
         if role not in _KNOWN_ROLES:
@@ -382,7 +382,7 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
         if name == master_host or role == "master":
             masters.append(name)
         elif role == "storage":
-            storage.append(name)
+            storage.append((name, speed, cores, props, zone_props))
         else:
             if speed < MIN_SPEED:
                 raise reader.error(element, f"compute host {name!r} has speed {speed!r} flop/s, Batsim needs at least "
@@ -400,12 +400,9 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
     if not compute:
         raise PlatformError(path, None, None, "no compute host")
     compute.sort(key=lambda pair: batsim_name_order(pair[0]))
-    hosts = tuple(Host(id=i, name=name, speed=speed, cores=cores, properties=tuple(props.items()),
-                       zone_properties=tuple(zone.items()))
-                  for i, (name, speed, cores, props, zone) in enumerate(compute))
-    return Platform(
-        hosts=hosts,
-        master_host=masters[0],
-        storage_hosts=tuple(sorted(storage, key=batsim_name_order)),
-        source=path,
-    )
+    storage.sort(key=lambda pair: batsim_name_order(pair[0]))
+    hosts, disks = (tuple(Host(id=first + i, name=name, speed=speed, cores=cores, properties=tuple(props.items()),
+                               zone_properties=tuple(zone.items()))
+                          for i, (name, speed, cores, props, zone) in enumerate(found))
+                    for first, found in ((0, compute), (len(compute), storage)))
+    return Platform(hosts=hosts, master_host=masters[0], storage=disks, source=path)

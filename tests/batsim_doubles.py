@@ -87,7 +87,8 @@ def engine_for(platform: Path, workload: Path, options: EngineOptions | None = N
     hosts = [(h.name, h.speed) for h in compute.hosts]
     document = json.loads(Path(workload).read_text())
     return BatsimEngine(hosts, {"w0": document}, {"w0": Path(workload).name}, options or EngineOptions(),
-                        cores=compute.cores, host_properties=compute.host_properties)
+                        cores=compute.cores, host_properties=compute.host_properties,
+                        storage=compute.storage_resources)
 
 
 def replay_transcript(case_dir: Path) -> int:

@@ -357,6 +357,9 @@ def test_reader_understands_nested_zones_hosts_pstates_roles(tmp_path):
     assert platform.master_host == "master_host"
     assert platform.storage_hosts == ("disk0",)
     assert platform.id_of("k1") == 5
+    # the storage host is numbered after the compute hosts and keeps its properties (sent in SIMULATION_BEGINS)
+    assert [(h.id, h.name) for h in platform.storage] == [(8, "disk0")]
+    assert platform.storage_resources == [("disk0", {"role": "storage"}, {"site_prop": "x"})]
 
 
 def test_reader_master_option_name(tmp_path):
