@@ -134,17 +134,24 @@ def _cmd_analyze(args: argparse.Namespace, console: Console) -> int:
 
 def _cmd_platform(args: argparse.Namespace, console: Console) -> int:
     from batreplay.platforms.generate import platform_command
-    from batreplay.platforms.node_types import read_node_types
+    from batreplay.platforms.node_types import read_node_types_file
 
     if args.nodes is None and args.node_types is None:
         raise ValueError("batreplay platform: give --nodes N (a homogeneous cluster) or --node-types FILE")
-    types = read_node_types(args.node_types) if args.node_types is not None else None
+    types, storage_rate = None, args.storage_rate
+    if args.node_types is not None:
+        for option, value in (("--io-rate", args.io_rate), ("--storage-rate", args.storage_rate)):
+            if value is not None:
+                raise ValueError(f"{option} and --node-types: the node types file gives the I/O (key 'io_rate' of "
+                                 "each [[node_types]], [storage] rate); leave out " + option)
+        machine = read_node_types_file(args.node_types)
+        types, storage_rate = list(machine.node_types), machine.storage_rate
 
     def note(text: str) -> None:  # a variant's rounded node count, in one line
         console.print(f"note: {text}", highlight=False, markup=False)
 
     for path in platform_command(args.nodes, args.speed, args.out, variants=args.variants, node_types=types,
-                                 on_note=note):
+                                 on_note=note, io_rate=args.io_rate, storage_rate=storage_rate):
         console.print(f"wrote {path}", highlight=False, markup=False)
     return 0
 
@@ -272,6 +279,12 @@ def _add_platform_command(commands) -> None:
     plat.add_argument("--speed", type=float, default=None,
                       help=f"node speed in flop/s, with --nodes (default: {REFERENCE_NODE_SPEED:g}); node types give "
                            "their own")
+    plat.add_argument("--io-rate", type=float, default=None, metavar="BYTES_PER_S",
+                      help="with --nodes: bytes/s between each node and a storage host (a platform with I/O links; "
+                           "node types give their own io_rate)")
+    plat.add_argument("--storage-rate", type=float, default=None, metavar="BYTES_PER_S",
+                      help="with --io-rate: bytes/s of the storage host's link, shared by all nodes' I/O (default: "
+                           "nodes x io rate)")
     plat.add_argument("--out", required=True, help="platform file to write (.xml)")
     plat.add_argument("--variants", action="store_true",
                       help="also write the node count x2, /2 and node speed x2, /2 variants")

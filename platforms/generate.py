@@ -15,6 +15,26 @@ cluster (for 128 hosts: prefix ``node_00`` radical ``0-9``, prefix ``node_0`` ra
 the same way; a platform of at most 10 hosts of one speed is a single cluster ``compute`` exactly like the
 golden ones.
 
+Platforms with I/O. When the compute hosts have an I/O rate (node types with ``io_rate``, or ``io_rate`` for a
+homogeneous cluster; the hosts then carry the property ``io_rate``, bytes/s), the platform is written without
+clusters, as one ``Full``-routed zone of plain elements (:func:`_io_platform_xml`): every compute host (the same
+names, speeds, cores and properties as the cluster form, plus ``io_rate``), a master host named ``master_host``
+(Batsim's default ``--master-host``, without a ``role`` property: Batsim 4.2.1 aborts on a host that is the master
+both by name and by role), a storage host ``storage`` (``role=storage``), and links of zero latency: for each
+compute host ``<host>_net`` (125 MBps) and ``<host>_io`` (its ``io_rate``), ``master_net`` and ``master_loop``
+(125 MBps) for the master host, ``storage_io`` (the storage rate) for the storage host. The routes, each given
+once (SimGrid makes them symmetrical): compute host -> master host through ``<host>_net`` and ``master_net``; master
+host -> itself through ``master_loop``; compute host -> storage through ``<host>_io`` and ``storage_io``. There is no
+route between compute hosts (jobs whose tasks communicate need a platform of their own).
+
+Why: Batsim's 1-byte internal messages go from a job's first host to the master host, and between the actors of
+the master host; on 125 MBps links that carry nothing else they take 8 ns as in the cluster form, which is what the
+embedded engine reproduces. Without ``master_loop``, SimGrid would carry the master host's own messages on its
+loopback link, at another rate, and events of one instant would be grouped otherwise (observed on a real Batsim
+4.2.1, 2026-11-28: a Dijkstra zone without it started two jobs in another order). A job's reads and writes share the
+node's I/O link and the storage's link: the storage link is the site's shared I/O bottleneck. Compute hosts keep
+Batsim's resource ids (name order); the storage host gets the id after them.
+
 Scaled variants follow the infrastructure changes of Madon, Da Costa, Pierson, "Replay with Feedback" (FGCS
 2024), Section 5.2: number of nodes x2 and /2 ("infra*2", "infra/2"), node speed x2 and /2 ("perf*2",
 "perf/2").
@@ -33,8 +53,8 @@ from pathlib import Path
 
 from batreplay.atomic import write_text_atomically
 from batreplay.platforms.model import Platform
-from batreplay.platforms.node_types import NodeType
-from batreplay.platforms.reader import MAX_HOSTS, MIN_SPEED, read_platform
+from batreplay.platforms.node_types import NodeType, check_rate
+from batreplay.platforms.reader import DEFAULT_MASTER_HOST, MAX_HOSTS, MIN_SPEED, read_platform
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED
 from batreplay.platforms.speed_units import format_speed, parse_speed
 
@@ -44,6 +64,7 @@ __all__ = [
     "PlatformScalingWarning",
     "SCALED_VARIANTS",
     "cluster_platform",
+    "format_bandwidth",
     "platform_command",
     "scale_platform",
     "scaled_count",
@@ -65,6 +86,16 @@ ZERO_LATENCY = "0us"
 MASTER_CLUSTER_ID = "master"
 MASTER_PREFIX = "master_host"
 MASTER_SPEED = "1Gf"
+#: Platforms with I/O: the master host (Batsim's default ``--master-host``: master by its name, no ``role``), the
+#: storage host (``role=storage``), and the links of the master host (to the compute hosts, to itself) and of the
+#: storage host.
+IO_MASTER_HOST = DEFAULT_MASTER_HOST
+STORAGE_HOST = "storage"
+MASTER_LINK = "master_net"
+MASTER_LOOP = "master_loop"
+STORAGE_LINK = "storage_io"
+#: Host property giving a compute host's I/O rate, bytes/s (as ``repr`` of a float).
+IO_RATE_PROPERTY = "io_rate"
 
 #: Scaled variants written by :func:`platform_command`: file-name suffix -> (nodes factor, speed factor).
 SCALED_VARIANTS: dict[str, tuple[float, float]] = {
@@ -126,6 +157,8 @@ def cluster_platform(
     host_kinds: Sequence[tuple[int, Sequence[tuple[str, str]]]] | None = None,
     prefix: str = DEFAULT_PREFIX,
     bandwidth: str = DEFAULT_BANDWIDTH,
+    io_rate: float | None = None,
+    storage_rate: float | None = None,
 ) -> str:
     """Build the XML text of a cluster platform: compute hosts plus Batsim's master host.
 
@@ -135,6 +168,10 @@ def cluster_platform(
     type's cores (``core`` attribute) and the properties ``node_type``, ``slots`` and ``speed`` (flop/s of one core:
     Batsim does not send host speeds to the decision process, properties it does). ``host_kinds`` gives ``groups`` their ``(cores, properties)`` instead (scaled platforms).
 
+    I/O: when every host has an I/O rate (``io_rate`` with ``nodes`` or ``groups``, the node types' ``io_rate``, or
+    the property ``io_rate`` in ``host_kinds``), the platform with a storage host and I/O links described in the
+    module docstring is written instead of clusters, each compute host with the property ``io_rate``.
+
     Args:
         nodes: number of compute hosts (>= 1); with ``groups``, optional and then must equal the total count.
         speed: speed of every host in flop/s (> 0); must be None with ``groups``.
@@ -143,23 +180,30 @@ def cluster_platform(
         host_kinds: ``(cores, properties)`` of each of ``groups`` (properties as ``(name, value)`` pairs).
         prefix: host name prefix; hosts are ``prefix`` + node number zero-padded to the width of the largest
             number, so that Batsim's resource id equals the node number.
-        bandwidth: bandwidth of the links, SimGrid units (``"125MBps"``); latencies are always 0.
+        bandwidth: bandwidth of the links, SimGrid units (``"125MBps"``); latencies are always 0. With I/O, the
+            bandwidth of the links of Batsim's messages (``<host>_net``, ``master_net``).
+        io_rate: bytes/s between each compute host and the storage (a finite number > 0), with ``nodes`` or
+            ``groups``; None: no I/O, unless node types or host kinds give it.
+        storage_rate: bytes/s of the storage host's link (a finite number > 0), shared by all hosts' I/O; only
+            with I/O; None: the sum of all hosts' I/O rates (the storage is then never the bottleneck).
 
     Returns:
-        The platform file's text (SimGrid XML 4.1 with the SimGrid DOCTYPE line). Speeds are written so that
-        SimGrid reads back exactly the given floats.
+        The platform file's text (SimGrid XML 4.1 with the SimGrid DOCTYPE line). Speeds and bandwidths are written
+        so that SimGrid reads back exactly the given floats.
 
     Raises:
         ValueError: missing, inconsistent or invalid counts/speeds, or a prefix that is empty, contains
-            whitespace, or starts with ``master_host``.
+            whitespace, or starts with ``master_host``; an I/O rate or storage rate that is not a finite number
+            > 0, I/O rates for some hosts and not others, ``io_rate`` with ``node_types`` or ``host_kinds``, a
+            ``storage_rate`` without I/O, or a default storage rate (the sum) that is not finite.
     """
     kinds: list[tuple[int, tuple[tuple[str, str], ...]]] | None = None  # (cores, properties) of each group
     if node_types is not None:
         if groups is not None or speed is not None:
             raise ValueError("give node_types alone, not with speed or groups")
         groups = [(t.count, t.speed) for t in node_types]
-        kinds = [(t.cores, (("node_type", t.name), ("slots", str(t.slots)), ("speed", repr(t.speed))))
-                 for t in node_types]
+        kinds = [(t.cores, (("node_type", t.name), ("slots", str(t.slots)), ("speed", repr(t.speed)))
+                  + (() if t.io_rate is None else ((IO_RATE_PROPERTY, repr(t.io_rate)),))) for t in node_types]
     if groups is None:
         if nodes is None or speed is None:
             raise ValueError("give nodes and speed, or groups")
@@ -176,6 +220,13 @@ def cluster_platform(
             raise ValueError("host_kinds: one (cores, properties) pair per group, and not with node_types")
         kinds = [(int(cores), tuple(props)) for cores, props in host_kinds]
     kinds = kinds or [(1, ())] * len(checked)
+    if io_rate is not None:
+        if node_types is not None or host_kinds is not None:
+            raise ValueError("io_rate: give it with nodes or groups; node types give their own io_rate, host kinds "
+                             "the property io_rate")
+        rate = check_rate(io_rate, "io_rate")
+        kinds = [(cores, (*props, (IO_RATE_PROPERTY, repr(rate)))) for cores, props in kinds]
+    storage = _storage_rate([count for count, _ in checked], [props for _, props in kinds], storage_rate)
     if not prefix or any(ch.isspace() for ch in prefix):
         raise ValueError(f"prefix {prefix!r}: must be non-empty and without whitespace")
     if prefix.startswith(MASTER_PREFIX):
@@ -194,7 +245,88 @@ def cluster_platform(
     else:
         named = [(f"compute_{lo:0{width}d}_{hi:0{width}d}", pre, lo, hi, *rest) for _, pre, lo, hi, *rest in clusters]
 
+    if storage is not None:
+        return _io_platform_xml(named, bandwidth, storage)
     return _platform_xml(named, bandwidth)
+
+
+def format_bandwidth(rate: float) -> str:
+    """A bandwidth in bytes/s as SimGrid text that it reads back exactly: the shortest decimal of the float
+    (``repr``) followed by the unit ``Bps`` (1 byte/s), e.g. ``1.5e8 -> "150000000.0Bps"``, ``1e20 -> "1e+20Bps"``
+    (SimGrid reads the number with ``strtod``, exact for ``repr``, and multiplies it by 1)."""
+    return repr(float(rate)) + "Bps"
+
+
+def _storage_rate(counts: Sequence[int], props: Sequence[Sequence[tuple[str, str]]],
+                  storage_rate: float | None) -> float | None:
+    """The storage rate (bytes/s) of a platform whose groups have ``counts`` hosts and ``props`` properties: None
+    when no group has the property ``io_rate`` (no I/O), ``storage_rate`` when given, else the sum of every host's
+    I/O rate. Raises ValueError as :func:`cluster_platform` says."""
+    rates = []
+    for index, group in enumerate(props):
+        text = dict(group).get(IO_RATE_PROPERTY)
+        try:
+            rates.append(None if text is None else check_rate(float(text), f"host property {IO_RATE_PROPERTY}"))
+        except ValueError:
+            raise ValueError(f"group {index}: host property {IO_RATE_PROPERTY} = {text!r}, need a finite number of "
+                             "bytes/s > 0") from None
+    if all(rate is None for rate in rates):
+        if storage_rate is not None:
+            raise ValueError(f"storage_rate = {storage_rate!r}: a storage rate needs the hosts' I/O rate (io_rate)")
+        return None
+    if any(rate is None for rate in rates):
+        raise ValueError("io_rate: given for some hosts and not others: give every host an I/O rate, or none")
+    if storage_rate is not None:
+        return check_rate(storage_rate, "storage_rate")
+    total = math.fsum(count * rate for count, rate in zip(counts, rates))
+    if not math.isfinite(total):
+        raise ValueError(f"storage_rate: the default, the sum of the hosts' I/O rates, is {total!r} bytes/s, not a "
+                         "finite number: give the storage rate")
+    return total
+
+
+def _io_platform_xml(named: list[tuple], bandwidth: str, storage_rate: float) -> str:
+    """The platform text with I/O (module docstring) of the compute hosts of the clusters ``(id, prefix, first,
+    last, speed, cores, properties)``, their properties holding ``io_rate``, and a storage link of ``storage_rate``
+    bytes/s. Elements are serialized one at a time (a million hosts make some seven million elements)."""
+    root = ET.Element("platform", version=PLATFORM_VERSION)
+    zone = _sub(root, "zone", id="AS0", routing="Full")
+    zone.append(ET.Comment("elements"))
+    ET.indent(root, space="  ")
+    head, tail = ET.tostring(root, encoding="unicode").split("<!--elements-->")
+    hosts = [(f"{pre}{number}", speed, cores, props, dict(props)[IO_RATE_PROPERTY])
+             for _id, pre, lo, hi, speed, cores, props in named for number in range(lo, hi + 1)]
+
+    def text(tag: str, children: Sequence[tuple[str, dict[str, str]]] = (), **attrs: str) -> str:
+        element = ET.Element(tag, attrs)
+        for child_tag, child_attrs in children:
+            _sub(element, child_tag, **child_attrs)
+        ET.indent(element, space="  ", level=2)
+        return ET.tostring(element, encoding="unicode")
+
+    def route(src: str, dst: str, *links: str) -> str:
+        return text("route", [("link_ctn", {"id": link}) for link in links], src=src, dst=dst)
+
+    def elements():
+        for name, speed, cores, props, _rate in hosts:
+            attributes = {"id": name, "speed": format_speed(speed)} | ({"core": str(cores)} if cores != 1 else {})
+            yield text("host", [("prop", {"id": key, "value": value}) for key, value in props], **attributes)
+        yield text("host", id=IO_MASTER_HOST, speed=MASTER_SPEED)
+        yield text("host", [("prop", {"id": "role", "value": "storage"})], id=STORAGE_HOST, speed=MASTER_SPEED)
+        for name, *_rest in hosts:
+            yield text("link", id=f"{name}_net", bandwidth=bandwidth, latency=ZERO_LATENCY)
+        yield text("link", id=MASTER_LINK, bandwidth=bandwidth, latency=ZERO_LATENCY)
+        yield text("link", id=MASTER_LOOP, bandwidth=bandwidth, latency=ZERO_LATENCY)
+        for name, *_rest, rate in hosts:
+            yield text("link", id=f"{name}_io", bandwidth=format_bandwidth(float(rate)), latency=ZERO_LATENCY)
+        yield text("link", id=STORAGE_LINK, bandwidth=format_bandwidth(storage_rate), latency=ZERO_LATENCY)
+        for name, *_rest in hosts:
+            yield route(name, IO_MASTER_HOST, f"{name}_net", MASTER_LINK)
+        yield route(IO_MASTER_HOST, IO_MASTER_HOST, MASTER_LOOP)
+        for name, *_rest in hosts:
+            yield route(name, STORAGE_HOST, f"{name}_io", STORAGE_LINK)
+
+    return XML_HEADER + head + "\n    ".join(elements()) + tail + "\n"
 
 
 def _platform_xml(named: list[tuple], bandwidth: str) -> str:
@@ -246,12 +378,16 @@ def write_platform(
     node_types: Sequence[NodeType] | None = None,
     prefix: str = DEFAULT_PREFIX,
     bandwidth: str = DEFAULT_BANDWIDTH,
+    io_rate: float | None = None,
+    storage_rate: float | None = None,
 ) -> Path:
-    """Generate a platform with :func:`cluster_platform` and write it atomically to ``path``.
+    """Generate a platform with :func:`cluster_platform` and write it atomically to ``path`` (``io_rate`` and
+    ``storage_rate`` in bytes/s, as there).
 
     Returns the path written. Raises what :func:`cluster_platform` and :func:`write_platform_text` raise.
     """
-    text = cluster_platform(nodes, speed, groups=groups, node_types=node_types, prefix=prefix, bandwidth=bandwidth)
+    text = cluster_platform(nodes, speed, groups=groups, node_types=node_types, prefix=prefix, bandwidth=bandwidth,
+                            io_rate=io_rate, storage_rate=storage_rate)
     return write_platform_text(path, text)
 
 
@@ -289,6 +425,7 @@ def scale_platform(
     prefix: str = DEFAULT_PREFIX,
     bandwidth: str = DEFAULT_BANDWIDTH,
     on_rounding: Callable[[str], None] | None = None,
+    storage_rate: float | None = None,
 ) -> str:
     """Build the XML text of a platform with more/fewer nodes and/or faster/slower nodes.
 
@@ -297,6 +434,12 @@ def scale_platform(
     is multiplied by ``nodes_factor`` and its speed by ``speed_factor``, keeping its cores and properties, and the
     result is generated by :func:`cluster_platform` (so host names and network are the generator's, not the
     original file's; storage hosts are not carried over, with a :class:`PlatformScalingWarning`).
+
+    I/O: when the hosts have the property ``io_rate`` (bytes/s; a platform written with I/O), each keeps its I/O
+    rate (a speed factor does not change it) and the result is again a platform with I/O and a storage host, whose
+    link has ``storage_rate`` bytes/s, or by default the sum of the scaled platform's I/O rates (it follows the
+    node count; the file does not record whether its storage rate was given or the default, so pass it again to
+    keep it).
 
     Rounding: a scaled count that is not a whole number (say 5 nodes / 2 = 2.5) is rounded to the nearest
     integer, halves up (2.5 -> 3), and never below 1 node (:func:`scaled_count`); each rounding is told, in one
@@ -311,6 +454,7 @@ def scale_platform(
         exact: refuse to round node counts.
         prefix, bandwidth: passed to :func:`cluster_platform`.
         on_rounding: called with the message of each rounded count instead of a warning.
+        storage_rate: bytes/s of the storage link of a platform with I/O; None: the default above.
 
     Returns:
         The scaled platform's XML text.
@@ -324,7 +468,8 @@ def scale_platform(
         if not (math.isfinite(factor) and factor > 0):
             raise ValueError(f"{name}={factor!r}: must be a finite number > 0")
     platform = platform_or_path if isinstance(platform_or_path, Platform) else read_platform(platform_or_path)
-    if platform.storage_hosts:
+    has_io = any(host.prop(IO_RATE_PROPERTY) is not None for host in platform.hosts)
+    if platform.storage_hosts and not has_io:
         warnings.warn(
             f"{len(platform.storage_hosts)} storage host(s) not carried over to the scaled platform: "
             + ", ".join(platform.storage_hosts),
@@ -340,7 +485,8 @@ def scale_platform(
     ]
     kinds_scaled = [(cores, tuple((key, repr(float(value) * speed_factor)) if key == "speed" else (key, value)
                                   for key, value in props)) for _c, _s, cores, props in kinds]  # speed follows
-    return cluster_platform(groups=groups, host_kinds=kinds_scaled, prefix=prefix, bandwidth=bandwidth)
+    return cluster_platform(groups=groups, host_kinds=kinds_scaled, prefix=prefix, bandwidth=bandwidth,
+                            storage_rate=storage_rate)
 
 
 def _group_name(index: int, props: Sequence[tuple[str, str]], groups: int) -> str:
@@ -357,13 +503,18 @@ def variant_path(out: str | os.PathLike[str], variant: str) -> Path:
     return out.with_name(f"{out.stem}-{variant}{out.suffix or '.xml'}")
 
 
-def _check_variants(groups: Sequence[tuple[str | None, int, float]]) -> None:
+def _check_variants(groups: Sequence[tuple[str | None, int, float]], io_rates: Sequence[float] | None = None) -> None:
     """Refuse, before anything is written, a scaled variant of ``groups`` (``(node type name or None, count, speed)``)
-    with more than :data:`~batreplay.platforms.reader.MAX_HOSTS` compute nodes or a speed that is not a finite
-    number > 0 (a ValueError naming ``--variants``, the variant and the limit)."""
+    with more than :data:`~batreplay.platforms.reader.MAX_HOSTS` compute nodes, a speed that is not a finite
+    number > 0, or, given the groups' ``io_rates`` (bytes/s; only when the storage rate is the default), a default
+    storage rate that is not finite (a ValueError naming ``--variants``, the variant and the limit)."""
     for variant, (nodes_factor, speed_factor) in SCALED_VARIANTS.items():
         fraction = Fraction(nodes_factor)
         total = sum(scaled_count(count, fraction) for _name, count, _speed in groups)
+        if io_rates is not None and not math.isfinite(
+                math.fsum(scaled_count(count, fraction) * rate for (_n, count, _s), rate in zip(groups, io_rates))):
+            raise ValueError(f"--variants: variant {variant}: the default storage rate, the sum of the nodes' I/O "
+                             "rates, is not a finite number of bytes/s: give the storage rate, or leave out --variants")
         if total > MAX_HOSTS:
             raise ValueError(f"--variants: variant {variant} would have {total:,} compute nodes, more than the "
                              f"{MAX_HOSTS:,} batreplay simulates: give at most {math.floor(MAX_HOSTS / nodes_factor):,} "
@@ -381,6 +532,7 @@ def _check_variants(groups: Sequence[tuple[str | None, int, float]]) -> None:
 def platform_command(
     nodes: int | None, speed: float | str | None, out: str | os.PathLike[str], variants: bool = False,
     node_types: Sequence[NodeType] | None = None, on_note: Callable[[str], None] | None = None,
+    io_rate: float | None = None, storage_rate: float | None = None,
 ) -> list[Path]:
     """Command-line action: write a homogeneous platform (or one of node types) and, optionally, its four scaled
     variants.
@@ -398,6 +550,11 @@ def platform_command(
         on_note: called with one line per rounded node count of a variant (``mini-nodes-div2.xml: 5 nodes x 0.5 =
             2.5 is not a whole number >= 1: rounded to 3 nodes``, with ``node type 'fat': `` after the file name
             for node types); None: a :class:`PlatformScalingWarning` instead.
+        io_rate: bytes/s between each node and the storage, with ``nodes`` (``--io-rate``): a platform with I/O
+            (see :func:`cluster_platform`); with ``node_types`` their own ``io_rate`` gives it instead.
+        storage_rate: bytes/s of the storage's link (``--storage-rate``, or the node types file's ``[storage]
+            rate``); only with I/O; None: the sum of the nodes' I/O rates, in the variants too (it follows their
+            node count); given, every variant keeps it. Variants keep each node's I/O rate.
 
     Returns:
         Paths written, ``out`` first, then the variants in the order of :data:`SCALED_VARIANTS`.
@@ -406,7 +563,9 @@ def platform_command(
         ValueError: nodes not an integer from 1 to ``MAX_HOSTS``, a speed that is not > 0 (a malformed speed
             string is reported with its text), ``speed`` or ``nodes`` given with ``node_types``, ``out`` not ending
             in ``.xml``, or with ``variants`` a variant of more than ``MAX_HOSTS`` compute nodes or of a speed that
-            is not a finite number > 0; the message names the command-line option. Nothing is written then.
+            is not a finite number > 0, ``io_rate`` with ``node_types``, an I/O or storage rate that is not a finite
+            number > 0, a storage rate without I/O rates; the message names the command-line option. Nothing is
+            written then.
         OSError: a file cannot be written.
     """
     if Path(out).suffix.lower() != ".xml":
@@ -418,7 +577,14 @@ def platform_command(
         if speed is not None:
             raise ValueError("--speed and --node-types: each node type gives its own speed (its key 'speed'); "
                              "leave out --speed")
+        if io_rate is not None:
+            raise ValueError("--io-rate and --node-types: each node type gives its own I/O rate (its key "
+                             "'io_rate'); leave out --io-rate")
         groups = [(t.name, t.count, t.speed) for t in node_types]
+        rates = [t.io_rate for t in node_types] if any(t.io_rate is not None for t in node_types) else None
+        if rates is not None and None in rates:
+            raise ValueError("--node-types: io_rate is given for some node types and not others: give every node "
+                             "type an io_rate (bytes/s), or none")
     else:
         if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
             raise ValueError(f"--nodes {nodes!r}: the number of compute nodes must be an integer >= 1")
@@ -431,17 +597,35 @@ def platform_command(
             raise ValueError(f"--speed {speed!r}: the node speed must be a finite number of flop/s >= "
                              f"{MIN_SPEED:.3g} (> 0: SimGrid reads a smaller one as out of range)")
         groups = [(None, nodes, speed_value)]
+        rates = None if io_rate is None else [_option_rate(io_rate, "--io-rate")]
+    if storage_rate is not None:
+        if rates is None:
+            raise ValueError(f"--storage-rate {storage_rate!r}: a storage rate goes with the nodes' I/O rate: give "
+                             "--io-rate (bytes/s per node), or node types with io_rate")
+        storage_rate = _option_rate(storage_rate, "--storage-rate")
+    elif rates is not None and not math.isfinite(math.fsum(c * r for (_n, c, _s), r in zip(groups, rates))):
+        raise ValueError("--storage-rate: the default, the sum of the nodes' I/O rates, is not a finite number of "
+                         "bytes/s: give --storage-rate (or [storage] rate in the node types file)")
     if variants:
-        _check_variants(groups)  # before anything is written
+        _check_variants(groups, rates if storage_rate is None else None)  # before anything is written
     if node_types is not None:
-        written = [write_platform(out, node_types=node_types)]
+        written = [write_platform(out, node_types=node_types, storage_rate=storage_rate)]
     else:
-        written = [write_platform(out, nodes, groups[0][2])]
+        written = [write_platform(out, nodes, groups[0][2], io_rate=io_rate, storage_rate=storage_rate)]
     if variants:
         base = read_platform(written[0])
         for variant, (nodes_factor, speed_factor) in SCALED_VARIANTS.items():
             path = variant_path(out, variant)
             told = None if on_note is None else (lambda text, name=path.name: on_note(f"{name}: {text}"))
             written.append(write_platform_text(path, scale_platform(base, nodes_factor, speed_factor,
-                                                                    on_rounding=told)))
+                                                                    on_rounding=told, storage_rate=storage_rate)))
     return written
+
+
+def _option_rate(value: float, option: str) -> float:
+    """A rate of the command line (bytes/s), checked: a ValueError naming ``option`` unless a finite number > 0."""
+    try:
+        return check_rate(value, option)
+    except ValueError:
+        raise ValueError(f"{option} {value!r}: need a finite number of bytes/s > 0 (at least {MIN_SPEED:.3g})") \
+            from None

@@ -42,7 +42,7 @@ from batreplay.campaign.spec import canonical_json
 from batreplay.engine.choices import ENGINES
 from batreplay.options import Option, OptionError
 from batreplay.platforms.generate import SCALED_VARIANTS, cluster_platform, scale_platform, write_platform_text
-from batreplay.platforms.node_types import read_node_types
+from batreplay.platforms.node_types import read_node_types_file
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.replay.registry import DEFAULT_SESSIONS, REGISTRY as USER_MODELS
 from batreplay.run.spec import FLAT_FIELDS, RunSpec, RunSpecError, run_option, run_options
@@ -381,7 +381,8 @@ def _platform(form: RunForm, sandbox: Sandbox) -> str:
     if not _blank(form.node_types):
         table = sandbox.resolve(form.node_types, "node types")
         try:
-            source_text = cluster_platform(node_types=read_node_types(table))
+            machine = read_node_types_file(table)  # the types, and [storage] for I/O
+            source_text = cluster_platform(node_types=machine.node_types, storage_rate=machine.storage_rate)
         except ValueError as err:
             raise FormError(f"node types: {err}") from None
         source: str | Path = _generated_platform(sandbox, table.stem, source_text)
