@@ -72,6 +72,11 @@ class Platform:
         storage_hosts: names of hosts with role ``storage`` (not compute resources), sorted.
         storage: the storage hosts themselves, ``storage[k].id == len(hosts) + k`` (Batsim numbers them after the
             compute hosts), with their properties; empty when only their names are known.
+        master_on_loopback: the master host is a plain ``<host>`` (not a cluster's) without a ``<route>`` to itself,
+            so SimGrid carries the messages between its actors (Batsim's server, submitters, waiters) on its
+            loopback link, not on a 125 MBps link as on the clusters and the generated platforms; the embedded
+            engine does not reproduce that timing (a real Batsim 4.2.1 grouped the events of one instant otherwise
+            and started two jobs in another order, 2026-11-28).
         source: file the platform was read from, if any (not part of equality).
 
     Raises:
@@ -83,6 +88,7 @@ class Platform:
     master_host: str
     storage_hosts: tuple[str, ...] = ()
     storage: tuple[Host, ...] = ()
+    master_on_loopback: bool = False
     source: Path | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:

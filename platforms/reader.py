@@ -139,6 +139,7 @@ class _Reader:
         self.max_hosts = max_hosts
         self.master_host = master_host
         self.counts = {True: 0, False: 0}  # hosts so far: compute (True), master and storage (False)
+        self.self_routes: set[str] = set()  # hosts given a <route> to themselves
         # name -> (speed, properties, element, cores, zone properties) in document order
         self.hosts: dict[str, tuple[float, dict[str, str], ET.Element, int, dict[str, str]]] = {}
         self.zone_props: list[dict[str, str]] = [{}]  # the <prop> children of the zones being walked
@@ -265,7 +266,8 @@ class _Reader:
                 if child.get("kind", "HOST_AVAIL").upper() in _SPEED_TRACE_KINDS:
                     raise self.error(child, "host speed/availability traces are not supported (constant speeds only)")
             elif tag in _NEUTRAL_TAGS:
-                continue
+                if tag == "route" and child.get("src") is not None and child.get("src") == child.get("dst"):
+                    self.self_routes.add(child.get("src"))
             else:
                 raise self.error(child, "unsupported element")
 
@@ -405,4 +407,6 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
                                zone_properties=tuple(zone.items()))
                           for i, (name, speed, cores, props, zone) in enumerate(found))
                     for first, found in ((0, compute), (len(compute), storage)))
-    return Platform(hosts=hosts, master_host=masters[0], storage=disks, source=path)
+    master_element = reader.hosts[masters[0]][2]
+    on_loopback = master_element.tag in ("host", "peer") and masters[0] not in reader.self_routes
+    return Platform(hosts=hosts, master_host=masters[0], storage=disks, master_on_loopback=on_loopback, source=path)

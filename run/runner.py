@@ -281,6 +281,12 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
         check_batsim_version(find_batsim(spec.engine.batsim))  # fail fast, before reading the inputs
     platform_path = resolve_platform(spec.platform)
     platform = read_platform(platform_path)
+    if spec.engine.name == "embedded" and platform.master_on_loopback:
+        raise RunError(f"{platform_path}: the master host {platform.master_host!r} is a plain <host> without a <route> "
+                       "to itself, so SimGrid carries its own messages on its loopback link, whose timing the "
+                       "embedded engine does not reproduce (events of one instant may be grouped otherwise): declare "
+                       "it in a <cluster>, give it a <route> to itself over a 125MBps link (as batreplay platform "
+                       "--io-rate does), or run with --engine batsim")
     document, job_table, notes = load_workload(spec, nb_res=platform.nb_compute)
     try:  # a platform too slow for the workload: times where the embedded engine and Batsim part ways
         check_simulated_times(document, float(min(platform.speeds)))

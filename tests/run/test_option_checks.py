@@ -170,3 +170,47 @@ def test_a_platform_too_slow_for_the_workload_is_refused_before_the_simulation(t
     argv = _run_args(tmp_path / "run", "--platform", str(fast_enough))
     argv[2] = str(path)
     assert main(argv) == 0
+
+
+_PLAIN_HOSTS = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    {hosts}
+    <host id="master_host" speed="1Gf"/>
+    <link id="l0" bandwidth="125MBps" latency="0us"/><link id="l1" bandwidth="125MBps" latency="0us"/>
+    <link id="l2" bandwidth="125MBps" latency="0us"/><link id="l3" bandwidth="125MBps" latency="0us"/>
+    <link id="m" bandwidth="125MBps" latency="0us"/><link id="loop" bandwidth="125MBps" latency="0us"/>
+    {routes}
+    {self_route}
+  </zone>
+</platform>
+"""
+
+
+def _plain_platform(path, self_route: bool):
+    hosts = "".join(f'<host id="node_{k}" speed="1Gf"/>' for k in range(4))
+    routes = "".join(f'<route src="node_{k}" dst="master_host"><link_ctn id="l{k}"/><link_ctn id="m"/></route>'
+                     for k in range(4))
+    loop = '<route src="master_host" dst="master_host"><link_ctn id="loop"/></route>' if self_route else ""
+    path.write_text(_PLAIN_HOSTS.format(hosts=hosts, routes=routes, self_route=loop))
+    return path
+
+
+def test_a_master_host_on_simgrids_loopback_is_refused_by_the_embedded_engine(tmp_path, capsys):
+    """Batsim's messages between the master host's own actors cross SimGrid's loopback link when the master is a
+    plain <host> without a route to itself; a real Batsim then grouped one instant's events otherwise (issue 27,
+    2026-11-28): the embedded engine refuses such a platform instead of giving another schedule, and runs the same
+    platform once the master host has its own 125MBps route."""
+    from batreplay.platforms.reader import read_platform
+
+    loopback = _plain_platform(tmp_path / "loopback.xml", self_route=False)
+    assert read_platform(loopback).master_on_loopback
+    argv = _run_args(tmp_path / "run", "--platform", str(loopback))
+    err = _one_line_error(capsys, argv)
+    assert "the master host 'master_host' is a plain <host> without a <route> to itself" in err
+    assert "--engine batsim" in err and not (tmp_path / "run").exists()
+    routed = _plain_platform(tmp_path / "routed.xml", self_route=True)
+    assert not read_platform(routed).master_on_loopback
+    assert main(_run_args(tmp_path / "run", "--platform", str(routed))) == 0
+    assert not read_platform(DELAYS / "platform.xml").master_on_loopback  # a cluster's master: its private link
