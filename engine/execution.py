@@ -18,11 +18,12 @@ from collections.abc import Callable, Mapping, Sequence
 from procset import ProcSet
 
 from batreplay.engine.kernel import PRIO_SEND, Kernel, printed_time
-from batreplay.engine.profiles import Leaf, execution_time, host_flops
+from batreplay.engine.profiles import PFS, Leaf, execution_time, host_flops
 from batreplay.engine.records import FAILED, SUCCESS, WALLTIME_REACHED, Job
 from batreplay.engine.server import COMPLETED, Message, Server
 from batreplay.engine.coscheduling import CoScheduledHosts
 from batreplay.engine.sharing import SharedHosts, SharedTask
+from batreplay.platforms.network import Link
 from batreplay.platforms.speedup import SpeedupModel
 
 #: A parallel task whose duration is within this fraction (of 1 + walltime, in seconds) of its walltime races
@@ -46,8 +47,23 @@ class Machine:
     """
 
     def __init__(self, speeds: Sequence[float], cores: Sequence[int] | None = None, sharing: bool = False,
-                 speedup_model: SpeedupModel | None = None) -> None:
+                 speedup_model: SpeedupModel | None = None, io_routes: Sequence[Sequence[Link]] | None = None) -> None:
         self.speeds = [float(speed) for speed in speeds]
+        # I/O (parallel_homogeneous_pfs): each host's links to the storage host, as indices of the links shared by
+        # the jobs that read and write (SimGrid's ptask_L07: one bottleneck solver over the links, bytes as amounts)
+        self.io: SharedHosts | None = None
+        self.io_links: list[list[int]] = []
+        self.io_latency = any(link.latency for route in io_routes or () for link in route)  # (refused: not played)
+        if io_routes is not None:
+            index: dict[str, int] = {}
+            bandwidths: list[float] = []
+            for route in io_routes:
+                for link in route:
+                    if link.name not in index:
+                        index[link.name] = len(bandwidths)
+                        bandwidths.append(link.bandwidth)
+                self.io_links.append([index[link.name] for link in route])
+            self.io = SharedHosts(bandwidths, [1] * len(bandwidths))
         self.busy = bytearray(len(self.speeds))  # 1 where a host computes a job (compute sharing off)
         # the one speed of a homogeneous platform (flop/s): no per-host list to build for each job
         self.uniform_speed = self.speeds[0] if self.speeds and len(set(self.speeds)) == 1 else None
@@ -62,6 +78,20 @@ class Machine:
         :func:`batreplay.engine.profiles.host_flops`)."""
         hosts = list(alloc)
         return {host: flop for host, flop in zip(hosts, host_flops(profile, len(hosts))) if flop > 0}
+
+    def io_amounts(self, profile: Mapping, alloc: ProcSet) -> dict[int, float]:
+        """Bytes a ``parallel_homogeneous_pfs`` task of ``profile`` on ``alloc`` moves over each link (by link index):
+        each host writes ``bytes_to_write`` to the storage and reads ``bytes_to_read`` from it, every link of its
+        route carrying both, added in the order SimGrid adds them (all writes, then all reads); none when both are
+        0 (the task then ends at once)."""
+        write, read = float(profile.get("bytes_to_write", 0.0)), float(profile.get("bytes_to_read", 0.0))
+        amounts: dict[int, float] = {}
+        for moved in (write, read):
+            if moved > 0:
+                for host in alloc:
+                    for link in self.io_links[host]:
+                        amounts[link] = amounts.get(link, 0.0) + moved
+        return amounts
 
     def mark(self, alloc: ProcSet, value: int) -> None:
         """Set the busy flag of the hosts of ``alloc`` to ``value`` (1: computing, 0: idle)."""
@@ -164,8 +194,15 @@ def run_step(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, alloc
     is certain and one action suffices; near it both run, with SimGrid's arithmetic, and a task that loses keeps
     running until its executor exits (KTH-SP2 job 5464, 2.5 ns after its walltime).
     """
+    if profile["type"] == PFS:  # on the links to the storage, shared with the other jobs that read and write
+        task = SharedTask(machine.io_amounts(profile, alloc), solver=machine.io)
+        _run_shared_step(kernel, job, task, remaining, ended)
+        return
     if machine.shared is not None and profile["type"] != "delay":
-        _run_shared_step(kernel, machine, job, profile, alloc, remaining, ended)
+        coscheduled = isinstance(machine.shared, CoScheduledHosts)  # its speedup model rates jobs by description
+        task = SharedTask(machine.amounts(profile, alloc), job=job.wire_description() if coscheduled else None,
+                          solver=machine.shared)
+        _run_shared_step(kernel, job, task, remaining, ended)
         return
     duration, rate = machine.timing(profile, alloc)
     token = kernel.next_seq()
@@ -224,7 +261,8 @@ class Steps:
         self.index += 1
         step = self.steps[self.index]
         self.started = self.kernel.clock
-        self.duration = self.machine.timing(step.profile, self.job.allocation)[0]
+        self.duration = 0.0 if step.profile["type"] == PFS else self.machine.timing(step.profile,
+                                                                                   self.job.allocation)[0]
         run_step(self.kernel, self.machine, self.job, step.profile, self.job.allocation, self.remaining,
                  self.ended)
 
@@ -271,25 +309,23 @@ def _apply_rates(kernel: Kernel, tasks: list[SharedTask]) -> None:
             task.owner = kernel.set_rate(activity, task.rate)
 
 
-def stop_shared_task(kernel: Kernel, machine: Machine, task: SharedTask | None) -> None:
+def stop_shared_task(kernel: Kernel, task: SharedTask | None) -> None:
     """Stop ``task`` (None, or already stopped: nothing to do) and give its share to its neighbours."""
     if task is None or task.owner is None:
         return
     kernel.cancel(task.owner)
     task.owner = None
-    _apply_rates(kernel, machine.shared.remove(task))
+    _apply_rates(kernel, task.solver.remove(task))
 
 
-def _run_shared_step(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, alloc: ProcSet,
-                     remaining: float, ended: Callable[[str, Callable[[], None] | None], None]) -> None:
-    """:func:`run_step` for a parallel task under compute sharing: its rate is its share of its hosts, which
-    changes whenever a task starts or stops on them, so the outcome of its race with the walltime is never known
-    in advance: both the task and the walltime sleep run, and the first to end decides (the task when both end in
-    the same step)."""
+def _run_shared_step(kernel: Kernel, job: Job, task: SharedTask, remaining: float,
+                     ended: Callable[[str, Callable[[], None] | None], None]) -> None:
+    """:func:`run_step` for a parallel task whose rate is its share of resources other tasks use too (hosts under
+    compute sharing, the links of jobs that read and write; ``task.solver``), which changes whenever a task starts
+    or stops on them, so the outcome of its race with the walltime is never known in advance: both the task and the
+    walltime sleep run, and the first to end decides (the task when both end in the same step)."""
     token = kernel.next_seq()
     job.completion_token = token
-    coscheduled = isinstance(machine.shared, CoScheduledHosts)  # its speedup model rates jobs by their description
-    task = SharedTask(machine.amounts(profile, alloc), job=job.wire_description() if coscheduled else None)
 
     def finish(final: str) -> None:
         if job.completion_token != token:  # killed meanwhile, or the other side of the race won
@@ -300,19 +336,19 @@ def _run_shared_step(kernel: Kernel, machine: Machine, job: Job, profile: Mappin
         leftover = task if final == WALLTIME_REACHED and task.owner is not None else None
         kernel.cancel(job.timeout)
         if leftover is None:
-            stop_shared_task(kernel, machine, task)
+            stop_shared_task(kernel, task)
         job.activity = job.timeout = None
         job.task = None
-        ended(final, None if leftover is None else lambda: stop_shared_task(kernel, machine, leftover))
+        ended(final, None if leftover is None else lambda: stop_shared_task(kernel, leftover))
 
     def task_ended(_argument: object) -> None:
         if task.owner is None:  # stopped earlier in this very step (killed, or the leftover of a walltime whose
             return  # JOB_COMPLETED was just received): its end changes nothing
         task.owner = None
-        _apply_rates(kernel, machine.shared.remove(task))
+        _apply_rates(kernel, task.solver.remove(task))
         finish(SUCCESS)
 
-    changed = machine.shared.add(task)
+    changed = task.solver.add(task)
     task.owner = kernel.start_activity(1.0, task.rate, PRIO_SEND, task_ended, SUCCESS)
     _apply_rates(kernel, changed)
     job.task = task

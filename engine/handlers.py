@@ -21,7 +21,7 @@ from batreplay.engine import server as msg
 from batreplay.engine.execution import Machine, start_job, stop_shared_task
 from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
-from batreplay.engine.profiles import (COMPOSED, UnsupportedProfileError, leaves_of, may_take_other_sizes,
+from batreplay.engine.profiles import (COMPOSED, PFS, UnsupportedProfileError, leaves_of, may_take_other_sizes,
                                        validate_profile)
 from batreplay.engine.records import Job, allocation_string, job_from_json
 from batreplay.engine.server import Message, Server
@@ -257,7 +257,7 @@ class Handlers:
                 step = self.profile_of(job) if job.steps is None else job.steps.steps[job.steps.index].profile
                 job.return_code = -1 if step["type"] == "delay" else -2
                 if job.task is not None:
-                    stop_shared_task(kernel, self.machine, job.task)
+                    stop_shared_task(kernel, job.task)
                     job.task = None
                 job.completion_token = None
                 job.steps = None
@@ -270,6 +270,28 @@ class Handlers:
                 killed.append(job)
         self.nb_killers += 1
         self.server.send(Message(msg.KILLING_DONE, (to_kill, killed, progress)))
+
+    def check_io(self, name: str, profile: Mapping) -> None:
+        """Refuse a profile that reads and writes (``parallel_homogeneous_pfs``) where the engine cannot play it.
+
+        Raises:
+            UnsupportedProfileError: the platform lists no route from every compute host to one storage host, a link
+                of those routes has a latency, or hosts are shared (compute sharing, co-scheduling)."""
+        if profile.get("type") != PFS:
+            return
+        machine = self.machine
+        reason = None
+        if machine.io is None:
+            reason = ("the platform does not list a route from every compute host to one storage host (a zone with "
+                      "Full routing, as batreplay platform --io-rate writes)")
+        elif machine.io_latency:
+            reason = "a link between the compute hosts and the storage host has a latency (only 0 is played)"
+        elif self.options.shares_hosts:
+            reason = "hosts are shared (compute sharing or co-scheduling)"
+        if reason is not None:
+            raise UnsupportedProfileError(f"profile '{name}' ({PFS}) reads and writes, which the embedded engine does "
+                                          f"not play here: {reason}. Run it with a real Batsim: batreplay run "
+                                          "--engine batsim")
 
     def _progress(self, job: Job) -> dict:
         """Batsim's progress tree of running ``job`` (a KILL_JOB reply's ``job_progress`` entry): the fraction of
@@ -287,6 +309,7 @@ class Handlers:
             raise EngineError("REGISTER_PROFILE needs dynamic jobs (Batsim's --enable-dynamic-jobs)")
         wname, pname, profile = str(data["workload_name"]), str(data["profile_name"]), dict(data["profile"])
         validate_profile(pname, profile)
+        self.check_io(pname, profile)
         if profile.get("type") == COMPOSED:
             raise UnsupportedProfileError(
                 f"REGISTER_PROFILE: profile '{pname}' is composed; Batsim 4.2.1 never links a registered composed "

@@ -1,4 +1,4 @@
-"""Execution time of a Batsim job profile on a set of hosts (compute-only jobs), and composed profiles.
+"""Execution time of a Batsim job profile on a set of hosts, composed profiles, and jobs that read and write.
 
 What Batsim 4.2.1 does with the compute-only profile types, on platforms whose links have no latency
 (see ``../shared/docs/batsim-protocol-notes.md``, section "Resources and timing"):
@@ -12,12 +12,15 @@ What Batsim 4.2.1 does with the compute-only profile types, on platforms whose l
   ``max_i cpu[i] / speed[i]``;
 - ``composed`` (``seq``: profile names, ``repeat``: how many times the sequence runs, default 1): the job runs its
   *leaves* one after the other (:func:`leaves_of`), each a profile above, on the same hosts; the walltime is
-  counted down across them (:mod:`batreplay.engine.execution`).
+  counted down across them (:mod:`batreplay.engine.execution`);
+- ``parallel_homogeneous_pfs``: each host of the job reads ``bytes_to_read`` from the storage host and writes
+  ``bytes_to_write`` to it; the time depends on the links and on the other jobs using them
+  (:meth:`batreplay.engine.execution.Machine.io_amounts`).
 
 Every profile may carry ``ret``, the return code of a step that succeeds (default 0): a step whose code is not 0
 ends a composed job there, and a job whose code is positive ends ``COMPLETED_FAILED``.
 
-Anything else (communication, SMPI traces, I/O, energy) is outside what the embedded engine reproduces:
+Anything else (communication between hosts, data staging, SMPI traces, energy) is outside what the embedded engine reproduces:
 :class:`UnsupportedProfileError` says so and names real Batsim as the way to run it. This module imports nothing
 from batreplay.
 """
@@ -27,8 +30,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-SUPPORTED_PROFILE_TYPES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel", "composed")
+SUPPORTED_PROFILE_TYPES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel", "composed",
+                           "parallel_homogeneous_pfs")
 COMPOSED = "composed"
+#: Jobs that read and write: each allocated host reads ``bytes_to_read`` from the storage host and writes
+#: ``bytes_to_write`` to it, over the links of its route (:class:`batreplay.engine.execution.Machine`).
+PFS = "parallel_homogeneous_pfs"
 #: The deepest nesting of composed profiles the embedded engine runs (each level is a Python call).
 MAX_NESTING = 100
 
@@ -69,6 +76,18 @@ def _check_composed(name: str, profile: Mapping) -> None:
         raise InvalidProfileError(f"profile '{name}' (composed): 'seq' must be a non-empty list of profile names")
 
 
+def _check_pfs(name: str, profile: Mapping) -> None:
+    if "bytes_to_read" not in profile and "bytes_to_write" not in profile:
+        raise InvalidProfileError(f"profile '{name}' ({PFS}) has neither 'bytes_to_read' nor 'bytes_to_write'")
+    for field in ("bytes_to_read", "bytes_to_write"):
+        value = profile.get(field, 0)
+        if type(value) not in (int, float):
+            raise InvalidProfileError(f"profile '{name}' ({PFS}): '{field}' must be a number of bytes (got {value!r})")
+    for field in ("storage", "host"):
+        if field in profile and not isinstance(profile[field], str):
+            raise InvalidProfileError(f"profile '{name}' ({PFS}): '{field}' must be a storage label (a string)")
+
+
 def validate_profile(name: str, profile: Mapping) -> None:
     """Check that ``profile`` can be executed by the embedded engine (a composed profile's own fields only: see
     :func:`validate_profiles` for the profiles its ``seq`` names).
@@ -94,6 +113,8 @@ def validate_profile(name: str, profile: Mapping) -> None:
                 )
         elif kind == COMPOSED:
             _check_composed(name, profile)
+        elif kind == PFS:
+            _check_pfs(name, profile)
         elif kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
             if float(profile["cpu"]) < 0:
                 raise InvalidProfileError(f"profile '{name}': cpu must be >= 0 flop")

@@ -48,6 +48,8 @@ class SharedTask:
         owner: whatever the caller attaches (the engine: the kernel activity that computes the task).
         job: the job's Batsim JSON object (for co-scheduling's speedup model), or None.
         speedup: co-scheduling only: the task's speedup now (eq. 1 of :mod:`batreplay.platforms.speedup`).
+        solver: the :class:`SharedHosts` (or co-scheduled hosts) the task is on: the hosts, or the links of a job
+            that reads and writes (their ids are then the links', ``amounts`` in bytes).
     """
 
     amounts: dict[int, float]
@@ -55,6 +57,7 @@ class SharedTask:
     owner: object = field(default=None)
     job: Any = None
     speedup: float = 1.0
+    solver: Any = None
 
 
 class SharedHosts:

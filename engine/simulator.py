@@ -50,6 +50,7 @@ from batreplay.engine.handlers import DECISION_TYPES, Handlers
 from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
 from batreplay.engine.profiles import profiles_in_use, validate_profiles
+from batreplay.platforms.network import Link
 from batreplay.engine.records import Job, job_columns, job_records
 from batreplay.formats.out_jobs_writer import JobRecord
 from batreplay.engine.server import Server, simulation_begins_event
@@ -79,7 +80,9 @@ class BatsimEngine:
             SIMULATION_BEGINS as Batsim sends them (node types, job slots...); default none.
         storage: each storage host's ``(name, properties, zone_properties)``, in resource-id order (ids after the
             compute hosts'; :attr:`batreplay.platforms.model.Platform.storage_resources`); listed in
-            SIMULATION_BEGINS, never given a job (no profile the engine runs reads or writes).
+            SIMULATION_BEGINS.
+        io_routes: each compute host's route to the one storage host (:attr:`batreplay.platforms.model.Platform.
+            io_routes`), for jobs that read and write (``parallel_homogeneous_pfs``); None: such jobs are refused.
 
     Attributes:
         records: the out_jobs.csv rows (:class:`batreplay.formats.out_jobs_writer.JobRecord`) of the jobs ended so far
@@ -102,13 +105,14 @@ class BatsimEngine:
         cores: Sequence[int] | None = None,
         host_properties: Sequence[tuple[Mapping, Mapping]] | None = None,
         storage: Sequence[tuple[str, Mapping, Mapping]] = (),
+        io_routes: Sequence[Sequence[Link]] | None = None,
     ) -> None:
         self.options = options or EngineOptions()
         self.host_names = [name for name, _ in hosts]
         self.nb_hosts = len(hosts)
         self.kernel = Kernel()
         machine = Machine([speed for _, speed in hosts], cores, sharing=self.options.compute_sharing,
-                          speedup_model=self.options.speedup_model)
+                          speedup_model=self.options.speedup_model, io_routes=io_routes)
         self.handlers = Handlers(self.kernel, machine, self.options, len(workloads))
         self.server = Server(self.kernel, message_bandwidth, self.handlers.handle, self.handlers.finished)
         self.handlers.server = self.server
@@ -129,6 +133,8 @@ class BatsimEngine:
             for job in static_jobs[wname]:
                 self.handlers.check_speedup_model(job)  # before anything runs
             self.profiles[wname] = {name: profile for name, profile in profiles.items() if name in used}
+            for pname, profile in self.profiles[wname].items():  # (those no job can use are not played)
+                self.handlers.check_io(pname, profile)
             files.setdefault(wname, f"{wname}.json")
 
         # Batsim sends SIMULATION_BEGINS before anything else happens.

@@ -77,6 +77,9 @@ class Platform:
             loopback link, not on a 125 MBps link as on the clusters and the generated platforms; the embedded
             engine does not reproduce that timing (a real Batsim 4.2.1 grouped the events of one instant otherwise
             and started two jobs in another order, 2026-11-28).
+        io_routes: with one storage host, each compute host's route to it (by resource id): a tuple of
+            :class:`batreplay.platforms.network.Link` (bandwidth in bytes/s, latency in s), as ``Full`` zones list
+            them (``batreplay platform --io-rate`` writes such platforms); None when a route is not listed.
         source: file the platform was read from, if any (not part of equality).
 
     Raises:
@@ -89,6 +92,7 @@ class Platform:
     storage_hosts: tuple[str, ...] = ()
     storage: tuple[Host, ...] = ()
     master_on_loopback: bool = False
+    io_routes: tuple[tuple, ...] | None = None
     source: Path | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from xml.parsers import expat
 
 from batreplay.platforms.model import Host, Platform, batsim_name_order
+from batreplay.platforms.network import Link, parse_bandwidth, parse_latency, storage_routes
 from batreplay.platforms.speed_units import parse_pstate_speeds, parse_speed
 
 __all__ = ["DEFAULT_MASTER_HOST", "MAX_CORES", "MAX_HOSTS", "MIN_SPEED", "PlatformError", "read_platform", "expand_radical", "radical_size"]
@@ -140,6 +141,9 @@ class _Reader:
         self.master_host = master_host
         self.counts = {True: 0, False: 0}  # hosts so far: compute (True), master and storage (False)
         self.self_routes: set[str] = set()  # hosts given a <route> to themselves
+        self.routing: list[str] = []  # the routing of the zones being walked, outermost first
+        self.links: dict[str, Link] = {}
+        self.routes: list[tuple[str, str, list[str], bool]] = []  # (src, dst, links, symmetrical) of Full zones
         # name -> (speed, properties, element, cores, zone properties) in document order
         self.hosts: dict[str, tuple[float, dict[str, str], ET.Element, int, dict[str, str]]] = {}
         self.zone_props: list[dict[str, str]] = [{}]  # the <prop> children of the zones being walked
@@ -252,7 +256,9 @@ class _Reader:
                 self.attr(child, "id")
                 self.zone_props.append({self.attr(prop, "id"): self.attr(prop, "value") for prop in child
                                         if prop.tag == "prop"})
+                self.routing.append(child.get("routing", ""))
                 self.walk(child)
+                self.routing.pop()
                 self.zone_props.pop()
             elif tag == "cluster":
                 self.cluster(child)
@@ -266,10 +272,27 @@ class _Reader:
                 if child.get("kind", "HOST_AVAIL").upper() in _SPEED_TRACE_KINDS:
                     raise self.error(child, "host speed/availability traces are not supported (constant speeds only)")
             elif tag in _NEUTRAL_TAGS:
-                if tag == "route" and child.get("src") is not None and child.get("src") == child.get("dst"):
-                    self.self_routes.add(child.get("src"))
+                self.network(child)
             else:
                 raise self.error(child, "unsupported element")
+
+    def network(self, element: ET.Element) -> None:
+        """Keep the links, the routes of ``Full`` zones and the hosts given a route to themselves."""
+        tag = element.tag
+        if tag == "link":
+            name = self.attr(element, "id")
+            try:  # (a link whose numbers are not read here cannot carry I/O on the embedded engine)
+                self.links[name] = Link(name, parse_bandwidth(element.get("bandwidth", "")),
+                                        parse_latency(element.get("latency", "0")))
+            except ValueError:
+                pass
+        elif tag == "route" and element.get("src") is not None:
+            src, dst = element.get("src"), element.get("dst")
+            if src == dst:
+                self.self_routes.add(src)
+            if self.routing and self.routing[-1] == "Full":
+                names = [self.attr(link, "id") for link in element if link.tag == "link_ctn"]
+                self.routes.append((src, dst, names, element.get("symmetrical", "YES").upper() != "NO"))
 
     def cluster(self, element: ET.Element) -> None:
         topology = element.get("topology", "FLAT")
@@ -409,4 +432,7 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
                     for first, found in ((0, compute), (len(compute), storage)))
     master_element = reader.hosts[masters[0]][2]
     on_loopback = master_element.tag in ("host", "peer") and masters[0] not in reader.self_routes
-    return Platform(hosts=hosts, master_host=masters[0], storage=disks, master_on_loopback=on_loopback, source=path)
+    io_routes = (storage_routes([h.name for h in hosts], disks[0].name, reader.links, reader.routes)
+                 if len(disks) == 1 else None)
+    return Platform(hosts=hosts, master_host=masters[0], storage=disks, master_on_loopback=on_loopback,
+                    io_routes=None if io_routes is None else tuple(io_routes), source=path)

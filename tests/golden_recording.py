@@ -10,7 +10,7 @@ scheduler (in this process, over ZeroMQ) and writes ``transcript.jsonl``, ``out_
     uv run python tests/golden_recording.py tests/golden/composed-easy [...]
 
 The fast loop replays each recording on the embedded engine (``tests/engine/test_recorded_cases.py``); the slow
-tests record each case anew with the real Batsim and compare (``tests/engine/test_real_batsim_composed.py``).
+tests record each case anew with the real Batsim and compare (``tests/engine/test_real_batsim_recorded.py``).
 """
 
 from __future__ import annotations

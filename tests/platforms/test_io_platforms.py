@@ -288,7 +288,7 @@ def _workload(path: Path, profiles: dict, jobs: list[tuple[str, float, int, str]
     return path
 
 
-def test_embedded_engine_runs_compute_jobs_on_an_io_platform_and_refuses_io_jobs(tmp_path):
+def test_embedded_engine_runs_compute_and_pfs_jobs_on_an_io_platform_and_refuses_data_staging(tmp_path):
     from batreplay.formats.out_jobs import read_out_jobs
     from batreplay.run.runner import RunError, RunSpec, run
 
@@ -298,11 +298,16 @@ def test_embedded_engine_runs_compute_jobs_on_an_io_platform_and_refuses_io_jobs
     run(RunSpec.build(workload=compute, platform=platform, scheduler="easy", out_dir=tmp_path / "c"))
     jobs = read_out_jobs(tmp_path / "c" / "out_jobs.csv")
     assert list(jobs["execution_time"]) == [3.0, 3.0] and list(jobs["starting_time"]) == [0.0, 3.0]
-    for kind, fields in (("parallel_homogeneous_pfs", {"bytes_to_read": 1e8, "bytes_to_write": 0}),
-                         ("data_staging", {"nb_bytes": 1e8, "from": "pfs", "to": "pfs"})):
-        io_jobs = _workload(tmp_path / f"{kind}.json", {"p": {"type": kind, **fields}}, [("1", 0, 1, "p")])
-        with pytest.raises(RunError, match=f"'{kind}'.*--engine batsim"):
-            run(RunSpec.build(workload=io_jobs, platform=platform, scheduler="easy", out_dir=tmp_path / kind))
+    # a reader alone: 1e8 bytes over its node's 1e8 B/s link (the storage link, 2 x 1e8 B/s by default, is not
+    # the limit); two readers at once share nothing but the storage link, which carries both at full speed
+    readers = _workload(tmp_path / "pfs.json", {"p": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e8}},
+                        [("1", 0, 1, "p"), ("2", 0, 1, "p"), ("3", 5, 1, "p")])
+    run(RunSpec.build(workload=readers, platform=platform, scheduler="easy", out_dir=tmp_path / "pfs"))
+    assert list(read_out_jobs(tmp_path / "pfs" / "out_jobs.csv")["execution_time"]) == [1.0, 1.0, 1.0]
+    staging = _workload(tmp_path / "staging.json", {"p": {"type": "data_staging", "nb_bytes": 1e8, "from": "pfs",
+                                                          "to": "pfs"}}, [("1", 0, 1, "p")])
+    with pytest.raises(RunError, match="'data_staging'.*--engine batsim"):
+        run(RunSpec.build(workload=staging, platform=platform, scheduler="easy", out_dir=tmp_path / "staging"))
 
 
 @pytest.mark.slow

@@ -1,13 +1,15 @@
-"""Composed profiles on a real Batsim 4.2.1 and on the embedded engine (issue 27, first step): each case of
-``tests/golden/`` is recorded anew with the real ``batsim`` next to its scheduler, and the embedded engine must send
-the same messages (fed the same replies) and write the same out_jobs.csv, byte for byte; the new recording must
-also equal the committed one (so the fast loop's replays stay those of the real Batsim).
+"""The project's recorded cases (``tests/golden/``, issue 27) on a real Batsim 4.2.1 and on the embedded engine: each
+case is recorded anew with the real ``batsim`` next to its scheduler, and the embedded engine must send the same
+messages (fed the same replies) and write the same out_jobs.csv, byte for byte; the new recording must also equal
+the committed one (so the fast loop's replays stay those of the real Batsim).
 
 The cases (``tests/golden/README.md``): composed profiles with ``repeat`` and nesting, return codes (a failed step
 ends the sequence), walltimes that stop a job in the middle of a round (in a delay step, in a computation), a job
-without walltime, a ``parallel`` step, under EASY; kills in the middle of a step (the
-progress tree and the return code, -2 when a computation is cancelled, -1 for a sleep); composed jobs on shared
-hosts (``--enable-compute-sharing``).
+without walltime, a ``parallel`` step, under EASY; kills in the middle of a step (the progress tree and the return
+code, -2 when a computation is cancelled, -1 for a sleep); composed jobs on shared hosts
+(``--enable-compute-sharing``); a platform with I/O (a storage host); jobs that read and write
+(``parallel_homogeneous_pfs``) sharing the storage link, alone and in rounds with computations, stopped by their
+walltime or killed.
 
 Skipped without a ``batsim`` 4.2.x on PATH; CI builds one and sets ``BATREPLAY_REQUIRE_BATSIM=1``.
 """
