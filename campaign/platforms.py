@@ -87,8 +87,10 @@ def prepare_platforms(campaign, instances: Iterable) -> list[Path]:
         target = platform_for(campaign, instance)
         if not instance.experiment.variant.is_recorded and target not in written:
             variant = instance.experiment.variant
+            storage_rate = (None if log.node_types is None  # ([storage] rate of a node types file, kept)
+                            else read_node_types_file(campaign.resolve(log.node_types)).storage_rate)
             _write_if_changed(target, scale_platform(recorded, variant.nodes_factor, variant.speed_factor,
-                                                     exact=True))
+                                                     exact=True, storage_rate=storage_rate))
             written.add(target)
         used[target] = None
     return list(used)

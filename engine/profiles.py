@@ -83,9 +83,9 @@ def _check_pfs(name: str, profile: Mapping) -> None:
         value = profile.get(field, 0)
         if type(value) not in (int, float):
             raise InvalidProfileError(f"profile '{name}' ({PFS}): '{field}' must be a number of bytes (got {value!r})")
-    for field in ("storage", "host"):
-        if field in profile and not isinstance(profile[field], str):
-            raise InvalidProfileError(f"profile '{name}' ({PFS}): '{field}' must be a storage label (a string)")
+    field = "storage" if "storage" in profile else "host"  # (Batsim reads 'host' only without 'storage')
+    if field in profile and not isinstance(profile[field], str):
+        raise InvalidProfileError(f"profile '{name}' ({PFS}): '{field}' must be a storage label (a string)")
 
 
 def validate_profile(name: str, profile: Mapping) -> None:
@@ -287,12 +287,14 @@ def execution_time(profile: Mapping, speeds: Sequence[float]) -> float:
 MAX_SIMULATED_SECONDS = 1e10
 
 
-def longest_time_alone(profile: Mapping, slowest_speed: float, profiles: Mapping[str, Mapping] | None = None) -> float:
+def longest_time_alone(profile: Mapping, slowest_speed: float, profiles: Mapping[str, Mapping] | None = None,
+                       io: tuple[float, int] | None = None) -> float:
     """An upper bound, s, of the time a job of ``profile`` takes on hosts of at least ``slowest_speed`` flop/s with
     no other job: its delay, or its largest per-host flop / ``slowest_speed`` (a ``parallel_homogeneous_total``
     counted as if on one host); for a composed profile, the sum over its steps (``profiles``: the workload's
-    profiles, by name, which its ``seq`` names). 0 for a profile type the embedded engine does not simulate (a
-    real Batsim's)."""
+    profiles, by name, which its ``seq`` names); for a job that reads and writes, with ``io`` = (the slowest link
+    of the routes to the storage, bytes/s; the number of compute hosts), its bytes on every host over that link. 0
+    for a profile type the embedded engine does not simulate (a real Batsim's)."""
     kind = profile.get("type")
     if kind == "delay":
         return float(profile["delay"])
@@ -301,12 +303,16 @@ def longest_time_alone(profile: Mapping, slowest_speed: float, profiles: Mapping
     if kind == "parallel":
         return max((float(c) for c in profile["cpu"]), default=0.0) / slowest_speed
     if kind == COMPOSED and profiles is not None:
-        return _longest_sequence(profile, slowest_speed, profiles, ())
+        return _longest_sequence(profile, slowest_speed, profiles, (), io=io)
+    if kind == PFS and io is not None:
+        moved = sum(max(float(profile.get(field, 0)), 0.0) for field in ("bytes_to_read", "bytes_to_write"))
+        return moved * io[1] / io[0]
     return 0.0
 
 
 def _longest_sequence(profile: Mapping, slowest_speed: float, profiles: Mapping[str, Mapping],
-                      chain: tuple[int, ...], known: dict[int, float] | None = None) -> float:
+                      chain: tuple[int, ...], known: dict[int, float] | None = None,
+                      io: tuple[float, int] | None = None) -> float:
     """:func:`longest_time_alone` of a composed profile, each composed profile computed once (``known``, by
     ``id``); names that are not profiles count 0 s (Batsim refuses them itself), and so does a profile met again
     inside itself (Batsim crashes only when a job of it starts: :func:`validate_profiles` refuses it)."""
@@ -320,24 +326,25 @@ def _longest_sequence(profile: Mapping, slowest_speed: float, profiles: Mapping[
             continue
         if step.get("type") == COMPOSED:
             if id(step) not in known:
-                known[id(step)] = _longest_sequence(step, slowest_speed, profiles, chain + (id(profile),), known)
+                known[id(step)] = _longest_sequence(step, slowest_speed, profiles, chain + (id(profile),), known, io)
             total += known[id(step)]
         else:
-            total += longest_time_alone(step, slowest_speed)
+            total += longest_time_alone(step, slowest_speed, io=io)
     repeat = profile.get("repeat", 1)
     return total * (repeat if type(repeat) is int else 1)
 
 
-def check_simulated_times(workload: Mapping, slowest_speed: float) -> None:
+def check_simulated_times(workload: Mapping, slowest_speed: float, io: tuple[float, int] | None = None) -> None:
     """Refuse a workload (Batsim JSON document) whose last submission plus its longest job alone on the slowest
-    host (``slowest_speed``, flop/s) passes :data:`MAX_SIMULATED_SECONDS`, where the two engines no longer agree.
+    host (``slowest_speed``, flop/s; for jobs that read and write, ``io`` as in :func:`longest_time_alone`) passes
+    :data:`MAX_SIMULATED_SECONDS`, where the two engines no longer agree.
 
     Raises:
         ValueError: naming the profile, its bound and the slowest speed.
     """
     last = max((float(job.get("subtime", 0)) for job in workload.get("jobs", ())), default=0.0)
     for name, profile in workload.get("profiles", {}).items():
-        seconds = longest_time_alone(profile, slowest_speed, workload.get("profiles", {}))
+        seconds = longest_time_alone(profile, slowest_speed, workload.get("profiles", {}), io)
         if last + seconds > MAX_SIMULATED_SECONDS:
             raise ValueError(f"profile '{name}' takes up to {seconds:.4g} s on the slowest host ({slowest_speed:g} "
                              f"flop/s): with the last submission at {last:.4g} s the simulation could pass "

@@ -193,7 +193,8 @@ def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir:
     times = {name: columns[name] for name in needed}  # the engine's times, as Batsim sums them
     del columns
     write_out_schedule(schedule_summary(times, compute.nb_compute, scheduler_seconds, time.perf_counter() - started,
-                                        check=False, shared_hosts=spec.shares_hosts), out_dir / "out_schedule.csv")
+                                        check=False, shared_hosts=spec.shares_hosts, nb_storage=len(compute.storage)),
+                       out_dir / "out_schedule.csv")
     return messages, scheduler_seconds, jobs
 
 

@@ -209,7 +209,8 @@ def batsim_schedule_summary(jobs: pd.DataFrame | Mapping[str, Any], *,
 
 
 def schedule_summary(jobs: pd.DataFrame | Mapping[str, Any], nb_machines: int, scheduling_time: float,
-                     simulation_time: float, *, check: bool = True, shared_hosts: bool = False) -> dict:
+                     simulation_time: float, *, check: bool = True, shared_hosts: bool = False,
+                     nb_storage: int = 0) -> dict:
     """Batsim's ``out_schedule.csv`` row for a jobs table of :func:`~batreplay.formats.out_jobs_writer.jobs_frame`
     (or of the engine's record columns).
 
@@ -227,6 +228,8 @@ def schedule_summary(jobs: pd.DataFrame | Mapping[str, Any], nb_machines: int, s
             does), so that ``jobs`` needs only the columns of :data:`SUMMARY_COLUMNS` (NaN times for rejected jobs).
         shared_hosts: compute sharing was on: ``time_computing`` counts a host once while any job runs on it
             (``jobs`` then needs ``allocated_resources`` too).
+        nb_storage: storage hosts of the platform: Batsim counts them in ``nb_computing_machines`` (all its
+            machines), not in ``time_idle``.
 
     Raises:
         OutJobsError: with ``check``, an invalid table.
@@ -239,7 +242,7 @@ def schedule_summary(jobs: pd.DataFrame | Mapping[str, Any], nb_machines: int, s
     summary.update(
         batsim_version=f"{BATSIM_VERSION} (batreplay embedded engine)",
         consumed_joules=0.0,
-        nb_computing_machines=nb_machines,
+        nb_computing_machines=nb_machines + nb_storage,
         nb_grouped_switches=0,
         nb_machine_switches=0,
         scheduling_time=scheduling_time,

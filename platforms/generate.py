@@ -94,6 +94,9 @@ STORAGE_HOST = "storage"
 MASTER_LINK = "master_net"
 MASTER_LOOP = "master_loop"
 STORAGE_LINK = "storage_io"
+#: Most compute nodes of a platform with I/O: SimGrid 3.32's Full routing allocates a table of (hosts x hosts)
+#: route pointers when it loads the platform (about 3.2 GB at 20,000 nodes).
+MAX_IO_NODES = 10_000
 #: Host property giving a compute host's I/O rate, bytes/s (as ``repr`` of a float).
 IO_RATE_PROPERTY = "io_rate"
 
@@ -185,7 +188,7 @@ def cluster_platform(
         io_rate: bytes/s between each compute host and the storage (a finite number > 0), with ``nodes`` or
             ``groups``; None: no I/O, unless node types or host kinds give it.
         storage_rate: bytes/s of the storage host's link (a finite number > 0), shared by all hosts' I/O; only
-            with I/O; None: the sum of all hosts' I/O rates (the storage is then never the bottleneck).
+            with I/O; None: the sum of all hosts' I/O rates (the storage link then does not limit one job alone).
 
     Returns:
         The platform file's text (SimGrid XML 4.1 with the SimGrid DOCTYPE line). Speeds and bandwidths are written
@@ -195,7 +198,8 @@ def cluster_platform(
         ValueError: missing, inconsistent or invalid counts/speeds, or a prefix that is empty, contains
             whitespace, or starts with ``master_host``; an I/O rate or storage rate that is not a finite number
             > 0, I/O rates for some hosts and not others, ``io_rate`` with ``node_types`` or ``host_kinds``, a
-            ``storage_rate`` without I/O, or a default storage rate (the sum) that is not finite.
+            ``storage_rate`` without I/O, or a default storage rate (the sum) that is not finite; more than
+            :data:`MAX_IO_NODES` hosts with I/O.
     """
     kinds: list[tuple[int, tuple[tuple[str, str], ...]]] | None = None  # (cores, properties) of each group
     if node_types is not None:
@@ -227,11 +231,7 @@ def cluster_platform(
         rate = check_rate(io_rate, "io_rate")
         kinds = [(cores, (*props, (IO_RATE_PROPERTY, repr(rate)))) for cores, props in kinds]
     storage = _storage_rate([count for count, _ in checked], [props for _, props in kinds], storage_rate)
-    if not prefix or any(ch.isspace() for ch in prefix):
-        raise ValueError(f"prefix {prefix!r}: must be non-empty and without whitespace")
-    if prefix.startswith(MASTER_PREFIX):
-        raise ValueError(f"prefix {prefix!r}: compute host names would look like the master host {MASTER_PREFIX}0")
-
+    _check_prefix(prefix)
     total = sum(count for count, _ in checked)
     width = len(str(total - 1))
     clusters = []  # (id, padded prefix, lo, hi, speed, cores, properties)
@@ -248,6 +248,14 @@ def cluster_platform(
     if storage is not None:
         return _io_platform_xml(named, bandwidth, storage)
     return _platform_xml(named, bandwidth)
+
+
+def _check_prefix(prefix: str) -> None:
+    """Refuse a host-name prefix that is empty, holds whitespace or starts like the master host (ValueError)."""
+    if not prefix or any(ch.isspace() for ch in prefix):
+        raise ValueError(f"prefix {prefix!r}: must be non-empty and without whitespace")
+    if prefix.startswith(MASTER_PREFIX):
+        raise ValueError(f"prefix {prefix!r}: compute host names would look like the master host {MASTER_PREFIX}0")
 
 
 def format_bandwidth(rate: float) -> str:
@@ -294,6 +302,10 @@ def _io_platform_xml(named: list[tuple], bandwidth: str, storage_rate: float) ->
     zone.append(ET.Comment("elements"))
     ET.indent(root, space="  ")
     head, tail = ET.tostring(root, encoding="unicode").split("<!--elements-->")
+    nodes = sum(hi - lo + 1 for _id, _pre, lo, hi, *_rest in named)
+    if nodes > MAX_IO_NODES:
+        raise ValueError(f"{nodes:,} nodes with I/O rates, more than the {MAX_IO_NODES:,} of a platform with I/O: "
+                         "SimGrid's Full routing keeps a table of nodes x nodes routes (3.2 GB at 20,000 nodes)")
     hosts = [(f"{pre}{number}", speed, cores, props, dict(props)[IO_RATE_PROPERTY])
              for _id, pre, lo, hi, speed, cores, props in named for number in range(lo, hi + 1)]
 

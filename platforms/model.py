@@ -72,9 +72,10 @@ class Platform:
         storage_hosts: names of hosts with role ``storage`` (not compute resources), sorted.
         storage: the storage hosts themselves, ``storage[k].id == len(hosts) + k`` (Batsim numbers them after the
             compute hosts), with their properties; empty when only their names are known.
-        master_on_loopback: the master host is a plain ``<host>`` (not a cluster's) without a ``<route>`` to itself,
-            so SimGrid carries the messages between its actors (Batsim's server, submitters, waiters) on its
-            loopback link, not on a 125 MBps link as on the clusters and the generated platforms; the embedded
+        master_on_loopback: the master host is a plain ``<host>`` (not a cluster's) without a ``<route>`` to itself
+            over 125 MBps links of zero latency, so SimGrid carries the messages between its actors (Batsim's
+            server, submitters, waiters) on its loopback link (or on other links), not on a 125 MBps link as on the
+            clusters and the generated platforms; the embedded
             engine does not reproduce that timing (a real Batsim 4.2.1 grouped the events of one instant otherwise
             and started two jobs in another order, 2026-11-28).
         io_routes: with one storage host, each compute host's route to it (by resource id): a tuple of

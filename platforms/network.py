@@ -43,16 +43,21 @@ _TIME_FACTORS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m":
 
 
 def _parse(text: str, factors: Mapping[str, float], default: str, what: str) -> float:
-    match = _NUMBER_RE.fullmatch(text.strip())
-    unit = match.group("unit").strip() if match else None
+    match = _NUMBER_RE.fullmatch(text)
+    unit = match.group("unit") if match else None
     if match is None or (unit and unit not in factors):
-        raise ValueError(f"{what} {text!r}: expected a number and one of the units {', '.join(factors)}")
+        raise ValueError(f"{what} {text!r}: expected a number directly followed by one of the units "
+                         f"{', '.join(factors)}")
     return float(match.group("number")) * factors[unit or default]
 
 
 def parse_bandwidth(text: str) -> float:
-    """Bytes/s of a SimGrid bandwidth (``"125MBps"`` -> 125e6, ``"1Gbps"`` -> 1.25e8). Raises ValueError."""
-    return _parse(text, _BANDWIDTH_FACTORS, "Bps", "bandwidth")
+    """Bytes/s of a SimGrid bandwidth (``"125MBps"`` -> 125e6, ``"1Gbps"`` -> 1.25e8). Raises ValueError: not a
+    number with a bandwidth unit, or not finite and > 0."""
+    value = _parse(text, _BANDWIDTH_FACTORS, "Bps", "bandwidth")
+    if not 0 < value < float("inf"):
+        raise ValueError(f"bandwidth {text!r}: must be finite and > 0")
+    return value
 
 
 def parse_latency(text: str) -> float:
@@ -62,30 +67,45 @@ def parse_latency(text: str) -> float:
 
 @dataclass(frozen=True)
 class Link:
-    """A network link: ``name``, ``bandwidth`` (bytes/s) and ``latency`` (s)."""
+    """A network link: ``name``, ``bandwidth`` (bytes/s) and ``latency`` (s); ``plain``: shared between the
+    transfers that cross it (SimGrid's default ``SHARED`` policy), with constant bandwidth and latency (no
+    ``FATPIPE`` or ``SPLITDUPLEX`` policy, no trace file)."""
 
     name: str
     bandwidth: float
     latency: float
+    plain: bool = True
 
 
 def storage_routes(compute: Sequence[str], storage: str, links: Mapping[str, Link],
-                   routes: Sequence[tuple[str, str, Sequence[str], bool]]) -> list[tuple[Link, ...]] | None:
-    """Each compute host's route to the host ``storage`` (in the order of ``compute``), or None when one is
-    missing or names a link not in ``links``.
+                   routes: Sequence[tuple[str, str, Sequence[str], bool]],
+                   message_routes: Sequence[Sequence[str]] = ()) -> list[tuple[Link, ...]] | None:
+    """Each compute host's route to the host ``storage`` (in the order of ``compute``), when the embedded engine can
+    play the transfers on it; None otherwise: a route is missing, declared twice (SimGrid refuses the platform), not
+    the same links both ways (reads go storage -> host, writes host -> storage), names a link not in ``links`` or one
+    that is not :attr:`Link.plain`, or shares a link with ``message_routes`` (the links of Batsim's messages, which
+    the engine times apart).
 
     Args:
         compute: the compute host names, by resource id.
-        links: the platform's links by name.
+        links: the platform's links (those whose numbers were read), by name.
         routes: ``(src, dst, link names, symmetrical)`` of the ``<route>`` elements of ``Full`` zones.
+        message_routes: the link names of the routes from or to the master host.
     """
-    found: dict[str, tuple[Link, ...]] = {}
+    directed: dict[tuple[str, str], tuple[str, ...]] = {}
     for src, dst, names, symmetrical in routes:
-        for host, other in ((src, dst), (dst, src)) if symmetrical else ((src, dst),):
-            if other == storage and host != storage:
-                if any(name not in links for name in names):
-                    return None
-                found.setdefault(host, tuple(links[name] for name in names))
-    if any(host not in found for host in compute):
-        return None
-    return [found[host] for host in compute]
+        pairs = [(src, dst), (dst, src)] if symmetrical and src != dst else [(src, dst)]
+        for pair, order in zip(pairs, (tuple(names), tuple(reversed(names)))):
+            if pair in directed:
+                return None  # (SimGrid: the route already exists)
+            directed[pair] = order
+    busy = {name for route in message_routes for name in route}
+    found = []
+    for host in compute:
+        there, back = directed.get((host, storage)), directed.get((storage, host))
+        if there is None or back is None or set(there) != set(back):
+            return None
+        if any(name not in links or not links[name].plain or name in busy for name in there):
+            return None
+        found.append(tuple(links[name] for name in there))
+    return found

@@ -12,7 +12,8 @@ I/O (Caspart et al.'s I/O rate of a node type): a type may give ``io_rate``, the
 the site's storage, and the file an optional ``[storage]`` table whose ``rate`` is the bytes/s of the storage's own
 link, which all nodes' reads and writes share (:func:`read_node_types_file`). Either every type gives an
 ``io_rate`` or none does. Without ``[storage]``, the storage rate is the sum of all nodes' I/O rates
-(:func:`default_storage_rate`), so that the storage is never the bottleneck. The generator then writes hosts and
+(:func:`default_storage_rate`), so that the storage link does not limit a job alone
+(with several jobs reading at once it may: SimGrid's bottleneck solver shares it). The generator then writes hosts and
 links instead of clusters (see :mod:`batreplay.platforms.generate`).
 """
 
@@ -121,7 +122,7 @@ class NodeType:
 
 def default_storage_rate(node_types: Sequence[NodeType]) -> float:
     """The storage rate (bytes/s) when none is given: the sum over the types of count x ``io_rate``, what all nodes
-    reading at once at their own rates need, so that the storage link is never the bottleneck.
+    reading at once at their own rates need; under SimGrid's bottleneck solver it may still limit the fastest ones.
 
     Raises:
         NodeTypeError: a type without ``io_rate``, or a sum that is not a finite number (the message says to give
@@ -170,14 +171,7 @@ def node_types_from_tables(tables: Sequence[Mapping[str, Any]], where: str) -> l
     types: list[NodeType] = []
     for number, table in enumerate(tables, start=1):
         place = f"{where}: node type {number}"
-        if not isinstance(table, Mapping):
-            raise NodeTypeError(f"{place}: expected a table, got {table!r}")
-        unknown = sorted(set(table) - set(_FIELDS))
-        if unknown:
-            raise NodeTypeError(f"{place}: unknown key(s) {', '.join(unknown)} (known: {', '.join(_FIELDS)})")
-        missing = [key for key in ("name", "count", "speed") if key not in table]
-        if missing:
-            raise NodeTypeError(f"{place}: missing key(s) {', '.join(missing)}")
+        _check_keys(table, place, _FIELDS, ("name", "count", "speed"), "a table")
         try:
             types.append(NodeType(**dict(table)))
         except NodeTypeError as err:
@@ -195,16 +189,23 @@ def node_types_from_tables(tables: Sequence[Mapping[str, Any]], where: str) -> l
     return types
 
 
+def _check_keys(table: object, place: str, known: Sequence[str], required: Sequence[str], expected: str) -> None:
+    """Refuse ``table`` unless it is a table of ``known`` keys with all of ``required``; messages start with
+    ``place`` (raises NodeTypeError)."""
+    if not isinstance(table, Mapping):
+        raise NodeTypeError(f"{place}: expected {expected}, got {table!r}")
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise NodeTypeError(f"{place}: unknown key(s) {', '.join(unknown)} (known: {', '.join(known)})")
+    missing = [key for key in required if key not in table]
+    if missing:
+        raise NodeTypeError(f"{place}: missing key(s) {', '.join(missing)}")
+
+
 def _storage_rate(table: object, where: str, types: Sequence[NodeType]) -> float:
     """The ``rate`` of a ``[storage]`` table (bytes/s), checked against the node types (they must give I/O)."""
     place = f"{where}: [storage]"
-    if not isinstance(table, Mapping):
-        raise NodeTypeError(f"{place}: expected a table with a rate (bytes/s), got {table!r}")
-    unknown = sorted(set(table) - set(_STORAGE_FIELDS))
-    if unknown:
-        raise NodeTypeError(f"{place}: unknown key(s) {', '.join(unknown)} (known: {', '.join(_STORAGE_FIELDS)})")
-    if "rate" not in table:
-        raise NodeTypeError(f"{place}: missing key rate (bytes/s of the storage's link)")
+    _check_keys(table, place, _STORAGE_FIELDS, ("rate",), "a table with a rate (bytes/s of the storage's link)")
     try:
         rate = check_rate(table["rate"], "rate")
     except NodeTypeError as err:

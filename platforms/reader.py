@@ -34,6 +34,9 @@ from batreplay.platforms.speed_units import parse_pstate_speeds, parse_speed
 
 __all__ = ["DEFAULT_MASTER_HOST", "MAX_CORES", "MAX_HOSTS", "MIN_SPEED", "PlatformError", "read_platform", "expand_radical", "radical_size"]
 
+#: Bytes/s of the links the embedded engine times Batsim's internal messages on (those of the clusters and of the
+#: generated platforms, 125 MBps).
+MESSAGE_BANDWIDTH = 125e6
 #: Default of Batsim's ``-m/--master-host`` option.
 DEFAULT_MASTER_HOST = "master_host"
 #: Most compute hosts (the hosts jobs run on: role ``""`` or ``"compute_node"``) a platform may have: 1,000,000
@@ -140,7 +143,8 @@ class _Reader:
         self.max_hosts = max_hosts
         self.master_host = master_host
         self.counts = {True: 0, False: 0}  # hosts so far: compute (True), master and storage (False)
-        self.self_routes: set[str] = set()  # hosts given a <route> to themselves
+        self.self_routes: dict[str, list[str]] = {}  # hosts given a <route> to themselves: its links
+        self.irregular_network = False  # a bypass route, a link trace or a SPLITDUPLEX half was met
         self.routing: list[str] = []  # the routing of the zones being walked, outermost first
         self.links: dict[str, Link] = {}
         self.routes: list[tuple[str, str, list[str], bool]] = []  # (src, dst, links, symmetrical) of Full zones
@@ -271,6 +275,7 @@ class _Reader:
             elif tag == "trace_connect":
                 if child.get("kind", "HOST_AVAIL").upper() in _SPEED_TRACE_KINDS:
                     raise self.error(child, "host speed/availability traces are not supported (constant speeds only)")
+                self.irregular_network = True  # a link's bandwidth, latency or state varies
             elif tag in _NEUTRAL_TAGS:
                 self.network(child)
             else:
@@ -281,17 +286,23 @@ class _Reader:
         tag = element.tag
         if tag == "link":
             name = self.attr(element, "id")
+            plain = (element.get("sharing_policy", "SHARED").upper() == "SHARED"
+                     and not any(element.get(field) for field in ("bandwidth_file", "latency_file", "state_file")))
             try:  # (a link whose numbers are not read here cannot carry I/O on the embedded engine)
                 self.links[name] = Link(name, parse_bandwidth(element.get("bandwidth", "")),
-                                        parse_latency(element.get("latency", "0")))
+                                        parse_latency(element.get("latency", "0")), plain)
             except ValueError:
                 pass
+        elif tag in ("bypassRoute", "bypassZoneRoute"):
+            self.irregular_network = True  # (routes the embedded engine does not follow)
         elif tag == "route" and element.get("src") is not None:
             src, dst = element.get("src"), element.get("dst")
+            names = [self.attr(link, "id") for link in element if link.tag == "link_ctn"]
+            if any(link.get("direction") for link in element if link.tag == "link_ctn"):
+                self.irregular_network = True  # (SPLITDUPLEX halves)
             if src == dst:
-                self.self_routes.add(src)
+                self.self_routes[src] = names
             if self.routing and self.routing[-1] == "Full":
-                names = [self.attr(link, "id") for link in element if link.tag == "link_ctn"]
                 self.routes.append((src, dst, names, element.get("symmetrical", "YES").upper() != "NO"))
 
     def cluster(self, element: ET.Element) -> None:
@@ -340,6 +351,21 @@ class _Reader:
         except ValueError as exc:
             raise self.error(element, f"attribute 'speed': {exc}") from None
         self.add_host(element, name, speed, {})
+
+
+def _master_on_loopback(reader: _Reader, master: str) -> bool:
+    """Whether Batsim's messages between the master host's own actors leave the 125 MBps, zero-latency links the
+    embedded engine times them on: the master is a plain ``<host>`` without a ``<route>`` to itself (SimGrid then
+    uses its loopback link), or with one crossing another kind of link. A cluster's host, or a ``<peer>``, goes
+    through its own links."""
+    if reader.hosts[master][2].tag != "host":
+        return False
+    names = reader.self_routes.get(master)
+    if names is None:
+        return True
+    links = [reader.links.get(name) for name in names]
+    return not links or any(link is None or link.bandwidth != MESSAGE_BANDWIDTH or link.latency or not link.plain
+                            for link in links)
 
 
 def _parse_with_lines(path: Path) -> tuple[ET.Element, dict[ET.Element, int]]:
@@ -430,9 +456,10 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
                                zone_properties=tuple(zone.items()))
                           for i, (name, speed, cores, props, zone) in enumerate(found))
                     for first, found in ((0, compute), (len(compute), storage)))
-    master_element = reader.hosts[masters[0]][2]
-    on_loopback = master_element.tag in ("host", "peer") and masters[0] not in reader.self_routes
-    io_routes = (storage_routes([h.name for h in hosts], disks[0].name, reader.links, reader.routes)
-                 if len(disks) == 1 else None)
+    on_loopback = _master_on_loopback(reader, masters[0])
+    io_routes = None
+    if len(disks) == 1 and not reader.irregular_network:
+        to_master = [names for src, dst, names, _ in reader.routes if masters[0] in (src, dst)]
+        io_routes = storage_routes([h.name for h in hosts], disks[0].name, reader.links, reader.routes, to_master)
     return Platform(hosts=hosts, master_host=masters[0], storage=disks, master_on_loopback=on_loopback,
                     io_routes=None if io_routes is None else tuple(io_routes), source=path)

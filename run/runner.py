@@ -283,13 +283,16 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
     platform = read_platform(platform_path)
     if spec.engine.name == "embedded" and platform.master_on_loopback:
         raise RunError(f"{platform_path}: the master host {platform.master_host!r} is a plain <host> without a <route> "
-                       "to itself, so SimGrid carries its own messages on its loopback link, whose timing the "
+                       "to itself over 125MBps links of zero latency, so SimGrid carries its own messages on its "
+                       "loopback link (or on other links), whose timing the "
                        "embedded engine does not reproduce (events of one instant may be grouped otherwise): declare "
                        "it in a <cluster>, give it a <route> to itself over a 125MBps link (as batreplay platform "
                        "--io-rate does), or run with --engine batsim")
     document, job_table, notes = load_workload(spec, nb_res=platform.nb_compute)
     try:  # a platform too slow for the workload: times where the embedded engine and Batsim part ways
-        check_simulated_times(document, float(min(platform.speeds)))
+        io = None if platform.io_routes is None else (
+            min(link.bandwidth for route in platform.io_routes for link in route), platform.nb_compute)
+        check_simulated_times(document, float(min(platform.speeds)), io)
     except ValueError as err:
         raise RunError(f"{spec.workload} on {platform_path}: {err}") from None
     try:

@@ -109,3 +109,34 @@ def test_readers_are_refused_where_the_engine_cannot_play_them(tmp_path):
         _engine(_io_platform(tmp_path), workload, EngineOptions(compute_sharing=True))
     unused = dict(workload, jobs=[])  # a profile no job uses is dropped as Batsim drops it, never refused
     BatsimEngine([(f"node_{k}", 1e9) for k in range(4)], {"w0": unused})
+
+
+def test_io_profile_refusals_name_the_reason(tmp_path):
+    from batreplay.engine.profiles import InvalidProfileError, validate_profile
+
+    for profile, words in (({"type": "parallel_homogeneous_pfs"}, "neither 'bytes_to_read' nor 'bytes_to_write'"),
+                           ({"type": "parallel_homogeneous_pfs", "bytes_to_read": "1e8"}, "must be a number of bytes"),
+                           ({"type": "parallel_homogeneous_pfs", "bytes_to_read": 1, "storage": 3},
+                            "'storage' must be a storage label")):
+        with pytest.raises(InvalidProfileError, match=words):
+            validate_profile("p", profile)
+    # Batsim reads 'host' only when 'storage' is absent
+    validate_profile("p", {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1, "storage": "pfs", "host": 3})
+    slow = _io_platform(tmp_path)
+    latent = type(slow)(hosts=slow.hosts, master_host=slow.master_host, storage=slow.storage, io_routes=tuple(
+        tuple(type(link)(link.name, link.bandwidth, 1e-3) for link in route) for route in slow.io_routes))
+    workload = {"nb_res": 4, "jobs": [{"id": "1", "subtime": 0, "res": 1, "walltime": 10, "profile": "r"}],
+                "profiles": {"r": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e8}}}
+    with pytest.raises(UnsupportedProfileError, match="has a latency"):
+        _engine(latent, workload)
+
+
+def test_a_reader_registered_by_the_decision_process_is_refused_without_routes():
+    engine = BatsimEngine([("node_0", 1e9)], {"w0": {"nb_res": 1, "jobs": [], "profiles": {}}},
+                          options=EngineOptions(dynamic_jobs=True))
+    engine.next_request()
+    with pytest.raises(UnsupportedProfileError, match="does not list a route"):
+        engine.apply_reply({"now": 0.0, "events": [{"timestamp": 0.0, "type": "REGISTER_PROFILE", "data": {
+            "workload_name": "dyn", "profile_name": "r",
+            "profile": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e8}}}]})
+        engine.next_request()

@@ -167,7 +167,7 @@ _ONE = '[[node_types]]\nname = "a"\ncount = 2\nspeed = 1e9\n'
     (_ONE + "[storage]\nrate = 1e9\n", r"\[storage\]: rate is given but no node type has an io_rate"),
     (_ONE + "io_rate = 1e8\n[storage]\nrate = 0\n", r"\[storage\]: rate = 0, need a finite number of bytes/s > 0"),
     (_ONE + "io_rate = 1e8\n[storage]\nrate = \"1GBps\"\n", r"\[storage\]: rate = '1GBps'"),
-    (_ONE + "io_rate = 1e8\n[storage]\n", r"\[storage\]: missing key rate"),
+    (_ONE + "io_rate = 1e8\n[storage]\n", r"\[storage\]: missing key\(s\) rate"),
     (_ONE + "io_rate = 1e8\n[storage]\nrate = 1e9\nlatency = 0\n", r"\[storage\]: unknown key\(s\) latency"),
     ("storage = 3\n" + _ONE + "io_rate = 1e8\n", r"\[storage\]: expected a table"),
     (_ONE + "io_rate = 1e8\n[disks]\nrate = 1\n", r"unknown top-level key\(s\) disks"),

@@ -1,0 +1,69 @@
+"""Links and routes read from a platform (platforms/network.py, the reader): SimGrid's units, and the routes to the
+storage host the embedded engine plays jobs that read and write on, or leaves to a real Batsim."""
+
+from __future__ import annotations
+
+import pytest
+
+from batreplay.platforms.generate import cluster_platform, write_platform_text
+from batreplay.platforms.network import parse_bandwidth, parse_latency
+from batreplay.platforms.node_types import NodeType
+from batreplay.platforms.reader import read_platform
+
+
+@pytest.mark.parametrize("text, value", [("125MBps", 125e6), ("1e8Bps", 1e8), ("1Gbps", 1.25e8), ("2KiBps", 2048.0),
+                                         ("1MiBps", 1048576.0), ("3", 3.0), ("100000000.0Bps", 1e8)])
+def test_bandwidths_are_read_in_simgrids_units(text, value):
+    assert parse_bandwidth(text) == value
+
+
+@pytest.mark.parametrize("text", ["0Bps", "-1MBps", "1e400Bps", "125 MBps", "125MB", "fast"])
+def test_bandwidths_simgrid_refuses_or_the_engine_cannot_use_are_refused(text):
+    with pytest.raises(ValueError, match="bandwidth"):
+        parse_bandwidth(text)
+
+
+def test_latencies_are_read_in_simgrids_units():
+    assert [parse_latency(t) for t in ("0us", "15ms", "2", "1m", "3ns")] == pytest.approx([0.0, 0.015, 2.0, 60.0, 3e-9],
+                                                                                  rel=1e-15)
+
+
+def _io_text(tmp_path, edit=lambda text: text):
+    types = [NodeType("a", 2, 1e9, io_rate=1e8)]
+    return read_platform(write_platform_text(tmp_path / "io.xml", edit(cluster_platform(node_types=types))))
+
+
+def test_a_generated_platform_gives_each_hosts_route_to_the_storage(tmp_path):
+    platform = _io_text(tmp_path)
+    assert [[(link.name, link.bandwidth) for link in route] for route in platform.io_routes] == [
+        [("node_0_io", 1e8), ("storage_io", 2e8)], [("node_1_io", 1e8), ("storage_io", 2e8)]]
+    assert not platform.master_on_loopback
+
+
+@pytest.mark.parametrize("what, edit", [
+    ("a link shared otherwise", lambda t: t.replace('id="storage_io"', 'id="storage_io" sharing_policy="FATPIPE"')),
+    ("a bandwidth trace", lambda t: t.replace('id="storage_io"', 'id="storage_io" bandwidth_file="bw.txt"')),
+    ("a bypass route", lambda t: t.replace("</zone>", '<bypassRoute src="node_0" dst="storage">'
+                                                      '<link_ctn id="storage_io"/></bypassRoute></zone>')),
+    ("a route declared twice", lambda t: t.replace("</zone>", '<route src="storage" dst="node_0">'
+                                                              '<link_ctn id="storage_io"/></route></zone>')),
+    ("writes and reads on other links", lambda t: t.replace(
+        '<route src="node_0" dst="storage">', '<route src="node_0" dst="storage" symmetrical="NO">').replace(
+        "</zone>", '<route src="storage" dst="node_0"><link_ctn id="storage_io"/></route></zone>')),
+    ("an I/O link that carries messages", lambda t: t.replace(
+        '<route src="node_0" dst="master_host">\n      <link_ctn id="node_0_net" />',
+        '<route src="node_0" dst="master_host">\n      <link_ctn id="node_0_io" />')),
+    ("a zero bandwidth", lambda t: t.replace('id="node_1_io" bandwidth="100000000.0Bps"',
+                                             'id="node_1_io" bandwidth="0Bps"')),
+])
+def test_routes_the_engine_would_time_otherwise_than_simgrid_are_not_used(tmp_path, what, edit):
+    text = cluster_platform(node_types=[NodeType("a", 2, 1e9, io_rate=1e8)])
+    assert edit(text) != text, what  # the edit applies to the generated text
+    assert _io_text(tmp_path, edit).io_routes is None, what
+
+
+@pytest.mark.parametrize("loop, flagged", [('bandwidth="125MBps"', False), ('bandwidth="10GBps"', True)])
+def test_the_master_hosts_own_route_must_be_a_125MBps_link(tmp_path, loop, flagged):
+    def edit(text):
+        return text.replace('id="master_loop" bandwidth="125MBps"', f'id="master_loop" {loop}')
+    assert _io_text(tmp_path, edit).master_on_loopback is flagged
