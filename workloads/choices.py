@@ -27,3 +27,6 @@ DEFAULT_RES_SOURCE: str = RES_SOURCE_CHOICES[0]
 #: Node speed of the recorded machine assumed by default, flop/s (1 Gflop/s: the node speed of the shipped
 #: platforms, see :mod:`batreplay.platforms.shipped`, so that a job lasts its recorded run time there).
 DEFAULT_RECORDED_SPEED: float = 1e9
+#: Bytes/s a node read or wrote at when the log was recorded, by default: demand rounds turn I/O seconds into bytes
+#: at this rate (:mod:`batreplay.workloads.demand_rounds`).
+DEFAULT_REFERENCE_IO_RATE = 1e8

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from batreplay.options import check_fields, option
 from batreplay.workloads.choices import (  # the allowed values and defaults, defined once in a light module
     DEFAULT_PROFILE,
+    DEFAULT_REFERENCE_IO_RATE,
     DEFAULT_RECORDED_SPEED,
     DEFAULT_RES_SOURCE,
     DEFAULT_ZERO_RUNTIME,
@@ -104,8 +105,22 @@ class WorkloadOptions:
         help="SWF processor count that a job requests: the allocated processors (field 5) or the requested ones "
              "(field 8, as Rauch 2022); the other one fills in when missing")
 
+    demand_rounds: int | None = option(
+        None, kind=int, at_least=1, at_most=1_000_000, optional=True, campaign="log", recorded="when-set",
+        help="turn each SWF job into this many rounds of reading from the storage host and computing (Caspart et "
+             "al. 2019): needs a platform with I/O (batreplay platform --io-rate)", default_text="off")
+    io_share: float | None = option(
+        None, kind=float, at_least=0, below=1, optional=True, campaign="log", recorded_with="demand_rounds",
+        help="with --demand-rounds: the share of each job's run time spent reading, instead of the run time minus "
+             "the log's CPU time (SWF field 6)", default_text="from the log's CPU times")
+    reference_io_rate: float = option(
+        DEFAULT_REFERENCE_IO_RATE, kind=float, above=0, unit="bytes/s", campaign="log", recorded_with="demand_rounds",
+        help="with --demand-rounds: bytes/s a node read at when the log was recorded (I/O seconds become bytes)")
+
     def __post_init__(self) -> None:
         check_fields(self, WorkloadError)
+        if self.demand_rounds is None and self.io_share is not None:
+            raise WorkloadError("io_share (--io-share) needs demand_rounds (--demand-rounds)")
 
 
 @dataclass
@@ -169,5 +184,23 @@ def load_workload(path: str | Path, options: WorkloadOptions = WorkloadOptions()
         nb_res=nb_res,
         oversized="drop" if nb_res is None else "keep",
     )
-    return LoadedWorkload(converted.to_json_dict(), converted.job_table,
-                          [log.anomalies.summary(), converted.report.summary()])
+    document, notes = converted.to_json_dict(), [log.anomalies.summary(), converted.report.summary()]
+    if options.demand_rounds is not None:
+        document, round_notes = _with_demand_rounds(document, converted.job_table, log, options)
+        notes.extend(round_notes)
+    return LoadedWorkload(document, converted.job_table, notes)
+
+
+def _with_demand_rounds(document: dict, job_table: pd.DataFrame, log, options: WorkloadOptions) -> tuple[dict, list]:
+    """``document`` with its jobs turned into demand rounds (:mod:`batreplay.workloads.demand_rounds`), each job's
+    CPU time read from the log line it came from; and the notes."""
+    from batreplay.workloads.demand_rounds import DemandRounds, apply_demand_rounds
+
+    cpu_by_line = dict(zip(log.jobs["line"].tolist(), log.jobs["average_cpu_time"].tolist()))
+    average_cpu = [cpu_by_line[line] for line in job_table["swf_line"].tolist()]
+    rounds = DemandRounds(options.demand_rounds, options.io_share, options.reference_io_rate)
+    speed = options.recorded_speed if options.profile == "parallel_homogeneous" else None
+    try:
+        return apply_demand_rounds(document, job_table, average_cpu, rounds, speed)
+    except ValueError as err:
+        raise WorkloadError(f"workload {log.path}: demand rounds: {err}") from None

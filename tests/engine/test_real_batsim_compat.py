@@ -404,3 +404,17 @@ def test_jobs_of_several_slots_on_real_batsim_equal_embedded_engine(real_batsim,
     jobs = read_out_jobs(embedded)
     assert len(jobs) == NB_JOBS and (jobs["final_state"] != "REJECTED").all()
     assert (jobs["requested_number_of_resources"] > 1).sum() > 1000
+
+
+@pytest.mark.slow
+def test_whole_kth_in_demand_rounds_with_reads_is_batsims(real_batsim, tmp_path):
+    """Issue 27's acceptance: the whole KTH-SP2 log, each job turned into 4 demand rounds with 20 % of its run time
+    reading from the storage host (Caspart et al. 2019), on 100 nodes with I/O links, gives the same out_jobs.csv on
+    both engines."""
+    from batreplay.platforms.generate import write_platform
+
+    platform = write_platform(tmp_path / "kth-io.xml", 100, 1e9, io_rate=1e8)
+    embedded = _embedded_then_real(real_batsim, tmp_path, "KTH-SP2 in demand rounds: embedded vs real Batsim",
+                                   workload=KTH, platform=platform, scheduler="easy", demand_rounds=4, io_share=0.2,
+                                   timeout=RUN_BOUND)
+    assert len(embedded.read_text().splitlines()) == 28468  # every job of the log but the one without processors

@@ -68,9 +68,10 @@ def test_defaults_live_in_the_parts():
     assert defaults["compute_sharing"] is spec.engine.compute_sharing is False
     # what does not apply is not recorded: the sessions of a rigid replay, compute sharing when off, no speedup model
     assert set(spec.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS} - {
-        "sessions", "compute_sharing", "speedup_model", "speedup_options"}
+        "sessions", "compute_sharing", "speedup_model", "speedup_options", "demand_rounds", "io_share",
+        "reference_io_rate"}
     feedback = spec.replace(replay="feedback", compute_sharing=True, speedup_model="random",
-                            speedup_options={"seed": 2}, zero_runtime="min", res_source="requested")
+                            speedup_options={"seed": 2}, zero_runtime="min", res_source="requested", demand_rounds=2)
     assert set(feedback.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS}
     again = RunSpec.from_dict(feedback.to_dict()).engine
     assert (again.compute_sharing, again.speedup_model, again.speedup_options) == (True, "random", {"seed": 2})

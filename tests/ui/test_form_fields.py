@@ -42,7 +42,8 @@ def test_the_form_shows_one_field_per_option_declared_for_it_in_order(tmp_path, 
     groups = {item.id: [name for name in _fields(item)] for item in _components(page)
               if isinstance(item, html.Details)}
     assert groups == {"options-conversion": ["profile", "recorded_speed", "max_jobs", "walltime_factor",
-                                             "zero_runtime", "res_source"],
+                                             "zero_runtime", "res_source", "demand_rounds", "io_share",
+                                             "reference_io_rate"],
                       "options-engine": ["compute_sharing", "speedup_model", "speedup_options"]}
     special = {item.id for item in _components(page) if isinstance(getattr(item, "id", None), str)}
     assert {"workload", "platform", "node-types", "scheduler", "scheduler-options", "replay", "sessions",
