@@ -868,6 +868,10 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
             if log.is_json:
                 raise table.error("workload", f"{log.workload}: feedback replay needs an SWF log (user ids and "
                                               "recorded times), not a Batsim JSON workload ([matrix] replay_models)")
+            if log.options.get("demand_rounds") is not None:
+                raise table.error("demand_rounds", "feedback replay registers its jobs' profiles, and Batsim 4.2.1 "
+                                                   "never links a registered composed profile to its steps "
+                                                   "([matrix] replay_models)")
     seeds = matrix.get_list("seeds", int, [0])
     if len(set(seeds)) != len(seeds) or any(s < 0 for s in seeds):
         raise matrix.error("seeds", f"expected distinct non-negative integers, got {seeds}")

@@ -36,7 +36,7 @@ from batreplay.deadline import MAX_SECONDS
 from batreplay.engine.spec import EngineSpec
 from batreplay.options import MISSING, Option, check_fields, declared_options, option, recorded_values
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
-from batreplay.replay.registry import ReplaySpec
+from batreplay.replay.registry import ReplaySpec, user_model
 from batreplay.schedulers.names import SPEEDUP_PREDICTING, scheduler_help, sharing_problem
 from batreplay.workloads.loading import WorkloadOptions
 
@@ -124,6 +124,10 @@ class RunSpec:
         name, options = self.scheduler.name, self.scheduler.options
         if name in SPEEDUP_PREDICTING and options.get("speedup_options") and options.get("speedup_model") is None:
             raise RunSpecError(f"scheduler {name}: option speedup_options given without speedup_model")
+        if self.conversion.demand_rounds is not None and user_model(self.replay.model).dynamic:
+            raise RunSpecError(f"demand_rounds (--demand-rounds) with the {self.replay.model} replay: its users submit "
+                               "jobs by registering their profiles, and Batsim 4.2.1 never links a registered composed "
+                               "profile to its steps; use a rigid replay")
         problem = sharing_problem(name, options, shares_hosts=self.engine.shares_hosts,
                                   engine_has_model=self.engine.speedup_model is not None)
         if problem is not None:

@@ -309,7 +309,8 @@ def _rebase(submission: np.ndarray, origin: float) -> np.ndarray:
     return rebased
 
 
-def _value_label(value: float) -> str:
+def value_label(value: float) -> str:
+    """A number as profile names carry it: an integer without decimals, else its shortest repr (``12.5``)."""
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
@@ -731,7 +732,7 @@ def _profiles(log: SwfLog, job_duration: np.ndarray, job_lines: np.ndarray,
     """
     unique_durations, inverse = np.unique(job_duration, return_inverse=True)
     prefix = "delay_" if options.profile == "delay" else "ph_"
-    unique_names = [prefix + _value_label(v) for v in unique_durations]
+    unique_names = [prefix + value_label(v) for v in unique_durations]
     if options.profile == "delay":
         amounts = _json_numbers(unique_durations)
         profiles = {name: {"type": "delay", "delay": d} for name, d in zip(unique_names, amounts)}

@@ -29,4 +29,4 @@ DEFAULT_RES_SOURCE: str = RES_SOURCE_CHOICES[0]
 DEFAULT_RECORDED_SPEED: float = 1e9
 #: Bytes/s a node read or wrote at when the log was recorded, by default: demand rounds turn I/O seconds into bytes
 #: at this rate (:mod:`batreplay.workloads.demand_rounds`).
-DEFAULT_REFERENCE_IO_RATE = 1e8
+DEFAULT_REFERENCE_IO_RATE: float = 1e8

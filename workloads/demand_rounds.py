@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from batreplay.workloads.batsim_workload import MIN_FLOP, _value_label, json_flop
+from batreplay.workloads.batsim_workload import MIN_FLOP, json_flop, value_label
 from batreplay.workloads.choices import DEFAULT_REFERENCE_IO_RATE
 
 
@@ -47,14 +47,31 @@ class DemandRounds:
     io_share: float | None = None
     reference_io_rate: float = DEFAULT_REFERENCE_IO_RATE
 
+    def __post_init__(self) -> None:
+        if type(self.rounds) is not int or self.rounds < 1:
+            raise ValueError(f"demand rounds: rounds must be an integer >= 1, got {self.rounds!r}")
+        if self.io_share is not None and not 0 <= self.io_share < 1:
+            raise ValueError(f"demand rounds: io_share must be from 0 to below 1, got {self.io_share!r}")
+        if not 0 < self.reference_io_rate < float("inf"):
+            raise ValueError(f"demand rounds: reference_io_rate must be finite and > 0, got {self.reference_io_rate!r}")
 
-def cpu_seconds(run: np.ndarray, average_cpu: np.ndarray, io_share: float | None) -> tuple[np.ndarray, np.ndarray]:
+
+def cpu_seconds(run: np.ndarray, average_cpu: np.ndarray, io_share: float | None) -> tuple[np.ndarray, dict]:
     """Each job's CPU time (s) from its run time ``run`` and the log's average CPU time ``average_cpu`` (-1: not
-    recorded), and which jobs had none recorded (a bool array; all False with ``io_share``). Shapes ``(n_jobs,)``."""
+    recorded), shape ``(n_jobs,)``; and the jobs to note, as bool arrays by reason: ``missing`` (no CPU time: all
+    computing), ``capped`` (a CPU time above the run time: all computing), ``zero`` (a CPU time of 0: all reading);
+    none with ``io_share``."""
     if io_share is not None:
-        return run * (1.0 - io_share), np.zeros(len(run), dtype=bool)
+        return run * (1.0 - io_share), {}
     missing = ~(average_cpu >= 0)
-    return np.where(missing, run, np.minimum(average_cpu, run)), missing
+    noted = {"missing": missing, "capped": ~missing & (average_cpu > run), "zero": ~missing & (average_cpu == 0)}
+    return np.where(missing, run, np.minimum(average_cpu, run)), noted
+
+
+#: The notes of :func:`cpu_seconds`'s reasons: what became of those jobs.
+_NOTES = {"missing": "have no CPU time in the log (SWF field 6): they only compute (give --io-share for an I/O share)",
+          "capped": "have a CPU time above their run time: it is cut to the run time, they only compute",
+          "zero": "have a CPU time of 0: they only read"}
 
 
 def apply_demand_rounds(document: dict, job_table: Any, average_cpu: np.ndarray, options: DemandRounds,
@@ -74,11 +91,13 @@ def apply_demand_rounds(document: dict, job_table: Any, average_cpu: np.ndarray,
             :func:`batreplay.workloads.batsim_workload.json_flop`).
     """
     run = job_table["run_time"].to_numpy(dtype=np.float64)
-    cpu, missing = cpu_seconds(run, np.asarray(average_cpu, dtype=np.float64), options.io_share)
+    cpu, noted = cpu_seconds(run, np.asarray(average_cpu, dtype=np.float64), options.io_share)
     rounds = options.rounds
     read = np.rint((run - cpu) * options.reference_io_rate / rounds)  # whole bytes per node and round
     work = cpu / rounds if node_speed is None else cpu * node_speed / rounds
-    work = np.array([float(json_flop(w)) if w > 0 else 0.0 for w in work.tolist()])  # as written in the JSON
+    smallest = 0.0 if node_speed is None else MIN_FLOP  # (a computation below 1 flop is left out: under 1 ns)
+    work = np.array([float(json_flop(w)) if w >= smallest and w > 0 else 0.0 for w in work.tolist()])
+    _check_amounts(job_table, read, work, options)
     pairs, inverse = np.unique(np.stack([work, read], axis=1), axis=0, return_inverse=True)
     profiles: dict[str, dict] = {}
     names = [_round_profile(profiles, float(w), float(r), rounds, node_speed is None) for w, r in pairs]
@@ -86,26 +105,38 @@ def apply_demand_rounds(document: dict, job_table: Any, average_cpu: np.ndarray,
     for job, name in zip(document["jobs"], job_profiles):
         job["profile"] = name
     job_table["profile"] = job_profiles
-    notes = []
-    if missing.any():
-        notes.append(f"demand rounds: {int(missing.sum())} of {len(run)} jobs have no CPU time in the log "
-                     "(SWF field 6): they only compute (give --io-share for an I/O share)")
+    notes = [f"demand rounds: {int(mask.sum())} of {len(run)} jobs {_NOTES[reason]}"
+             for reason, mask in noted.items() if mask.any()]
     return dict(document, profiles=profiles), notes
+
+
+def _check_amounts(job_table: Any, read: np.ndarray, work: np.ndarray, options: DemandRounds) -> None:
+    """Refuse rounds Batsim would not read exactly (more than 2**53 bytes) or that would do nothing (under 1 byte
+    and under 1 flop, or a delay of 0 s, per round), naming the first such job (ValueError)."""
+    too_big = ~(read < 2.0**53)
+    empty = (read < 1) & (work <= 0)
+    for bad, why in ((too_big, "reads more than 2**53 bytes per round: give a smaller --reference-io-rate"),
+                     (empty, "neither computes 1 flop (or a delay above 0 s) nor reads 1 byte per round: give fewer "
+                             "rounds or a larger --reference-io-rate")):
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"job {job_table['job_id'].iloc[first]} (SWF line {job_table['swf_line'].iloc[first]}) "
+                             f"in {options.rounds} rounds {why} ({int(bad.sum())} jobs)")
 
 
 def _round_profile(profiles: dict, work: float, read: float, rounds: int, delay: bool) -> str:
     """Add the composed profile of one (work, bytes) pair per round and its steps to ``profiles``; its name."""
     steps = []
     if read > 0:
-        io_name = f"io_{_value_label(read)}"
+        io_name = f"io_{value_label(read)}"
         profiles[io_name] = {"type": "parallel_homogeneous_pfs", "bytes_to_read": int(read), "bytes_to_write": 0}
         steps.append(io_name)
-    if work >= (MIN_FLOP if not delay else 0.0) and work > 0 or not steps:  # (below 1 flop: no compute step)
+    if work > 0:  # (amounts below 1 flop are 0 here: see apply_demand_rounds)
         if delay:
-            cpu_name = f"delay_{_value_label(work)}"
+            cpu_name = f"delay_{value_label(work)}"
             profiles[cpu_name] = {"type": "delay", "delay": json_flop(work)}
         else:
-            cpu_name = f"ph_{_value_label(work)}"
+            cpu_name = f"ph_{value_label(work)}"
             profiles[cpu_name] = {"type": "parallel_homogeneous", "cpu": json_flop(work), "com": 0}
         steps.append(cpu_name)
     name = f"rounds{rounds}_" + "_".join(steps)

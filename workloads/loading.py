@@ -29,6 +29,8 @@ from batreplay.workloads.choices import (  # the allowed values and defaults, de
 if TYPE_CHECKING:  # pandas, the SWF reader and the converter are imported by load_workload
     import pandas as pd
 
+    from batreplay.workloads.swf import SwfLog
+
 ProfileType = Literal["parallel_homogeneous", "delay"]
 #: Range of ``--recorded-speed`` (flop/s): a 1 s job gets that many flop per node, which must be from 1 to below
 #: 2**64 for a real Batsim 4.2.1 and the embedded engine to agree (see
@@ -73,6 +75,11 @@ class WorkloadOptions:
         zero_runtime: one of :data:`ZERO_RUNTIME_CHOICES`: jobs whose recorded run time is 0 s are dropped
             (``drop``, the default; counted in the notes) or run for 1 s (``min``).
         res_source: one of :data:`RES_SOURCE_CHOICES`: the SWF processor count a job requests.
+        demand_rounds: None (off), or the number of rounds of reading and computing each SWF job becomes
+            (:mod:`batreplay.workloads.demand_rounds`; SWF logs only, rigid replay only).
+        io_share: with ``demand_rounds``, the share (0 to below 1) of each job's run time spent reading; None: the
+            run time minus the log's CPU time.
+        reference_io_rate: with ``demand_rounds``, bytes/s a node read at when the log was recorded.
 
     Raises:
         WorkloadError: a value out of range (the message names the command-line option); the options are declared
@@ -108,19 +115,23 @@ class WorkloadOptions:
     demand_rounds: int | None = option(
         None, kind=int, at_least=1, at_most=1_000_000, optional=True, campaign="log", recorded="when-set",
         help="turn each SWF job into this many rounds of reading from the storage host and computing (Caspart et "
-             "al. 2019): needs a platform with I/O (batreplay platform --io-rate)", default_text="off")
+             "al. 2019); jobs that read need a platform with I/O (batreplay platform --io-rate)", default_text="off")
     io_share: float | None = option(
         None, kind=float, at_least=0, below=1, optional=True, campaign="log", recorded_with="demand_rounds",
         help="with --demand-rounds: the share of each job's run time spent reading, instead of the run time minus "
              "the log's CPU time (SWF field 6)", default_text="from the log's CPU times")
     reference_io_rate: float = option(
-        DEFAULT_REFERENCE_IO_RATE, kind=float, above=0, unit="bytes/s", campaign="log", recorded_with="demand_rounds",
+        DEFAULT_REFERENCE_IO_RATE, kind=float, above=0, below=1e15, unit="bytes/s", campaign="log",
+        recorded_with="demand_rounds", range_note="a job reads up to its run time x this rate bytes per node, which "
+        "must stay a whole number Batsim's JSON parser reads exactly",
         help="with --demand-rounds: bytes/s a node read at when the log was recorded (I/O seconds become bytes)")
 
     def __post_init__(self) -> None:
         check_fields(self, WorkloadError)
         if self.demand_rounds is None and self.io_share is not None:
             raise WorkloadError("io_share (--io-share) needs demand_rounds (--demand-rounds)")
+        if self.demand_rounds is None and self.reference_io_rate != DEFAULT_REFERENCE_IO_RATE:
+            raise WorkloadError("reference_io_rate (--reference-io-rate) needs demand_rounds (--demand-rounds)")
 
 
 @dataclass
@@ -166,6 +177,9 @@ def load_workload(path: str | Path, options: WorkloadOptions = WorkloadOptions()
     if not name.endswith(WORKLOAD_SUFFIXES):
         raise WorkloadError(f"workload {path}: expected a .swf, .swf.gz or .json file")
     if name.endswith(".json"):
+        if options.demand_rounds is not None:
+            raise WorkloadError(f"workload {path}: demand_rounds (--demand-rounds) converts SWF logs; this is a Batsim "
+                                "JSON workload, whose profiles are used as they are")
         document = read_workload_json(path)
         if not document["jobs"]:
             raise NoJobsError(path, "its 'jobs' list is empty")
@@ -191,7 +205,8 @@ def load_workload(path: str | Path, options: WorkloadOptions = WorkloadOptions()
     return LoadedWorkload(document, converted.job_table, notes)
 
 
-def _with_demand_rounds(document: dict, job_table: pd.DataFrame, log, options: WorkloadOptions) -> tuple[dict, list]:
+def _with_demand_rounds(document: dict, job_table: pd.DataFrame, log: SwfLog,
+                        options: WorkloadOptions) -> tuple[dict, list]:
     """``document`` with its jobs turned into demand rounds (:mod:`batreplay.workloads.demand_rounds`), each job's
     CPU time read from the log line it came from; and the notes."""
     from batreplay.workloads.demand_rounds import DemandRounds, apply_demand_rounds

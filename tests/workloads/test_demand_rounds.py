@@ -77,3 +77,37 @@ def test_jobs_alone_last_their_recorded_run_time_where_the_nodes_read_at_the_ref
     assert times == pytest.approx({"1": 100.0, "2": 50.0, "3": 40.0}, abs=1e-5)
     recorded = json.loads((tmp_path / "run" / "run.json").read_text())
     assert "demand_rounds" in json.dumps(recorded) and "io_share" in json.dumps(recorded)
+
+
+def test_jobs_whose_cpu_time_is_above_the_run_time_or_zero_are_counted(tmp_path):
+    path = tmp_path / "cpu.swf"
+    path.write_text(LOG + "4 30 0 20 1 0 -1 1 100 -1 1 4 1 -1 1 -1 -1 -1\n")
+    loaded = load_workload(path, WorkloadOptions(demand_rounds=2, reference_io_rate=1e6), nb_res=4)
+    assert any("1 of 4 jobs have a CPU time above their run time" in note for note in loaded.notes)
+    assert any("1 of 4 jobs have a CPU time of 0: they only read" in note for note in loaded.notes)
+    zero = loaded.document["profiles"][loaded.document["jobs"][3]["profile"]]
+    assert [loaded.document["profiles"][name]["type"] for name in zero["seq"]] == ["parallel_homogeneous_pfs"]
+
+
+def test_rounds_batsim_would_misread_or_that_do_nothing_are_refused_naming_the_job(tmp_path, log):
+    with pytest.raises(WorkloadError, match=r"job 1 \(SWF line 2\) in 1 rounds reads more than 2\*\*53 bytes"):
+        load_workload(log, WorkloadOptions(demand_rounds=1, io_share=0.5, reference_io_rate=9e14), nb_res=4)
+    path = tmp_path / "idle.swf"  # a job of 1 s that spent no CPU: 0.3 bytes per round at 1 B/s
+    path.write_text("; MaxProcs: 4\n1 0 0 1 1 0 -1 1 10 -1 1 1 1 -1 1 -1 -1 -1\n")
+    with pytest.raises(WorkloadError, match="neither computes 1 flop .* nor reads 1 byte per round"):
+        load_workload(path, WorkloadOptions(profile="delay", demand_rounds=3, reference_io_rate=1.0), nb_res=4)
+
+
+def test_demand_rounds_are_refused_where_they_would_be_ignored_or_fail_later(tmp_path, log):
+    from batreplay.run.spec import RunSpec, RunSpecError
+
+    json_workload = tmp_path / "w.json"
+    json_workload.write_text(json.dumps({"nb_res": 1, "jobs": [{"id": "1", "subtime": 0, "res": 1, "profile": "d"}],
+                                         "profiles": {"d": {"type": "delay", "delay": 1}}}))
+    with pytest.raises(WorkloadError, match="converts SWF logs; this is a Batsim JSON workload"):
+        load_workload(json_workload, WorkloadOptions(demand_rounds=2))
+    with pytest.raises(WorkloadError, match="reference_io_rate .* needs demand_rounds"):
+        WorkloadOptions(reference_io_rate=5e6)
+    with pytest.raises(RunSpecError, match="with the feedback replay"):
+        RunSpec.build(workload=log, platform="kth-sp2", scheduler="easy", out_dir=tmp_path / "x", replay="feedback",
+                      demand_rounds=2)
