@@ -51,7 +51,7 @@ from typing import ClassVar, NamedTuple
 from procset import ProcSet
 
 from batreplay.schedulers.policy import TIME_EPSILON, QueuedJob, SchedulingPolicy, Start
-from batreplay.schedulers.queue_order import OrderedQueue, order_key
+from batreplay.schedulers.queue_order import OrderedQueue, QueuedInOrder, order_key
 
 
 class Reservation(NamedTuple):
@@ -63,7 +63,7 @@ class Reservation(NamedTuple):
     extra_nodes: int
 
 
-class EasyCore(SchedulingPolicy):
+class EasyCore(QueuedInOrder, SchedulingPolicy):
     """EASY backfilling (Lifka 1995; Mu'alem & Feitelson 2001) over an ordered queue; the defaults of the hooks
     are EASY on whole nodes, lowest ids first (see the module docstring for the rules and the hooks).
 
@@ -95,13 +95,6 @@ class EasyCore(SchedulingPolicy):
         self.reservation: Reservation | None = None
         self._queue = OrderedQueue(order)
         self._backfill_key = None if backfill_order in (None, order) else order_key(backfill_order)
-
-    @property
-    def queue(self) -> tuple[QueuedJob, ...]:
-        return tuple(self._queue.jobs)
-
-    def _enqueue(self, job: QueuedJob) -> None:
-        self._queue.push(job)
 
     # -- the rules ----------------------------------------------------------------------------------------------
 

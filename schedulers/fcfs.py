@@ -19,10 +19,10 @@ from procset import ProcSet
 from batreplay.schedulers.adapter import PolicyScheduler
 from batreplay.schedulers.node_selection import PLACEMENT_OPTIONS
 from batreplay.schedulers.policy import QueuedJob, SchedulingPolicy, Start
-from batreplay.schedulers.queue_order import OrderedQueue
+from batreplay.schedulers.queue_order import OrderedQueue, QueuedInOrder
 
 
-class FcfsPolicy(SchedulingPolicy):
+class FcfsPolicy(QueuedInOrder, SchedulingPolicy):
     """Strict queue order without backfilling: start jobs from the head while the head fits.
 
     Args:
@@ -42,13 +42,6 @@ class FcfsPolicy(SchedulingPolicy):
     def __init__(self, resources: ProcSet | int, *, order: str = "fcfs"):
         super().__init__(resources)
         self._queue = OrderedQueue(order)
-
-    @property
-    def queue(self) -> tuple[QueuedJob, ...]:
-        return tuple(self._queue.jobs)
-
-    def _enqueue(self, job: QueuedJob) -> None:
-        self._queue.push(job)
 
     def decide(self, now: float) -> list[Start]:
         started: list[Start] = []

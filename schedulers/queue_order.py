@@ -117,3 +117,18 @@ class OrderedQueue:
                 del self.rank_of[job.id]
             del self.jobs[:count]
             del self._keys[:count]
+
+
+class QueuedInOrder:
+    """What a policy whose waiting jobs are an :class:`OrderedQueue` (its ``_queue``) gives
+    :class:`~batreplay.schedulers.policy.SchedulingPolicy`: the ``queue`` property (the waiting jobs, in queue order)
+    and ``_enqueue`` (a push). Put it before ``SchedulingPolicy`` among the bases."""
+
+    _queue: OrderedQueue
+
+    @property
+    def queue(self) -> tuple[QueuedJob, ...]:
+        return tuple(self._queue.jobs)
+
+    def _enqueue(self, job: QueuedJob) -> None:
+        self._queue.push(job)
