@@ -254,16 +254,17 @@ class Steps:
         self.remaining = job.walltime
         self.index = -1
         self.started = 0.0  # the clock when the current step started (s)
-        self.duration = 0.0  # the current step's length alone on its hosts (s), for its progress
+
+    @property
+    def current(self) -> Leaf:
+        """The step the job is at."""
+        return self.steps[self.index]
 
     def next(self) -> None:
         """Start the next step."""
         self.index += 1
-        step = self.steps[self.index]
         self.started = self.kernel.clock
-        self.duration = 0.0 if step.profile["type"] == PFS else self.machine.timing(step.profile,
-                                                                                   self.job.allocation)[0]
-        run_step(self.kernel, self.machine, self.job, step.profile, self.job.allocation, self.remaining,
+        run_step(self.kernel, self.machine, self.job, self.current.profile, self.job.allocation, self.remaining,
                  self.ended)
 
     def ended(self, final: str, leftover: Callable[[], None] | None) -> None:
@@ -271,7 +272,7 @@ class Steps:
         if final == WALLTIME_REACHED:
             self.complete(-1, leftover)
             return
-        step = self.steps[self.index]
+        step = self.current
         if step.profile["type"] == "delay":
             if self.remaining > 0:
                 self.remaining -= float(step.profile["delay"])
@@ -289,16 +290,22 @@ class Steps:
     def progress(self) -> dict:
         """Batsim's progress tree of the job now (the KILL_JOB reply's ``job_progress`` entry): each composed
         profile with the index of its current step, down to the current leaf and the fraction of it done."""
-        step = self.steps[self.index]
-        task = self.job.task
-        if task is not None:  # a parallel task on shared hosts
-            done = 1.0 - self.kernel.work_left(task.owner)
-        else:
-            done = (self.kernel.clock - self.started) / self.duration if self.duration else 1.0
+        step = self.current
+        done = fraction_done(self.kernel, self.machine, self.job, step.profile, self.started)
         tree: dict = {"profile_name": step.name, "progress": printed_time(done)}
         for name, index in reversed(step.path):
             tree = {"profile_name": name, "current_task_index": index, "current_task": tree}
         return tree
+
+
+def fraction_done(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, started: float) -> float:
+    """The fraction of a step (``profile``, started at clock ``started``, s) of running ``job`` done now: Batsim's
+    progress of a leaf task, ``1 - remaining`` for a task whose rate may have changed (``job.task``), else the time
+    since it started over its length alone on its hosts (1 for a step of no length)."""
+    if job.task is not None:
+        return 1.0 - kernel.work_left(job.task.owner)
+    duration = machine.duration(profile, job.allocation)
+    return (kernel.clock - started) / duration if duration else 1.0
 
 
 def _apply_rates(kernel: Kernel, tasks: list[SharedTask]) -> None:

@@ -18,7 +18,7 @@ from procset import ProcSet
 
 from batreplay.engine import events
 from batreplay.engine import server as msg
-from batreplay.engine.execution import Machine, start_job, stop_shared_task
+from batreplay.engine.execution import Machine, fraction_done, start_job, stop_shared_task
 from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
 from batreplay.engine.profiles import (COMPOSED, PFS, UnsupportedProfileError, leaves_of, may_take_other_sizes,
@@ -254,7 +254,7 @@ class Handlers:
                 progress[job.full_id] = self._progress(job)
                 # Batsim cancels the parallel task of the step the job is at, whose executor then ends with code -2;
                 # a sleep (delay step) is not cancelled: the executor is killed and the code stays -1
-                step = self.profile_of(job) if job.steps is None else job.steps.steps[job.steps.index].profile
+                step = self.profile_of(job) if job.steps is None else job.steps.current.profile
                 job.return_code = -1 if step["type"] == "delay" else -2
                 if job.task is not None:
                     stop_shared_task(kernel, job.task)
@@ -298,10 +298,7 @@ class Handlers:
         its profile done, or for a composed profile, the step it is at (:meth:`.execution.Steps.progress`)."""
         if job.steps is not None:
             return job.steps.progress()
-        if job.task is not None:  # a parallel task on shared hosts: the fraction of its work done
-            done = 1.0 - self.kernel.work_left(job.task.owner)
-        else:
-            done = (self.kernel.clock - job.start) / self.machine.duration(self.profile_of(job), job.allocation)
+        done = fraction_done(self.kernel, self.machine, job, self.profile_of(job), job.start)
         return {"profile_name": job.profile_name, "progress": printed_time(done)}
 
     def _register_profile(self, data: Mapping) -> None:
