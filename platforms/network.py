@@ -9,19 +9,19 @@ Units (SimGrid's ``xbt_parse_get_bandwidth`` and ``xbt_parse_get_time``, 3.32): 
 directly followed by a unit. Bandwidth: ``Bps`` (byte/s, also the unit of a bare number) with the decimal
 prefixes k, M, G, T, P, E, Z, Y (each 1000 times the previous) or the binary ones Ki, Mi, Gi, Ti, Pi, Ei, Zi, Yi
 (each 1024 times), and ``bps`` (bit/s, an eighth of a byte/s) with the same prefixes. Time: ``s`` (also the unit
-of a bare number), ``ms``, ``us``, ``ns``, ``ps``, ``m`` (minute), ``h``, ``d``, ``w``. This module imports nothing
-from batreplay.
+of a bare number), ``ms``, ``us``, ``ns``, ``ps``, ``m`` (minute), ``h``, ``d``, ``w``. This module imports only the
+number syntax of :mod:`batreplay.platforms.speed_units`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from batreplay.platforms.speed_units import NUMBER_AND_UNIT
+
 __all__ = ["Link", "parse_bandwidth", "parse_latency", "storage_routes"]
 
-_NUMBER_RE = re.compile(r"(?P<number>[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(?P<unit>.*)", re.DOTALL)
 
 
 def _bandwidth_factors() -> dict[str, float]:
@@ -43,7 +43,7 @@ _TIME_FACTORS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m":
 
 
 def _parse(text: str, factors: Mapping[str, float], default: str, what: str) -> float:
-    match = _NUMBER_RE.fullmatch(text)
+    match = NUMBER_AND_UNIT.fullmatch(text)
     unit = match.group("unit") if match else None
     if match is None or (unit and unit not in factors):
         raise ValueError(f"{what} {text!r}: expected a number directly followed by one of the units "

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["SPEED_UNIT_FACTORS", "format_speed", "parse_pstate_speeds", "parse_speed"]
+__all__ = ["NUMBER_AND_UNIT", "SPEED_UNIT_FACTORS", "format_speed", "parse_pstate_speeds", "parse_speed"]
 
 
 def _unit_factors() -> dict[str, float]:
@@ -37,8 +37,9 @@ def _unit_factors() -> dict[str, float]:
 #: Unit name -> factor (flop/s per unit), e.g. ``SPEED_UNIT_FACTORS["Gf"] == 1e9``.
 SPEED_UNIT_FACTORS: dict[str, float] = _unit_factors()
 
-# A decimal number as strtod reads it (no hexadecimal, infinity or NaN forms), then the unit, possibly empty.
-_SPEED_RE = re.compile(r"(?P<number>[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(?P<unit>.*)", re.DOTALL)
+#: A decimal number as strtod reads it (no hexadecimal, infinity or NaN forms), then the unit, possibly empty (SimGrid
+#: writes speeds, bandwidths and times so).
+NUMBER_AND_UNIT = re.compile(r"(?P<number>[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(?P<unit>.*)", re.DOTALL)
 
 # Units tried by format_speed, largest first; the plain "f" is last and always exact.
 _FORMAT_UNITS = ("Ef", "Pf", "Tf", "Gf", "Mf", "kf", "f")
@@ -59,7 +60,7 @@ def parse_speed(text: str) -> float:
             refused), a negative value, or a value too large for a float.
     """
     stripped = text.strip()
-    match = _SPEED_RE.fullmatch(stripped)
+    match = NUMBER_AND_UNIT.fullmatch(stripped)
     if match is None:
         raise ValueError(f"speed {text!r}: expected a number followed by a unit such as 'f', 'Mf' or 'Gf'")
     unit = match["unit"] or "f"

@@ -40,17 +40,13 @@ def case_scheduler(case_dir: Path):
     return load_scheduler(TESTS_DIR / name if name.endswith(".py") else name)
 
 
-def case_args(case_dir: Path) -> list[str]:
-    """Batsim's options of a case (``batsim_args.txt``)."""
-    return (case_dir / "batsim_args.txt").read_text().split()
-
-
 def record(case_dir: Path, into: Path, batsim: str | None = None) -> list[dict]:
     """Run the real ``batsim`` on ``case_dir``'s inputs next to its scheduler; write the transcript and Batsim's
     outputs into ``into`` (created; it may be ``case_dir``). Returns the transcript's lines.
 
     Raises what :func:`batreplay.realbatsim.launcher.run_with_batsim` raises."""
     from batreplay.realbatsim.launcher import run_with_batsim
+    from batsim_doubles import batsim_options
 
     lines: list[dict] = []
 
@@ -64,13 +60,13 @@ def record(case_dir: Path, into: Path, batsim: str | None = None) -> list[dict]:
             lines.append({"seq": len(lines) // 2, "from": side, "msg": message})
         return add
 
-    args = case_args(case_dir)
+    options = batsim_options(case_dir)  # (batsim_args.txt)
     export = into / "batsim-run"
     result = run_with_batsim(case_dir / "platform.xml", case_dir / "workload.json", case_scheduler(case_dir), export,
-                             batsim_path=batsim, dynamic_jobs="--enable-dynamic-jobs" in args,
-                             acknowledge_dynamic_jobs="--acknowledge-dynamic-jobs" in args,
-                             compute_sharing="--enable-compute-sharing" in args, timeout=120.0,
-                             on_request=keep("batsim"), on_reply=keep("scheduler"))
+                             batsim_path=batsim, dynamic_jobs=options.dynamic_jobs,
+                             acknowledge_dynamic_jobs=options.acknowledge_dynamic_jobs,
+                             profile_reuse=options.profile_reuse, compute_sharing=options.compute_sharing,
+                             timeout=120.0, on_request=keep("batsim"), on_reply=keep("scheduler"))
     into.mkdir(parents=True, exist_ok=True)
     with open(into / "transcript.jsonl", "w") as stream:
         for line in lines:
