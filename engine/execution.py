@@ -23,7 +23,7 @@ from batreplay.engine.records import FAILED, SUCCESS, WALLTIME_REACHED, Job
 from batreplay.engine.server import COMPLETED, Message, Server
 from batreplay.engine.coscheduling import CoScheduledHosts
 from batreplay.engine.sharing import SharedHosts, SharedTask
-from batreplay.platforms.network import Link
+from batreplay.engine.transfers import Transfers, moves_bytes, update_rates
 from batreplay.platforms.speedup import SpeedupModel
 
 #: A parallel task whose duration is within this fraction (of 1 + walltime, in seconds) of its walltime races
@@ -44,26 +44,14 @@ class Machine:
         speedup_model: co-scheduling (an extension of the embedded engine): several jobs may run on a host, each at
             its rate alone times its speedup beside its neighbours (:mod:`.coscheduling`), instead of sharing the
             host's flop rate.
+        transfers: the hosts and links of the platform for the jobs that move bytes (:mod:`.transfers`); None
+            when the platform's routes are unknown.
     """
 
     def __init__(self, speeds: Sequence[float], cores: Sequence[int] | None = None, sharing: bool = False,
-                 speedup_model: SpeedupModel | None = None, io_routes: Sequence[Sequence[Link]] | None = None) -> None:
+                 speedup_model: SpeedupModel | None = None, transfers: Transfers | None = None) -> None:
         self.speeds = [float(speed) for speed in speeds]
-        # I/O (parallel_homogeneous_pfs): each host's links to the storage host, as indices of the links shared by
-        # the jobs that read and write (SimGrid's ptask_L07: one bottleneck solver over the links, bytes as amounts)
-        self.io: SharedHosts | None = None
-        self.io_links: list[list[int]] = []
-        self.io_latency = any(link.latency for route in io_routes or () for link in route)  # (refused: not played)
-        if io_routes is not None:
-            index: dict[str, int] = {}
-            bandwidths: list[float] = []
-            for route in io_routes:
-                for link in route:
-                    if link.name not in index:
-                        index[link.name] = len(bandwidths)
-                        bandwidths.append(link.bandwidth)
-                self.io_links.append([index[link.name] for link in route])
-            self.io = SharedHosts(bandwidths, [1] * len(bandwidths))
+        self.transfers = transfers  # the hosts and links of the jobs that move bytes
         self.busy = bytearray(len(self.speeds))  # 1 where a host computes a job (compute sharing off)
         # the one speed of a homogeneous platform (flop/s): no per-host list to build for each job
         self.uniform_speed = self.speeds[0] if self.speeds and len(set(self.speeds)) == 1 else None
@@ -78,20 +66,6 @@ class Machine:
         :func:`batreplay.engine.profiles.host_flops`)."""
         hosts = list(alloc)
         return {host: flop for host, flop in zip(hosts, host_flops(profile, len(hosts))) if flop > 0}
-
-    def io_amounts(self, profile: Mapping, alloc: ProcSet) -> dict[int, float]:
-        """Bytes a ``parallel_homogeneous_pfs`` task of ``profile`` on ``alloc`` moves over each link (by link index):
-        each host writes ``bytes_to_write`` to the storage and reads ``bytes_to_read`` from it, every link of its
-        route carrying both, added in the order SimGrid adds them (all writes, then all reads); none when both are
-        0 (the task then ends at once)."""
-        write, read = float(profile.get("bytes_to_write", 0.0)), float(profile.get("bytes_to_read", 0.0))
-        amounts: dict[int, float] = {}
-        for moved in (write, read):
-            if moved > 0:
-                for host in alloc:
-                    for link in self.io_links[host]:
-                        amounts[link] = amounts.get(link, 0.0) + moved
-        return amounts
 
     def mark(self, alloc: ProcSet, value: int) -> None:
         """Set the busy flag of the hosts of ``alloc`` to ``value`` (1: computing, 0: idle)."""
@@ -194,8 +168,9 @@ def run_step(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, alloc
     is certain and one action suffices; near it both run, with SimGrid's arithmetic, and a task that loses keeps
     running until its executor exits (KTH-SP2 job 5464, 2.5 ns after its walltime).
     """
-    if profile["type"] == PFS:  # on the links to the storage, shared with the other jobs that read and write
-        task = SharedTask(machine.io_amounts(profile, alloc), solver=machine.io)
+    if machine.transfers is not None and moves_bytes(profile):  # on hosts and links shared with other such jobs
+        flops = [] if profile["type"] == PFS else host_flops(profile, len(alloc))
+        task = machine.transfers.task(profile, alloc, flops, machine.transfers.storage)
         _run_shared_step(kernel, job, task, remaining, ended)
         return
     if machine.shared is not None and profile["type"] != "delay":
@@ -308,21 +283,13 @@ def fraction_done(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, 
     return (kernel.clock - started) / duration if duration else 1.0
 
 
-def _apply_rates(kernel: Kernel, tasks: list[SharedTask]) -> None:
-    """Give each running task of ``tasks`` its new rate (tasks already ended in this step are left alone)."""
-    for task in tasks:
-        activity = task.owner
-        if activity is not None and activity.alive and activity.rate != task.rate:
-            task.owner = kernel.set_rate(activity, task.rate)
-
-
 def stop_shared_task(kernel: Kernel, task: SharedTask | None) -> None:
     """Stop ``task`` (None, or already stopped: nothing to do) and give its share to its neighbours."""
     if task is None or task.owner is None:
         return
     kernel.cancel(task.owner)
     task.owner = None
-    _apply_rates(kernel, task.solver.remove(task))
+    update_rates(kernel, task.solver.remove(task))
 
 
 def _run_shared_step(kernel: Kernel, job: Job, task: SharedTask, remaining: float,
@@ -352,12 +319,12 @@ def _run_shared_step(kernel: Kernel, job: Job, task: SharedTask, remaining: floa
         if task.owner is None:  # stopped earlier in this very step (killed, or the leftover of a walltime whose
             return  # JOB_COMPLETED was just received): its end changes nothing
         task.owner = None
-        _apply_rates(kernel, task.solver.remove(task))
+        update_rates(kernel, task.solver.remove(task))
         finish(SUCCESS)
 
     changed = task.solver.add(task)
     task.owner = kernel.start_activity(1.0, task.rate, PRIO_SEND, task_ended, SUCCESS)
-    _apply_rates(kernel, changed)
+    update_rates(kernel, changed)
     job.task = task
     job.activity = None
     if remaining >= 0:

@@ -21,10 +21,10 @@ from batreplay.engine import server as msg
 from batreplay.engine.execution import Machine, fraction_done, start_job, stop_shared_task
 from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
-from batreplay.engine.profiles import (COMPOSED, PFS, UnsupportedProfileError, leaves_of, may_take_other_sizes,
-                                       validate_profile)
+from batreplay.engine.profiles import COMPOSED, UnsupportedProfileError, leaves_of, may_take_other_sizes, validate_profile
 from batreplay.engine.records import Job, allocation_string, job_from_json
 from batreplay.engine.server import Message, Server
+from batreplay.engine.transfers import moves_bytes
 
 #: The decision process's events the embedded engine plays.
 DECISION_TYPES = frozenset({"EXECUTE_JOB", "REJECT_JOB", "CALL_ME_LATER", "KILL_JOB", "REGISTER_PROFILE",
@@ -40,8 +40,10 @@ class Handlers:
             Batsim writes them in out_jobs.csv (see :func:`~batreplay.engine.records.job_records`).
     """
 
-    def __init__(self, kernel: Kernel, machine: Machine, options: EngineOptions, nb_submitters: int) -> None:
+    def __init__(self, kernel: Kernel, machine: Machine, options: EngineOptions, nb_submitters: int,
+                 host_names: list[str] | None = None) -> None:
         self.kernel = kernel
+        self.host_names = host_names or []  # the compute hosts' names, by resource id
         self.machine = machine
         self.options = options
         self.server: Server | None = None
@@ -271,27 +273,27 @@ class Handlers:
         self.nb_killers += 1
         self.server.send(Message(msg.KILLING_DONE, (to_kill, killed, progress)))
 
-    def check_io(self, name: str, profile: Mapping) -> None:
-        """Refuse a profile that reads and writes (``parallel_homogeneous_pfs``) where the engine cannot play it.
+    def check_transfers(self, name: str, profile: Mapping) -> None:
+        """Refuse a profile that moves bytes (``parallel_homogeneous_pfs``, ``parallel`` with a communication matrix,
+        ``parallel_homogeneous`` with ``com``) where the engine cannot play it; otherwise the run's JOB_COMPLETED
+        messages join the links (:meth:`.transfers.Transfers.check`).
 
         Raises:
-            UnsupportedProfileError: the platform lists no route from every compute host to one storage host, a link
-                of those routes has a latency, or hosts are shared (compute sharing, co-scheduling)."""
-        if profile.get("type") != PFS:
+            UnsupportedProfileError: the platform's routes are unknown or cannot be played (see
+                :meth:`.transfers.Transfers.check`), or hosts are shared (compute sharing, co-scheduling)."""
+        if not moves_bytes(profile):
             return
-        machine = self.machine
-        reason = None
-        if machine.io is None:
-            reason = ("the platform does not list a route from every compute host to one storage host (a zone with "
-                      "Full routing, as batreplay platform --io-rate writes)")
-        elif machine.io_latency:
-            reason = "a link between the compute hosts and the storage host has a latency (only 0 is played)"
+        transfers = self.machine.transfers
+        if transfers is None:
+            reason = "the platform's routes are unknown (it was not read from a SimGrid file)"
         elif self.options.shares_hosts:
             reason = "hosts are shared (compute sharing or co-scheduling)"
+        else:
+            reason = transfers.check(profile, self.host_names)
         if reason is not None:
-            raise UnsupportedProfileError(f"profile '{name}' ({PFS}) reads and writes, which the embedded engine does "
-                                          f"not play here: {reason}. Run it with a real Batsim: batreplay run "
-                                          "--engine batsim")
+            raise UnsupportedProfileError(f"profile '{name}' ({profile.get('type')}) moves bytes, which the embedded "
+                                          f"engine does not play here: {reason}. Run it with a real Batsim: "
+                                          "batreplay run --engine batsim")
 
     def _progress(self, job: Job) -> dict:
         """Batsim's progress tree of running ``job`` (a KILL_JOB reply's ``job_progress`` entry): the fraction of
@@ -306,7 +308,7 @@ class Handlers:
             raise EngineError("REGISTER_PROFILE needs dynamic jobs (Batsim's --enable-dynamic-jobs)")
         wname, pname, profile = str(data["workload_name"]), str(data["profile_name"]), dict(data["profile"])
         validate_profile(pname, profile)
-        self.check_io(pname, profile)
+        self.check_transfers(pname, profile)
         if profile.get("type") == COMPOSED:
             raise UnsupportedProfileError(
                 f"REGISTER_PROFILE: profile '{pname}' is composed; Batsim 4.2.1 never links a registered composed "

@@ -1,6 +1,6 @@
-"""Execution time of a Batsim job profile on a set of hosts, composed profiles, and jobs that read and write.
+"""Execution time of a Batsim job profile on a set of hosts, composed profiles, and jobs that move bytes.
 
-What Batsim 4.2.1 does with the compute-only profile types, on platforms whose links have no latency
+What Batsim 4.2.1 does with the profile types the embedded engine plays, on platforms whose links have no latency
 (see ``../shared/docs/batsim-protocol-notes.md``, section "Resources and timing"):
 
 - ``delay``: the job lasts exactly ``delay`` seconds, whatever the hosts;
@@ -14,13 +14,15 @@ What Batsim 4.2.1 does with the compute-only profile types, on platforms whose l
   *leaves* one after the other (:func:`leaves_of`), each a profile above, on the same hosts; the walltime is
   counted down across them (:mod:`batreplay.engine.execution`);
 - ``parallel_homogeneous_pfs``: each host of the job reads ``bytes_to_read`` from the storage host and writes
-  ``bytes_to_write`` to it; the time depends on the links and on the other jobs using them
-  (:meth:`batreplay.engine.execution.Machine.io_amounts`).
+  ``bytes_to_write`` to it; the time depends on the links and on the other jobs using them;
+- the compute profiles with communication (``com`` > 0 between hosts): the bytes cross the links of the routes
+  between the hosts, and the task's one rate comes from its hosts and those links together, shared with the other
+  jobs that move bytes (:mod:`batreplay.engine.transfers`).
 
 Every profile may carry ``ret``, the return code of a step that succeeds (default 0): a step whose code is not 0
 ends a composed job there, and a job whose code is positive ends ``COMPLETED_FAILED``.
 
-Anything else (communication between hosts, data staging, SMPI traces, energy) is outside what the embedded engine reproduces:
+Anything else (data staging, SMPI traces, energy) is outside what the embedded engine reproduces:
 :class:`UnsupportedProfileError` says so and names real Batsim as the way to run it. This module imports nothing
 from batreplay.
 """
@@ -48,14 +50,23 @@ class InvalidProfileError(ValueError):
     """A profile that Batsim itself would refuse (for instance a non-positive delay)."""
 
 
-def _zero_communication(profile: Mapping, name: str) -> None:
+def _check_communication(profile: Mapping, name: str) -> None:
+    """Batsim 4.2.1's checks of ``com``: a number of bytes >= 0 (``parallel_homogeneous``, ``_total``), or for
+    ``parallel`` a list of ``len(cpu)`` squared numbers >= 0 (row ``i``: the bytes host ``i`` sends to each host).
+    A missing ``com`` counts as 0 here (Batsim requires the field)."""
     com = profile.get("com", 0)
-    values = com if isinstance(com, (list, tuple)) else [com]
-    if any(float(v) != 0.0 for v in values):
-        raise UnsupportedProfileError(
-            f"profile '{name}' ({profile.get('type')}) has communication (com != 0); the embedded engine "
-            "only runs compute-only jobs. Run it with a real Batsim: batreplay run --engine batsim"
-        )
+    if profile.get("type") == "parallel":
+        size = len(profile["cpu"])
+        if com == 0:
+            return
+        if not isinstance(com, (list, tuple)) or len(com) != size * size:
+            raise InvalidProfileError(f"profile '{name}' (parallel): 'com' must be a list of {size * size} numbers "
+                                      f"of bytes ({size} hosts by {size})")
+        values = com
+    else:
+        values = [com]
+    if any(type(value) not in (int, float) or not value >= 0 for value in values):
+        raise InvalidProfileError(f"profile '{name}' ({profile.get('type')}): 'com' must hold numbers of bytes >= 0")
 
 
 def _check_return_code(name: str, profile: Mapping) -> None:
@@ -95,7 +106,8 @@ def validate_profile(name: str, profile: Mapping) -> None:
     Raises:
         InvalidProfileError: a profile Batsim refuses too (``delay <= 0``, missing field, bad ``cpu`` list, a
             ``repeat`` below 1, an empty ``seq``, a ``ret`` that is not an integer of at least -1).
-        UnsupportedProfileError: a valid Batsim profile outside the compute-only subset.
+        UnsupportedProfileError: a valid Batsim profile of a type the engine does not play (whether the engine can
+            play the bytes a profile moves on a platform is :meth:`.handlers.Handlers.check_transfers`'s question).
     """
     kind = profile.get("type")
     if kind not in SUPPORTED_PROFILE_TYPES:
@@ -118,12 +130,12 @@ def validate_profile(name: str, profile: Mapping) -> None:
         elif kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
             if float(profile["cpu"]) < 0:
                 raise InvalidProfileError(f"profile '{name}': cpu must be >= 0 flop")
-            _zero_communication(profile, name)
+            _check_communication(profile, name)
         else:  # parallel
             cpu = profile["cpu"]
             if not isinstance(cpu, (list, tuple)) or any(float(c) < 0 for c in cpu):
                 raise InvalidProfileError(f"profile '{name}': 'cpu' must be a list of non-negative flop amounts")
-            _zero_communication(profile, name)
+            _check_communication(profile, name)
     except KeyError as missing:
         raise InvalidProfileError(f"profile '{name}' ({kind}) lacks the field {missing}") from None
 
@@ -292,21 +304,34 @@ def longest_time_alone(profile: Mapping, slowest_speed: float, profiles: Mapping
     """An upper bound, s, of the time a job of ``profile`` takes on hosts of at least ``slowest_speed`` flop/s with
     no other job: its delay, or its largest per-host flop / ``slowest_speed`` (a ``parallel_homogeneous_total``
     counted as if on one host); for a composed profile, the sum over its steps (``profiles``: the workload's
-    profiles, by name, which its ``seq`` names); for a job that reads and writes, with ``io`` = (the slowest link
-    of the routes to the storage, bytes/s; the number of compute hosts), its bytes on every host over that link. 0
-    for a profile type the embedded engine does not simulate (a real Batsim's)."""
+    profiles, by name, which its ``seq`` names); with ``io`` = (the platform's slowest link, bytes/s; the number of
+    compute hosts), a job that moves bytes adds all its bytes (a PFS job: on every host) over that link. 0 for a
+    profile type the embedded engine does not simulate (a real Batsim's)."""
     kind = profile.get("type")
     if kind == "delay":
         return float(profile["delay"])
     if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
-        return float(profile["cpu"]) / slowest_speed
+        return float(profile["cpu"]) / slowest_speed + _bytes_bound(profile, io)
     if kind == "parallel":
-        return max((float(c) for c in profile["cpu"]), default=0.0) / slowest_speed
+        return max((float(c) for c in profile["cpu"]), default=0.0) / slowest_speed + _bytes_bound(profile, io)
     if kind == COMPOSED and profiles is not None:
         return _longest_sequence(profile, slowest_speed, profiles, (), io=io)
     if kind == PFS and io is not None:
         moved = sum(max(float(profile.get(field, 0)), 0.0) for field in ("bytes_to_read", "bytes_to_write"))
         return moved * io[1] / io[0]
+    return 0.0
+
+
+def _bytes_bound(profile: Mapping, io: tuple[float, int] | None) -> float:
+    """An upper bound, s, of the time the bytes of a compute profile take alone on links of at least ``io[0]``
+    bytes/s (``io[1]`` hosts at most): all its bytes over the slowest link; 0 without ``io``."""
+    if io is None:
+        return 0.0
+    kind, com, hosts = profile.get("type"), profile.get("com", 0), io[1]
+    if kind == "parallel" and isinstance(com, (list, tuple)):
+        return sum(max(float(value), 0.0) for value in com) / io[0]
+    if kind in ("parallel_homogeneous", "parallel_homogeneous_total") and not isinstance(com, (list, tuple)):
+        return max(float(com), 0.0) * hosts * (hosts - 1) / io[0]
     return 0.0
 
 

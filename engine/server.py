@@ -56,6 +56,8 @@ class Server:
         message_rate: bytes/s of the links carrying the 1-byte inter-actor messages.
         handle: called with each message the server takes from its mailbox (the protocol handlers).
         finished: True once nothing more can happen (then SIMULATION_ENDS is sent).
+        carry: starts a message on links shared with jobs' transfers and returns True, or returns False for a
+            message timed alone at ``message_rate`` (:meth:`batreplay.engine.transfers.Transfers.carry`).
 
     Attributes:
         buffer: the protocol events (:class:`~batreplay.engine.events.Event`) collected for the next request.
@@ -64,8 +66,10 @@ class Server:
     """
 
     def __init__(self, kernel: Kernel, message_rate: float, handle: Callable[[Message], None],
-                 finished: Callable[[], bool]) -> None:
+                 finished: Callable[[], bool],
+                 carry: Callable[[Kernel, Message, Callable[[Message], None]], bool] | None = None) -> None:
         self.kernel = kernel
+        self.carry = carry
         self.message_rate = float(message_rate)
         self.handle = handle
         self.finished = finished
@@ -135,7 +139,8 @@ class Server:
     def _start_transfer(self) -> None:
         message = self.mailbox.popleft()
         self.busy = True
-        self.kernel.start_message(self.message_rate, PRIO_DELIVERY, self._deliver, message)
+        if self.carry is None or not self.carry(self.kernel, message, self._deliver):
+            self.kernel.start_message(self.message_rate, PRIO_DELIVERY, self._deliver, message)
 
     def _deliver(self, message: Message) -> None:
         self.busy = False

@@ -13,7 +13,10 @@ from its max-min one. This module plays that solver on the parallel tasks of the
   every host then loses what its tasks took in this round, and a host left with nothing (below SimGrid's
   ``maxmin/precision``, 1e-5 flop/s) freezes all its tasks. Quirk kept as SimGrid has it: a frozen task's last
   increment is subtracted again, at every later round, from its hosts still being filled;
-- ``delay`` jobs are sleeps: they neither take nor lose any share (they never come here).
+- ``delay`` jobs are sleeps: they neither take nor lose any share (they never come here);
+- links are resources too (:meth:`SharedHosts.add_link`): a link of ``bandwidth`` bytes/s is a one-core host of that
+  speed, a task's amount on it the bytes it moves over it (:mod:`.transfers` puts hosts and links in one solver, as
+  ptask_L07 does); the one-core bound counts hosts only.
 
 In the simple cases this is a fair share in flop/s (two jobs on a host get half of it each, whatever their
 amounts; a 2-host job on a host shared three ways gets a third, its neighbour on its other host two thirds), as
@@ -63,6 +66,10 @@ class SharedTask:
 class SharedHosts:
     """The hosts' capacities and the tasks computing on each; their rates (see the module docstring).
 
+    The resources may also be links (SimGrid's ptask_L07 puts hosts and links in one solver): a link is a
+    resource of one "core" whose speed is its bandwidth (bytes/s), and a task's amount on it is the bytes it moves
+    over it; :meth:`add_link` appends one after the hosts.
+
     Args:
         speeds: flop/s of one core of each host, by resource id.
         cores: cores of each host, by resource id (SimGrid's ``core`` attribute; 1 when absent).
@@ -79,6 +86,14 @@ class SharedHosts:
         self.speeds = [float(s) for s in speeds]
         self.capacities = [float(s) * int(c) for s, c in zip(speeds, cores)]
         self.tasks_on: list[list[SharedTask]] = [[] for _ in self.speeds]
+        self.nb_hosts = len(self.speeds)  # the resources from this id on are links
+
+    def add_link(self, bandwidth: float) -> int:
+        """Append a link of ``bandwidth`` bytes/s as a resource; its id."""
+        self.speeds.append(float(bandwidth))
+        self.capacities.append(float(bandwidth))
+        self.tasks_on.append([])
+        return len(self.speeds) - 1
 
     def load(self, host: int) -> int:
         """Number of parallel tasks computing on ``host`` now."""
@@ -134,9 +149,10 @@ class SharedHosts:
         for task in tasks:
             key = id(task)
             rate[key] = increment[key] = 0.0
-            # one core per task (hosts with several cores only; elsewhere the host's capacity is the same limit)
+            # one core per task (hosts with several cores only; elsewhere the host's capacity is the same limit);
+            # SimGrid bounds a task by its hosts only, not by its links
             if any(self.capacities[h] != self.speeds[h] for h in task.amounts):
-                bound[key] = min(self.speeds[h] / a for h, a in task.amounts.items())
+                bound[key] = min(self.speeds[h] / a for h, a in task.amounts.items() if h < self.nb_hosts)
         filling = {id(task): task for task in tasks}
         active = list(hosts)  # the hosts whose capacity is not used up yet
         share: dict[int, float] = {}

@@ -172,7 +172,7 @@ def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir:
                             compute_sharing=spec.compute_sharing, speedup_model=spec.make_speedup_model())
     engine = BatsimEngine(hosts, {"w0": workload}, {"w0": WORKLOAD_FILE}, options, cores=compute.cores,
                           host_properties=compute.host_properties, storage=compute.storage_resources,
-                          io_routes=compute.io_routes)
+                          network=compute.network, master_host=compute.master_host)
     try:
         with _objects_kept_out_of_collections():
             if direct:

@@ -50,7 +50,8 @@ from batreplay.engine.handlers import DECISION_TYPES, Handlers
 from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
 from batreplay.engine.profiles import profiles_in_use, validate_profiles
-from batreplay.platforms.network import Link
+from batreplay.engine.transfers import Transfers
+from batreplay.platforms.routing import Network
 from batreplay.engine.records import Job, job_columns, job_records
 from batreplay.formats.out_jobs_writer import JobRecord
 from batreplay.engine.server import Server, simulation_begins_event
@@ -81,8 +82,11 @@ class BatsimEngine:
         storage: each storage host's ``(name, properties, zone_properties)``, in resource-id order (ids after the
             compute hosts'; :attr:`batreplay.platforms.model.Platform.storage_resources`); listed in
             SIMULATION_BEGINS.
-        io_routes: each compute host's route to the one storage host (:attr:`batreplay.platforms.model.Platform.
-            io_routes`), for jobs that read and write (``parallel_homogeneous_pfs``); None: such jobs are refused.
+        network: the platform's routes (:attr:`batreplay.platforms.model.Platform.network`), for jobs that move bytes
+            (``parallel_homogeneous_pfs``, ``parallel`` with communication): hosts and links in one solver
+            (:mod:`.transfers`); None: such jobs are refused.
+        master_host: the master host's name (the end of the routes of JOB_COMPLETED messages); needed with
+            ``network``.
 
     Attributes:
         records: the out_jobs.csv rows (:class:`batreplay.formats.out_jobs_writer.JobRecord`) of the jobs ended so far
@@ -105,16 +109,24 @@ class BatsimEngine:
         cores: Sequence[int] | None = None,
         host_properties: Sequence[tuple[Mapping, Mapping]] | None = None,
         storage: Sequence[tuple[str, Mapping, Mapping]] = (),
-        io_routes: Sequence[Sequence[Link]] | None = None,
+        network: Network | None = None,
+        master_host: str = "master_host",
     ) -> None:
         self.options = options or EngineOptions()
         self.host_names = [name for name, _ in hosts]
         self.nb_hosts = len(hosts)
         self.kernel = Kernel()
+        transfers = None
+        if network is not None:
+            transfers = Transfers(self.host_names + [name for name, _, _ in storage],
+                                  [speed for _, speed in hosts] + [1.0] * len(storage),  # (storage hosts never compute)
+                                  list(cores or [1] * len(hosts)) + [1] * len(storage), network, master_host,
+                                  storage=len(hosts) if len(storage) == 1 else None)
         machine = Machine([speed for _, speed in hosts], cores, sharing=self.options.compute_sharing,
-                          speedup_model=self.options.speedup_model, io_routes=io_routes)
-        self.handlers = Handlers(self.kernel, machine, self.options, len(workloads))
-        self.server = Server(self.kernel, message_bandwidth, self.handlers.handle, self.handlers.finished)
+                          speedup_model=self.options.speedup_model, transfers=transfers)
+        self.handlers = Handlers(self.kernel, machine, self.options, len(workloads), self.host_names)
+        self.server = Server(self.kernel, message_bandwidth, self.handlers.handle, self.handlers.finished,
+                             carry=None if transfers is None else transfers.carry)
         self.handlers.server = self.server
         self.jobs = self.handlers.jobs
         self.profiles = self.handlers.profiles
@@ -134,7 +146,7 @@ class BatsimEngine:
                 self.handlers.check_speedup_model(job)  # before anything runs
             self.profiles[wname] = {name: profile for name, profile in profiles.items() if name in used}
             for pname, profile in self.profiles[wname].items():  # (those no job can use are not played)
-                self.handlers.check_io(pname, profile)
+                self.handlers.check_transfers(pname, profile)
             files.setdefault(wname, f"{wname}.json")
 
         # Batsim sends SIMULATION_BEGINS before anything else happens.

@@ -9,6 +9,7 @@ node_2, ...``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -78,9 +79,8 @@ class Platform:
             clusters and the generated platforms; the embedded
             engine does not reproduce that timing (a real Batsim 4.2.1 grouped the events of one instant otherwise
             and started two jobs in another order, 2026-11-28).
-        io_routes: with one storage host, each compute host's route to it (by resource id): a tuple of
-            :class:`batreplay.platforms.network.Link` (bandwidth in bytes/s, latency in s), as ``Full`` zones list
-            them (``batreplay platform --io-rate`` writes such platforms); None when a route is not listed.
+        network: the routes between any two hosts (:class:`batreplay.platforms.routing.Network`), for jobs that
+            move bytes; None when the platform was not read from a file (not part of equality).
         source: file the platform was read from, if any (not part of equality).
 
     Raises:
@@ -93,7 +93,7 @@ class Platform:
     storage_hosts: tuple[str, ...] = ()
     storage: tuple[Host, ...] = ()
     master_on_loopback: bool = False
-    io_routes: tuple[tuple, ...] | None = None
+    network: Any = field(default=None, compare=False, repr=False)
     source: Path | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:

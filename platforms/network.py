@@ -1,9 +1,6 @@
-"""Links and routes of a SimGrid platform as SimGrid 3.32 reads them: bandwidths (bytes/s) and latencies (s).
+"""Links of a SimGrid platform as SimGrid 3.32 reads them: bandwidths (bytes/s) and latencies (s).
 
-Only what the embedded engine needs to play jobs that read and write (``parallel_homogeneous_pfs``) is read: the
-``<link>`` elements and the ``<route>`` elements of zones with ``Full`` routing, where each route lists its links
-(``<link_ctn>``), symmetrical unless ``symmetrical="NO"``; :func:`storage_routes` then gives each compute host's
-route to the storage host. Clusters' implicit links are not modelled here.
+:class:`Link` is one link; the routes made of them are :mod:`batreplay.platforms.routing`'s.
 
 Units (SimGrid's ``xbt_parse_get_bandwidth`` and ``xbt_parse_get_time``, 3.32): a decimal number (C ``strtod``)
 directly followed by a unit. Bandwidth: ``Bps`` (byte/s, also the unit of a bare number) with the decimal
@@ -15,12 +12,12 @@ number syntax of :mod:`batreplay.platforms.speed_units`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from batreplay.platforms.speed_units import NUMBER_AND_UNIT
 
-__all__ = ["Link", "parse_bandwidth", "parse_latency", "storage_routes"]
+__all__ = ["Link", "parse_bandwidth", "parse_latency"]
 
 
 
@@ -75,37 +72,3 @@ class Link:
     bandwidth: float
     latency: float
     plain: bool = True
-
-
-def storage_routes(compute: Sequence[str], storage: str, links: Mapping[str, Link],
-                   routes: Sequence[tuple[str, str, Sequence[str], bool]],
-                   message_routes: Sequence[Sequence[str]] = ()) -> list[tuple[Link, ...]] | None:
-    """Each compute host's route to the host ``storage`` (in the order of ``compute``), when the embedded engine can
-    play the transfers on it; None otherwise: a route is missing, declared twice (SimGrid refuses the platform), not
-    the same links both ways (reads go storage -> host, writes host -> storage), names a link not in ``links`` or one
-    that is not :attr:`Link.plain`, or shares a link with ``message_routes`` (the links of Batsim's messages, which
-    the engine times apart).
-
-    Args:
-        compute: the compute host names, by resource id.
-        links: the platform's links (those whose numbers were read), by name.
-        routes: ``(src, dst, link names, symmetrical)`` of the ``<route>`` elements of ``Full`` zones.
-        message_routes: the link names of the routes from or to the master host.
-    """
-    directed: dict[tuple[str, str], tuple[str, ...]] = {}
-    for src, dst, names, symmetrical in routes:
-        pairs = [(src, dst), (dst, src)] if symmetrical and src != dst else [(src, dst)]
-        for pair, order in zip(pairs, (tuple(names), tuple(reversed(names)))):
-            if pair in directed:
-                return None  # (SimGrid: the route already exists)
-            directed[pair] = order
-    busy = {name for route in message_routes for name in route}
-    found = []
-    for host in compute:
-        there, back = directed.get((host, storage)), directed.get((storage, host))
-        if there is None or back is None or set(there) != set(back):
-            return None
-        if any(name not in links or not links[name].plain or name in busy for name in there):
-            return None
-        found.append(tuple(links[name] for name in there))
-    return found

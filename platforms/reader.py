@@ -29,7 +29,7 @@ from pathlib import Path
 from xml.parsers import expat
 
 from batreplay.platforms.model import Host, Platform, batsim_name_order
-from batreplay.platforms.network import Link, parse_bandwidth, parse_latency, storage_routes
+from batreplay.platforms.routing import Network, read_network
 from batreplay.platforms.speed_units import parse_pstate_speeds, parse_speed
 
 __all__ = ["DEFAULT_MASTER_HOST", "MAX_CORES", "MAX_HOSTS", "MIN_SPEED", "PlatformError", "read_platform", "expand_radical", "radical_size"]
@@ -143,11 +143,6 @@ class _Reader:
         self.max_hosts = max_hosts
         self.master_host = master_host
         self.counts = {True: 0, False: 0}  # hosts so far: compute (True), master and storage (False)
-        self.self_routes: dict[str, list[str]] = {}  # hosts given a <route> to themselves: its links
-        self.irregular_network = False  # a bypass route, a link trace or a SPLITDUPLEX half was met
-        self.routing: list[str] = []  # the routing of the zones being walked, outermost first
-        self.links: dict[str, Link] = {}
-        self.routes: list[tuple[str, str, list[str], bool]] = []  # (src, dst, links, symmetrical) of Full zones
         # name -> (speed, properties, element, cores, zone properties) in document order
         self.hosts: dict[str, tuple[float, dict[str, str], ET.Element, int, dict[str, str]]] = {}
         self.zone_props: list[dict[str, str]] = [{}]  # the <prop> children of the zones being walked
@@ -260,9 +255,7 @@ class _Reader:
                 self.attr(child, "id")
                 self.zone_props.append({self.attr(prop, "id"): self.attr(prop, "value") for prop in child
                                         if prop.tag == "prop"})
-                self.routing.append(child.get("routing", ""))
                 self.walk(child)
-                self.routing.pop()
                 self.zone_props.pop()
             elif tag == "cluster":
                 self.cluster(child)
@@ -275,35 +268,10 @@ class _Reader:
             elif tag == "trace_connect":
                 if child.get("kind", "HOST_AVAIL").upper() in _SPEED_TRACE_KINDS:
                     raise self.error(child, "host speed/availability traces are not supported (constant speeds only)")
-                self.irregular_network = True  # a link's bandwidth, latency or state varies
             elif tag in _NEUTRAL_TAGS:
-                self.network(child)
+                pass  # (links and routes: platforms/routing.py)
             else:
                 raise self.error(child, "unsupported element")
-
-    def network(self, element: ET.Element) -> None:
-        """Keep the links, the routes of ``Full`` zones and the hosts given a route to themselves."""
-        tag = element.tag
-        if tag == "link":
-            name = self.attr(element, "id")
-            plain = (element.get("sharing_policy", "SHARED").upper() == "SHARED"
-                     and not any(element.get(field) for field in ("bandwidth_file", "latency_file", "state_file")))
-            try:  # (a link whose numbers are not read here cannot carry I/O on the embedded engine)
-                self.links[name] = Link(name, parse_bandwidth(element.get("bandwidth", "")),
-                                        parse_latency(element.get("latency", "0")), plain)
-            except ValueError:
-                pass
-        elif tag in ("bypassRoute", "bypassZoneRoute"):
-            self.irregular_network = True  # (routes the embedded engine does not follow)
-        elif tag == "route" and element.get("src") is not None:
-            src, dst = element.get("src"), element.get("dst")
-            names = [self.attr(link, "id") for link in element if link.tag == "link_ctn"]
-            if any(link.get("direction") for link in element if link.tag == "link_ctn"):
-                self.irregular_network = True  # (SPLITDUPLEX halves)
-            if src == dst:
-                self.self_routes[src] = names
-            if self.routing and self.routing[-1] == "Full":
-                self.routes.append((src, dst, names, element.get("symmetrical", "YES").upper() != "NO"))
 
     def cluster(self, element: ET.Element) -> None:
         topology = element.get("topology", "FLAT")
@@ -353,19 +321,15 @@ class _Reader:
         self.add_host(element, name, speed, {})
 
 
-def _master_on_loopback(reader: _Reader, master: str) -> bool:
+def _master_on_loopback(reader: _Reader, network: Network, master: str) -> bool:
     """Whether Batsim's messages between the master host's own actors leave the 125 MBps, zero-latency links the
     embedded engine times them on: the master is a plain ``<host>`` without a ``<route>`` to itself (SimGrid then
     uses its loopback link), or with one crossing another kind of link. A cluster's host, or a ``<peer>``, goes
     through its own links."""
     if reader.hosts[master][2].tag != "host":
         return False
-    names = reader.self_routes.get(master)
-    if names is None:
-        return True
-    links = [reader.links.get(name) for name in names]
-    return not links or any(link is None or link.bandwidth != MESSAGE_BANDWIDTH or link.latency or not link.plain
-                            for link in links)
+    links = network.route(master, master)
+    return not links or any(link.bandwidth != MESSAGE_BANDWIDTH or link.latency or not link.plain for link in links)
 
 
 def _parse_with_lines(path: Path) -> tuple[ET.Element, dict[ET.Element, int]]:
@@ -456,10 +420,7 @@ def read_platform(path: str | os.PathLike[str], *, master_host: str = DEFAULT_MA
                                zone_properties=tuple(zone.items()))
                           for i, (name, speed, cores, props, zone) in enumerate(found))
                     for first, found in ((0, compute), (len(compute), storage)))
-    on_loopback = _master_on_loopback(reader, masters[0])
-    io_routes = None
-    if len(disks) == 1 and not reader.irregular_network:
-        to_master = [names for src, dst, names, _ in reader.routes if masters[0] in (src, dst)]
-        io_routes = storage_routes([h.name for h in hosts], disks[0].name, reader.links, reader.routes, to_master)
-    return Platform(hosts=hosts, master_host=masters[0], storage=disks, master_on_loopback=on_loopback,
-                    io_routes=None if io_routes is None else tuple(io_routes), source=path)
+    network = read_network(root)
+    return Platform(hosts=hosts, master_host=masters[0], storage=disks,
+                    master_on_loopback=_master_on_loopback(reader, network, masters[0]),
+                    network=network, source=path)

@@ -290,8 +290,7 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
                        "--io-rate does), or run with --engine batsim")
     document, job_table, notes = load_workload(spec, nb_res=platform.nb_compute)
     try:  # a platform too slow for the workload: times where the embedded engine and Batsim part ways
-        io = None if platform.io_routes is None else (
-            min(link.bandwidth for route in platform.io_routes for link in route), platform.nb_compute)
+        io = None if platform.network is None else (platform.network.slowest_bandwidth(), platform.nb_compute)
         check_simulated_times(document, float(min(platform.speeds)), io)
     except ValueError as err:
         raise RunError(f"{spec.workload} on {platform_path}: {err}") from None

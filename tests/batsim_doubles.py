@@ -88,7 +88,7 @@ def engine_for(platform: Path, workload: Path, options: EngineOptions | None = N
     document = json.loads(Path(workload).read_text())
     return BatsimEngine(hosts, {"w0": document}, {"w0": Path(workload).name}, options or EngineOptions(),
                         cores=compute.cores, host_properties=compute.host_properties,
-                        storage=compute.storage_resources, io_routes=compute.io_routes)
+                        storage=compute.storage_resources, network=compute.network, master_host=compute.master_host)
 
 
 def replay_transcript(case_dir: Path) -> int:

@@ -59,7 +59,8 @@ def _io_platform(tmp_path):
 
 def _engine(platform, workload, options=None):
     return BatsimEngine([(h.name, h.speed) for h in platform.hosts], {"w0": workload}, options=options,
-                        storage=platform.storage_resources, io_routes=platform.io_routes)
+                        storage=platform.storage_resources, network=platform.network,
+                        master_host=platform.master_host)
 
 
 @st.composite
@@ -103,7 +104,7 @@ def test_runs_of_readers_and_writers_keep_time_and_link_capacities(tmp_path, wor
 def test_readers_are_refused_where_the_engine_cannot_play_them(tmp_path):
     workload = {"nb_res": 4, "jobs": [{"id": "1", "subtime": 0, "res": 1, "walltime": 10, "profile": "r"}],
                 "profiles": {"r": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e8}}}
-    with pytest.raises(UnsupportedProfileError, match="does not list a route from every compute host to one storage"):
+    with pytest.raises(UnsupportedProfileError, match="routes are unknown"):
         BatsimEngine([(f"node_{k}", 1e9) for k in range(4)], {"w0": workload})
     with pytest.raises(UnsupportedProfileError, match="hosts are shared"):
         _engine(_io_platform(tmp_path), workload, EngineOptions(compute_sharing=True))
@@ -122,9 +123,11 @@ def test_io_profile_refusals_name_the_reason(tmp_path):
             validate_profile("p", profile)
     # Batsim reads 'host' only when 'storage' is absent
     validate_profile("p", {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1, "storage": "pfs", "host": 3})
-    slow = _io_platform(tmp_path)
-    latent = type(slow)(hosts=slow.hosts, master_host=slow.master_host, storage=slow.storage, io_routes=tuple(
-        tuple(type(link)(link.name, link.bandwidth, 1e-3) for link in route) for route in slow.io_routes))
+    types = [NodeType(f"t{k}", 1, 1e9, io_rate=rate) for k, rate in enumerate(IO_RATES)]
+    text = cluster_platform(node_types=types, storage_rate=STORAGE_RATE)
+    latent = read_platform(write_platform_text(tmp_path / "latent.xml", text.replace(
+        '<link id="storage_io" bandwidth="250000000.0Bps" latency="0us"',
+        '<link id="storage_io" bandwidth="250000000.0Bps" latency="1ms"')))
     workload = {"nb_res": 4, "jobs": [{"id": "1", "subtime": 0, "res": 1, "walltime": 10, "profile": "r"}],
                 "profiles": {"r": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e8}}}
     with pytest.raises(UnsupportedProfileError, match="has a latency"):
@@ -135,7 +138,7 @@ def test_a_reader_registered_by_the_decision_process_is_refused_without_routes()
     engine = BatsimEngine([("node_0", 1e9)], {"w0": {"nb_res": 1, "jobs": [], "profiles": {}}},
                           options=EngineOptions(dynamic_jobs=True))
     engine.next_request()
-    with pytest.raises(UnsupportedProfileError, match="does not list a route"):
+    with pytest.raises(UnsupportedProfileError, match="routes are unknown"):
         engine.apply_reply({"now": 0.0, "events": [{"timestamp": 0.0, "type": "REGISTER_PROFILE", "data": {
             "workload_name": "dyn", "profile_name": "r",
             "profile": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e8}}}]})

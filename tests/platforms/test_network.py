@@ -35,31 +35,42 @@ def _io_text(tmp_path, edit=lambda text: text):
 
 def test_a_generated_platform_gives_each_hosts_route_to_the_storage(tmp_path):
     platform = _io_text(tmp_path)
-    assert [[(link.name, link.bandwidth) for link in route] for route in platform.io_routes] == [
+    routes = [platform.network.route(host.name, "storage") for host in platform.hosts]
+    assert [[(link.name, link.bandwidth) for link in route] for route in routes] == [
         [("node_0_io", 1e8), ("storage_io", 2e8)], [("node_1_io", 1e8), ("storage_io", 2e8)]]
+    assert [link.name for link in platform.network.route("storage", "node_1")] == ["storage_io", "node_1_io"]
     assert not platform.master_on_loopback
 
 
-@pytest.mark.parametrize("what, edit", [
-    ("a link shared otherwise", lambda t: t.replace('id="storage_io"', 'id="storage_io" sharing_policy="FATPIPE"')),
-    ("a bandwidth trace", lambda t: t.replace('id="storage_io"', 'id="storage_io" bandwidth_file="bw.txt"')),
+@pytest.mark.parametrize("what, edit, words", [
+    ("a link shared otherwise", lambda t: t.replace('id="storage_io"', 'id="storage_io" sharing_policy="FATPIPE"'),
+     "'storage_io' is not shared as the engine plays links"),
+    ("a bandwidth trace", lambda t: t.replace('id="storage_io"', 'id="storage_io" bandwidth_file="bw.txt"'),
+     "'storage_io' has a trace file"),
     ("a bypass route", lambda t: t.replace("</zone>", '<bypassRoute src="node_0" dst="storage">'
-                                                      '<link_ctn id="storage_io"/></bypassRoute></zone>')),
+                                                      '<link_ctn id="storage_io"/></bypassRoute></zone>'),
+     "<bypassRoute> elements are not followed"),
     ("a route declared twice", lambda t: t.replace("</zone>", '<route src="storage" dst="node_0">'
-                                                              '<link_ctn id="storage_io"/></route></zone>')),
-    ("writes and reads on other links", lambda t: t.replace(
-        '<route src="node_0" dst="storage">', '<route src="node_0" dst="storage" symmetrical="NO">').replace(
-        "</zone>", '<route src="storage" dst="node_0"><link_ctn id="storage_io"/></route></zone>')),
-    ("an I/O link that carries messages", lambda t: t.replace(
-        '<route src="node_0" dst="master_host">\n      <link_ctn id="node_0_net" />',
-        '<route src="node_0" dst="master_host">\n      <link_ctn id="node_0_io" />')),
+                                                              '<link_ctn id="storage_io"/></route></zone>'),
+     "declared twice"),
+    ("a latency", lambda t: t.replace('id="node_1_io" bandwidth="100000000.0Bps" latency="0us"',
+                                      'id="node_1_io" bandwidth="100000000.0Bps" latency="5us"'),
+     "'node_1_io' has a latency of 5e-06 s"),
     ("a zero bandwidth", lambda t: t.replace('id="node_1_io" bandwidth="100000000.0Bps"',
-                                             'id="node_1_io" bandwidth="0Bps"')),
+                                             'id="node_1_io" bandwidth="0Bps"'), "must be finite and > 0"),
 ])
-def test_routes_the_engine_would_time_otherwise_than_simgrid_are_not_used(tmp_path, what, edit):
+def test_readers_on_routes_the_engine_would_time_otherwise_than_simgrid_are_refused(tmp_path, what, edit, words):
+    from batreplay.engine.profiles import UnsupportedProfileError
+    from batreplay.engine.simulator import BatsimEngine
+
     text = cluster_platform(node_types=[NodeType("a", 2, 1e9, io_rate=1e8)])
     assert edit(text) != text, what  # the edit applies to the generated text
-    assert _io_text(tmp_path, edit).io_routes is None, what
+    platform = _io_text(tmp_path, edit)
+    workload = {"jobs": [{"id": "1", "subtime": 0, "res": 1, "walltime": 10, "profile": "r"}],
+                "profiles": {"r": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e8}}}
+    with pytest.raises(UnsupportedProfileError, match=words):
+        BatsimEngine([(h.name, h.speed) for h in platform.hosts], {"w0": workload},
+                     storage=platform.storage_resources, network=platform.network, master_host=platform.master_host)
 
 
 @pytest.mark.parametrize("loop, flagged", [('bandwidth="125MBps"', False), ('bandwidth="10GBps"', True)])

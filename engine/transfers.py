@@ -1,0 +1,198 @@
+"""Jobs that move bytes, on the platform's links, and Batsim's messages that cross the same links.
+
+SimGrid 3.32's ``ptask_L07`` model, which Batsim 4.2.1 runs, gives a parallel task one rate over all it uses: each
+of its hosts (the flop it computes there) and each link of the route between two of its hosts that exchange bytes
+(the bytes of every such pair whose route crosses the link, added up). The bottleneck solver of :mod:`.sharing`
+shares hosts and links alike, so :class:`Transfers` puts the hosts and, as they are first used, the links in one
+:class:`~batreplay.engine.sharing.SharedHosts`.
+
+A task's bytes, as Batsim 4.2.1 builds its communication matrix (``src/task_execution.cpp``): row ``i``, column
+``j`` is what host ``i`` sends to host ``j`` of the task, in allocation order:
+
+- ``parallel``: the ``com`` vector, row by row (``len(cpu)`` squared values);
+- ``parallel_homogeneous``: ``com`` between every two distinct hosts; ``parallel_homogeneous_total``: ``com /
+  n`` between every two distinct hosts of ``n``;
+- ``parallel_homogeneous_pfs``: the storage host comes last; each host writes ``bytes_to_write`` to it and reads
+  ``bytes_to_read`` from it; nothing is computed.
+
+Batsim's internal messages (1 byte each, one at a time) cross links too: the JOB_COMPLETED of a job goes from the
+job's first host (where its executor runs) to the master host. Once the run has jobs that move bytes, such a
+message joins the solver and shares the links it crosses (:meth:`Transfers.carry`); the other messages stay on the
+master host's own links. Link latencies are not played: a route with a latency is refused. It imports the
+engine's kernel, server, sharing and profiles modules, and the platform's routing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from procset import ProcSet
+
+from batreplay.engine.kernel import PRIO_DELIVERY, Kernel
+from batreplay.engine.profiles import PFS, UnsupportedProfileError
+from batreplay.engine.server import COMPLETED, Message
+from batreplay.engine.sharing import SharedHosts, SharedTask
+from batreplay.platforms.network import Link
+from batreplay.platforms.routing import Network
+
+__all__ = ["Transfers", "moves_bytes", "update_rates"]
+
+
+def moves_bytes(profile: Mapping) -> bool:
+    """Whether a job of ``profile`` (not composed) puts bytes on links."""
+    kind = profile.get("type")
+    if kind == PFS:
+        return True
+    if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        return float(profile.get("com", 0)) > 0
+    if kind == "parallel":
+        return any(float(value) > 0 for value in profile.get("com", ()) or ())
+    return False
+
+
+def _matrix(profile: Mapping, nb_hosts: int) -> list[tuple[int, int, float]]:
+    """The task's ``(sender, receiver, bytes)`` with bytes > 0, row by row (see the module docstring);
+    ``nb_hosts`` counts the storage host of a PFS task."""
+    kind = profile["type"]
+    if kind == "parallel":
+        com = [float(value) for value in profile["com"]]
+        return [(k // nb_hosts, k % nb_hosts, value) for k, value in enumerate(com) if value > 0]
+    if kind == PFS:
+        storage = nb_hosts - 1
+        write, read = float(profile.get("bytes_to_write", 0)), float(profile.get("bytes_to_read", 0))
+        cells = [(host, storage, write) for host in range(storage)]
+        cells += [(storage, host, read) for host in range(storage)]
+        return [cell for cell in cells if cell[2] > 0]
+    com = float(profile["com"]) / (nb_hosts if kind == "parallel_homogeneous_total" else 1)
+    if com <= 0:
+        return []
+    return [(i, j, com) for i in range(nb_hosts) for j in range(nb_hosts) if i != j]
+
+
+class Transfers:
+    """The hosts and links of one platform in ptask_L07's solver, for the tasks that move bytes.
+
+    Args:
+        names: the host names by resource id (compute hosts, then storage hosts).
+        speeds: flop/s of one core of each of them; cores: their cores.
+        network: the platform's routes; master: the master host's name.
+        storage: the id of the storage host that PFS tasks use (the platform's only one), or None.
+
+    Attributes:
+        solver: the hosts (ids as Batsim's) and the links used so far (ids after the hosts').
+        active: the run has jobs that move bytes (set by :meth:`check`): JOB_COMPLETED messages then join the
+            solver.
+        messages_carried: how many messages crossed the links in the solver.
+    """
+
+    def __init__(self, names: Sequence[str], speeds: Sequence[float], cores: Sequence[int], network: Network,
+                 master: str, storage: int | None = None) -> None:
+        self.names, self.network, self.master, self.storage = list(names), network, master, storage
+        self.solver = SharedHosts(speeds, cores)
+        self.active = False
+        self.messages_carried = 0
+        self._link_ids: dict[str, int] = {}
+        self._routes: dict[tuple[int, int | str], list[int]] = {}
+        self._checked: set[tuple[str, str]] = set()  # routes found playable
+
+    def problem(self, src: str, dst: str) -> str | None:
+        """Why the route from host ``src`` to host ``dst`` cannot be played, or None."""
+        route = self.network.route(src, dst)
+        if route is None:
+            reason = self.network.unsupported or "the platform declares no route the engine can follow"
+            return f"from {src} to {dst}: {reason}"
+        return _link_problem(route, src, dst)
+
+    def check(self, profile: Mapping, compute: Sequence[str]) -> str | None:
+        """Why jobs of ``profile`` (which moves bytes) cannot be played on this platform, or None; ``compute``: the
+        compute host names. Every compute host's route to the master host must be played (its JOB_COMPLETED
+        messages join the solver), and for a PFS task its routes to and from the storage host; for bytes between
+        compute hosts, no link may have a latency (the routes themselves are checked when a job starts). None
+        makes the run :attr:`active`."""
+        if self.network.unsupported is not None:
+            return f"the platform's routes cannot be followed: {self.network.unsupported}"
+        pairs = [(host, self.master) for host in compute]
+        if profile.get("type") == PFS:
+            if self.storage is None:
+                return "the platform has no storage host or several (the engine plays one, without a storage mapping)"
+            storage = self.names[self.storage]
+            pairs += [pair for host in compute for pair in ((host, storage), (storage, host))]
+        else:
+            latent = self.network.latent_link()
+            if latent is not None:
+                return latent
+        for src, dst in pairs:
+            if (src, dst) not in self._checked:
+                problem = self.problem(src, dst)
+                if problem is not None:
+                    return problem
+                self._checked.add((src, dst))
+        self.active = True
+        return None
+
+    def _route(self, src: int, dst: int | str) -> list[int]:
+        key = (src, dst)
+        if key not in self._routes:
+            names = self.names
+            target = dst if isinstance(dst, str) else names[dst]
+            problem = self.problem(names[src], target)
+            if problem is not None:
+                raise UnsupportedProfileError(f"bytes cannot be moved {problem}")
+            ids = []
+            for link in self.network.route(names[src], target) or ():
+                if link.name not in self._link_ids:
+                    self._link_ids[link.name] = self.solver.add_link(link.bandwidth)
+                ids.append(self._link_ids[link.name])
+            self._routes[key] = ids
+        return self._routes[key]
+
+    def task(self, profile: Mapping, alloc: ProcSet, flops: Sequence[float], storage: int | None) -> SharedTask:
+        """The solver task of a job step of ``profile`` on ``alloc``: ``flops`` on each host (allocation order; 0
+        for none), then the bytes of its matrix on each link, added as SimGrid adds them (row by row, each route's
+        links in order). ``storage``: the storage host's id for a PFS task.
+
+        Raises:
+            UnsupportedProfileError: a route the engine cannot play (see :meth:`problem`)."""
+        hosts = list(alloc) + ([storage] if storage is not None else [])
+        amounts: dict[int, float] = {host: flop for host, flop in zip(hosts, flops) if flop > 0}
+        for sender, receiver, moved in _matrix(profile, len(hosts)):
+            for link in self._route(hosts[sender], hosts[receiver]):
+                amounts[link] = amounts.get(link, 0.0) + moved
+        return SharedTask(amounts, solver=self.solver)
+
+    def carry(self, kernel: Kernel, message: Message, deliver: Callable[[Message], None]) -> bool:
+        """Start ``message`` on the links in the solver if it is a JOB_COMPLETED and the run moves bytes (its
+        route: the job's first host to the master host); ``deliver(message)`` runs when it arrives. False when the
+        message is not carried here (the server times it alone)."""
+        if not self.active or message.kind != COMPLETED:
+            return False
+        task = SharedTask({link: 1.0 for link in self._route(message.payload.allocation.min, self.master)},
+                          solver=self.solver)
+
+        def arrived(_argument: object) -> None:
+            task.owner = None
+            update_rates(kernel, self.solver.remove(task))
+            deliver(message)
+
+        changed = self.solver.add(task)
+        task.owner = kernel.start_activity(1.0, task.rate, PRIO_DELIVERY, arrived, message)
+        update_rates(kernel, changed)
+        self.messages_carried += 1
+        return True
+
+
+def _link_problem(route: Sequence[Link], src: str, dst: str) -> str | None:
+    for link in route:
+        if not link.plain:
+            return f"from {src} to {dst}: link {link.name!r} is not shared as the engine plays links (FATPIPE, a loopback)"
+        if link.latency:
+            return f"from {src} to {dst}: link {link.name!r} has a latency of {link.latency:g} s (only 0 is played)"
+    return None
+
+
+def update_rates(kernel: Kernel, tasks: list[SharedTask]) -> None:
+    """Give each running task of ``tasks`` its new rate (tasks already ended in this step are left alone)."""
+    for task in tasks:
+        activity = task.owner
+        if activity is not None and activity.alive and activity.rate != task.rate:
+            task.owner = kernel.set_rate(activity, task.rate)

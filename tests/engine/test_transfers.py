@@ -1,0 +1,180 @@
+"""Jobs that send bytes between their hosts (``parallel`` with a communication matrix, ``parallel_homogeneous`` with
+``com``) on the embedded engine: the bytes each link carries, the solver's invariants over hosts and links, whole
+runs (hypothesis), refusals, and which path Batsim's messages take. Exactness against a real Batsim:
+``test_recorded_cases.py`` (cases ``comm-backbone``, ``comm-contention``, ``comm-kill``) and
+``test_real_batsim_recorded.py``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from procset import ProcSet
+
+from batreplay.engine.inprocess import run_scheduler
+from batreplay.engine.options import EngineOptions
+from batreplay.engine.profiles import InvalidProfileError, UnsupportedProfileError, validate_profile
+from batreplay.engine.sharing import SharedHosts, SharedTask
+from batreplay.engine.simulator import BatsimEngine
+from batreplay.formats.out_jobs_writer import jobs_frame
+from batreplay.platforms.reader import read_platform
+from test_engine_properties import FirstFit, Recorder
+
+#: Two clusters of four hosts (1 and 2.5 Gflop/s; private links of 125 MB/s, split-duplex on the left and shared on
+#: the right; backbones of 150 and 200 MB/s) joined to each other and to the master's cluster by a 100 MB/s link.
+PLATFORM = Path(__file__).resolve().parents[1] / "golden" / "comm-contention" / "platform.xml"
+SPEEDS = [1e9] * 4 + [2.5e9] * 4
+
+
+def _engine(workload, options=None, platform=None):
+    platform = platform or read_platform(PLATFORM)
+    return BatsimEngine([(h.name, h.speed) for h in platform.hosts], {"w0": workload}, options=options,
+                        network=platform.network, master_host=platform.master_host)
+
+
+def _job(profile, res=2, walltime=100):
+    return {"jobs": [{"id": "1", "subtime": 0, "res": res, "walltime": walltime, "profile": "p"}],
+            "profiles": {"p": profile}}
+
+
+def test_each_link_carries_the_bytes_of_every_pair_whose_route_crosses_it():
+    transfers = _engine(_job({"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e6}, 3)).handlers.machine.transfers
+    # hosts 2, 3 (left cluster, split-duplex links, left backbone) and 4 (right cluster: shared links, right backbone)
+    task = transfers.task({"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e6}, ProcSet((2, 4)), [1e9] * 3, None)
+    carried = {name: task.amounts[link] for name, link in transfers._link_ids.items()}
+    assert carried == {
+        "left_link_2_UP": 2e6, "left_link_3_UP": 2e6, "left_link_2_DOWN": 2e6, "left_link_3_DOWN": 2e6,
+        "left_backbone": 6e6,  # 2 <-> 3 inside the cluster, and 2 and 3 to and from host 4
+        "backbone": 4e6, "right_backbone": 4e6,
+        "right_link_4": 4e6,  # one link both ways: what 4 sends and what it receives
+    }
+    assert [task.amounts[h] for h in (2, 3, 4)] == [1e9] * 3  # flop on the hosts, in the same task
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(1e6, 1e10), min_size=2, max_size=6).flatmap(
+    lambda caps: st.tuples(st.just(caps), st.integers(1, len(caps) - 1),
+                           st.lists(st.dictionaries(st.integers(0, len(caps) - 1), st.floats(1.0, 1e10), min_size=1),
+                                    min_size=1, max_size=8),
+                           st.lists(st.integers(0, 7), max_size=8))))
+def test_no_host_or_link_is_used_beyond_its_capacity(case):
+    capacities, nb_hosts, amounts, removals = case
+    solver = SharedHosts(capacities[:nb_hosts], [2] * nb_hosts)  # two cores each: a task gets one at most
+    for bandwidth in capacities[nb_hosts:]:
+        solver.add_link(bandwidth)
+    tasks = []
+
+    def check():
+        for resource, capacity in enumerate(capacities):
+            used = sum(task.amounts.get(resource, 0.0) * task.rate for task in tasks)
+            assert used <= capacity * (2 if resource < nb_hosts else 1) * (1 + 1e-9)
+        for task in tasks:
+            assert 0 < task.rate < float("inf")
+            for host, flop in task.amounts.items():  # one core per task on a host, links do not bound it so
+                assert host >= nb_hosts or flop * task.rate <= capacities[host] * (1 + 1e-9)
+
+    for task_amounts in amounts:
+        tasks.append(SharedTask(dict(task_amounts), solver=solver))
+        solver.add(tasks[-1])
+        check()
+    for index in removals:
+        if index < len(tasks):
+            solver.remove(tasks.pop(index))
+            check()
+
+
+@st.composite
+def talking_workloads(draw):
+    jobs, profiles = [], {}
+    for i in range(draw(st.integers(1, 12))):
+        res = draw(st.integers(1, 5))
+        kind = draw(st.sampled_from(["parallel", "parallel_homogeneous", "delay"]))
+        if kind == "parallel":
+            profile = {"type": kind, "cpu": [draw(st.integers(0, 3)) * 5e8 for _ in range(res)],
+                       "com": [draw(st.integers(0, 2)) * 5e7 for _ in range(res * res)]}
+        elif kind == "parallel_homogeneous":
+            profile = {"type": kind, "cpu": draw(st.integers(0, 3)) * 5e8, "com": draw(st.integers(0, 2)) * 4e7}
+        else:
+            profile = {"type": kind, "delay": 1.0}
+        profiles[f"p{i}"] = profile
+        jobs.append({"id": str(i), "subtime": draw(st.integers(0, 10)), "res": res,
+                     "walltime": draw(st.sampled_from([-1, 2, 100])), "profile": f"p{i}"})
+    return {"nb_res": 8, "jobs": jobs, "profiles": profiles}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(talking_workloads())
+def test_runs_of_talking_jobs_keep_time_every_job_and_the_links_capacities(workload):
+    recorder = Recorder()
+    engine = _engine(workload)
+    run_scheduler(engine, FirstFit(), on_request=recorder)
+    out = jobs_frame(engine.records)
+    assert recorder.nows == sorted(recorder.nows)  # time never goes back
+    assert sorted(out["job_id"]) == sorted(j["id"] for j in workload["jobs"])  # every job ends once
+    for row in out.itertuples():
+        profile = workload["profiles"][row.profile]
+        if row.final_state != "COMPLETED_SUCCESSFULLY" or profile["type"] == "delay":
+            continue
+        hosts = list(ProcSet.from_str(str(row.allocated_resources)))
+        n = len(hosts)
+        cpu = profile["cpu"] if profile["type"] == "parallel" else [profile["cpu"]] * n
+        com = profile["com"] if profile["type"] == "parallel" else [
+            0 if i == j else profile["com"] for i in range(n) for j in range(n)]
+        # no job computes faster than its hosts or sends faster than its private links (every byte a host sends
+        # crosses its own outgoing link once, 125 MB/s); times are printed with six decimals
+        sent = max(sum(com[i * n:(i + 1) * n]) for i in range(n))
+        alone = max([c / SPEEDS[h] for c, h in zip(cpu, hosts)] + [sent / 125e6])
+        assert row.execution_time >= alone - 1e-6
+    used = [workload["profiles"][job["profile"]] for job in workload["jobs"]]
+    talks = [p for p in used if p["type"] != "delay" and (sum(p["com"]) if p["type"] == "parallel" else p["com"]) > 0]
+    assert engine.handlers.machine.transfers.active is bool(talks)  # messages join the links only then
+
+
+def test_messages_join_the_links_only_in_runs_that_move_bytes():
+    talking = _engine(_job({"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 2e8, 0, 0]}))
+    run_scheduler(talking, FirstFit())
+    assert talking.handlers.machine.transfers.messages_carried == 1  # the JOB_COMPLETED, over 100 MB/s links
+    # one rate for the task: its bytes (1.6 s on a 125 MB/s link) outlast its flop (1 s)
+    assert talking.records[0].finish_time == pytest.approx(2e8 / 125e6)
+    quiet = _engine(_job({"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 0, 0, 0]}))
+    run_scheduler(quiet, FirstFit())
+    assert quiet.handlers.machine.transfers.messages_carried == 0  # timed alone at 125 MB/s, as before
+
+
+def test_jobs_that_talk_are_refused_where_the_engine_cannot_play_them(tmp_path):
+    workload = _job({"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e6})
+    with pytest.raises(UnsupportedProfileError, match="routes are unknown"):
+        BatsimEngine([(f"node_{k}", 1e9) for k in range(4)], {"w0": workload})
+    with pytest.raises(UnsupportedProfileError, match="hosts are shared"):
+        _engine(workload, EngineOptions(compute_sharing=True))
+    latent = tmp_path / "latent.xml"
+    latent.write_text(PLATFORM.read_text().replace('bb_bw="150MBps" bb_lat="0us"', 'bb_bw="150MBps" bb_lat="5us"'))
+    with pytest.raises(UnsupportedProfileError, match="'left_backbone' has a latency of 5e-06 s"):
+        _engine(workload, platform=read_platform(latent))
+    _engine(dict(workload, jobs=[]), platform=read_platform(latent))  # a profile no job uses is never refused
+
+
+def test_bytes_a_host_sends_itself_over_a_loopback_are_refused_when_the_job_starts(tmp_path):
+    looped = tmp_path / "looped.xml"
+    looped.write_text(PLATFORM.read_text().replace('sharing_policy="SHARED"',
+                                                   'sharing_policy="SHARED" loopback_bw="10GBps" loopback_lat="0us"'))
+    engine = _engine(_job({"type": "parallel", "cpu": [1e9], "com": [1e6]}, res=1), platform=read_platform(looped))
+    run_scheduler(engine, FirstFit())  # on host 0, of the left cluster: up, backbone, down
+    moved = _engine({"jobs": [{"id": "1", "subtime": 0, "res": 5, "walltime": 100, "profile": "p"}], "profiles": {
+        "p": {"type": "parallel", "cpu": [0] * 5, "com": [1e6 if k == 24 else 0 for k in range(25)]}}},
+        platform=read_platform(looped))
+    with pytest.raises(UnsupportedProfileError, match="'right_link_4_loopback' is not shared as the engine plays"):
+        run_scheduler(moved, FirstFit())  # host 4 sends to itself over its cluster's loopback (FATPIPE)
+
+
+@pytest.mark.parametrize("profile, words", [
+    ({"type": "parallel", "cpu": [1, 1], "com": [0, 1, 1]}, "a list of 4 numbers of bytes"),
+    ({"type": "parallel", "cpu": [1, 1], "com": [0, 1, -1, 0]}, "numbers of bytes >= 0"),
+    ({"type": "parallel_homogeneous", "cpu": 1, "com": "1e6"}, "numbers of bytes >= 0"),
+    ({"type": "parallel_homogeneous_total", "cpu": 1, "com": -3}, "numbers of bytes >= 0"),
+])
+def test_communication_batsim_refuses_is_refused(profile, words):
+    with pytest.raises(InvalidProfileError, match=words):
+        validate_profile("p", profile)

@@ -1,0 +1,98 @@
+"""Routes between hosts (platforms/routing.py) as SimGrid 3.32 gives them.
+
+The expected routes were printed by SimGrid 3.32's ``Host::route_to`` (Debian's libsimgrid 3.32, the one Batsim
+4.2.1 is built against) on these very platforms, 2026-11-28: link names in order, bandwidths and latencies. The
+engine's use of them is checked against real Batsim runs (``tests/golden/comm-*``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from batreplay.platforms.reader import read_platform
+
+_HEAD = '<?xml version="1.0"?>\n<platform version="4.1">\n<zone id="AS0" routing="Full">\n'
+_MASTER = ('<cluster id="m" prefix="master" suffix="" radical="0-0" speed="1Gf" bw="125MBps" lat="20us">'
+           '<prop id="role" value="master"/></cluster>\n'
+           '<link id="wan" bandwidth="100MBps" latency="7us"/>\n'
+           '<zoneRoute src="c" dst="m" gw_src="c-c_router" gw_dst="masterm_router"><link_ctn id="wan"/></zoneRoute>\n')
+
+
+def _network(tmp_path, cluster_attributes, master=_MASTER):
+    lat = "0us" if "zero latency" in cluster_attributes else "10us"
+    text = (_HEAD + f'<cluster id="c" prefix="c-" suffix="" radical="0-2" speed="1Gf" bw="125MBps" lat="{lat}" '
+            f'{cluster_attributes.replace("zero latency", "")}/>\n' + master + '</zone>\n</platform>\n')
+    path = tmp_path / "platform.xml"
+    path.write_text(text)
+    return read_platform(path).network
+
+
+def _names(route):
+    return [link.name for link in route]
+
+
+def test_a_cluster_with_a_backbone_routes_up_backbone_down_and_leaves_through_its_router(tmp_path):
+    network = _network(tmp_path, 'bb_bw="1GBps" bb_lat="0us"')
+    assert _names(network.route("c-0", "c-1")) == ["c_link_0_UP", "c_backbone", "c_link_1_DOWN"]
+    assert _names(network.route("c-1", "c-1")) == ["c_link_1_UP", "c_backbone", "c_link_1_DOWN"]
+    assert _names(network.route("c-2", "master0")) == ["c_link_2_UP", "c_backbone", "wan", "m_link_0_DOWN"]
+    assert _names(network.route("master0", "c-0")) == ["m_link_0_UP", "wan", "c_backbone", "c_link_0_DOWN"]
+    assert _names(network.route("master0", "master0")) == ["m_link_0_UP", "m_link_0_DOWN"]
+    route = network.route("c-0", "master0")
+    assert [link.bandwidth for link in route] == [125e6, 1e9, 100e6, 125e6]
+    assert sum(link.latency for link in route) == pytest.approx(37e-6)
+    assert all(link.plain for link in route)
+
+
+def test_shared_private_links_are_one_link_crossed_once(tmp_path):
+    network = _network(tmp_path, 'bb_bw="1GBps" bb_lat="0us" sharing_policy="SHARED"')
+    assert _names(network.route("c-0", "c-2")) == ["c_link_0", "c_backbone", "c_link_2"]
+    assert _names(network.route("c-0", "c-0")) == ["c_link_0", "c_backbone"]
+
+
+def test_a_cluster_without_backbone_and_one_with_loopbacks(tmp_path):
+    assert _names(_network(tmp_path, "").route("c-1", "c-0")) == ["c_link_1_UP", "c_link_0_DOWN"]
+    looped = _network(tmp_path, 'bb_bw="1GBps" bb_lat="0us" loopback_bw="10GBps" loopback_lat="0us"')
+    (loop,) = looped.route("c-1", "c-1")
+    assert (loop.name, loop.bandwidth, loop.plain) == ("c_link_1_loopback", 1e10, False)  # FATPIPE in SimGrid
+    assert _names(looped.route("c-1", "c-2")) == ["c_link_1_UP", "c_backbone", "c_link_2_DOWN"]
+
+
+def test_a_master_host_in_a_full_zone_reached_through_a_zone_route(tmp_path):
+    master = ('<zone id="m" routing="Full"><host id="master" speed="1Gf"><prop id="role" value="master"/></host>'
+              '</zone>\n<link id="wan" bandwidth="100MBps" latency="7us"/>\n'
+              '<zoneRoute src="c" dst="m" gw_src="c-c_router" gw_dst="master"><link_ctn id="wan"/></zoneRoute>\n')
+    network = _network(tmp_path, 'bb_bw="1GBps" bb_lat="0us"', master)
+    assert _names(network.route("c-0", "master")) == ["c_link_0_UP", "c_backbone", "wan"]
+    assert _names(network.route("master", "c-1")) == ["wan", "c_backbone", "c_link_1_DOWN"]
+    assert _names(network.route("master", "master")) == ["__loopback__"]  # no route to itself: SimGrid's loopback
+
+
+def test_the_shipped_kth_platform_routes_between_its_clusters_over_the_backbone():
+    from batreplay.platforms.shipped import shipped_platform_path
+
+    network = read_platform(shipped_platform_path("kth-sp2")).network
+    assert _names(network.route("node_00", "node_01")) == ["compute_00_09_link_0_UP", "compute_00_09_link_1_DOWN"]
+    assert _names(network.route("node_00", "node_50")) == ["compute_00_09_link_0_UP", "backbone",
+                                                          "compute_10_99_link_50_DOWN"]
+    assert _names(network.route("node_15", "master_host0")) == ["compute_10_99_link_15_UP", "backbone",
+                                                               "master_link_0_DOWN"]
+    assert network.latent_link() is None and network.slowest_bandwidth() == 125e6
+
+
+@pytest.mark.parametrize("attributes, words", [
+    ('bb_bw="1GBps" sharing_policy="FATPIPE"', "FATPIPE private links"),
+    ('bb_bw="1GBps" limiter_link="1GBps"', "limiter_link"),
+])
+def test_clusters_the_routes_do_not_follow_are_named(tmp_path, attributes, words):
+    network = _network(tmp_path, attributes)
+    assert words in network.unsupported
+    assert network.route("c-0", "c-1") is None
+
+
+def test_latencies_are_found_for_the_engine_to_refuse(tmp_path):
+    assert "'wan' has a latency of 7e-06 s" in _network(tmp_path, 'bb_bw="1GBps"').latent_link()
+    master = _MASTER.replace('lat="20us"', 'lat="0us"').replace('latency="7us"', 'latency="0us"')
+    assert "'c_link_0_UP' has a latency of 1e-05 s" in _network(tmp_path, 'bb_bw="1GBps"', master).latent_link()
+    flat = _network(tmp_path, 'zero latency bb_bw="1GBps" bb_lat="0us"', master)
+    assert flat.latent_link() is None
+    assert flat.slowest_bandwidth() == 100e6  # the wan link
