@@ -419,3 +419,26 @@ def test_whole_kth_in_demand_rounds_with_reads_is_batsims(real_batsim, tmp_path)
                                    timeout=RUN_BOUND)
     # every job of the log (28,476) but the 8 of run time 0 (dropped by default) and the one without processors
     assert len(embedded.read_text().splitlines()) == 1 + 28467
+
+
+@pytest.mark.slow
+def test_kth_jobs_exchanging_bytes_across_the_kth_backbone_is_batsims(real_batsim, tmp_path):
+    """Issue 27: the first 3,000 jobs of KTH-SP2 on its platform (two clusters and the master's joined by one 125 MB/s
+    backbone link), each job sending 50 MB between every two of its hosts (a tenth of the profiles 500 MB), give the
+    same out_jobs.csv on both engines: jobs share the backbone and the private links, and the JOB_COMPLETED
+    messages cross the backbone in use."""
+    from batreplay.formats.out_jobs import read_out_jobs
+
+    base = run(RunSpec.build(workload=KTH, platform="kth-sp2", scheduler="easy", max_jobs=NB_JOBS,
+                             out_dir=tmp_path / "base"))
+    document = json.loads((tmp_path / "base" / "workload.json").read_text())
+    for k, name in enumerate(sorted(document["profiles"])):
+        document["profiles"][name]["com"] = 5e8 if k % 10 == 0 else 5e7
+    talking = tmp_path / "talking.json"
+    talking.write_text(json.dumps(document))
+    embedded = _embedded_then_real(real_batsim, tmp_path, "KTH jobs exchanging bytes: embedded vs real Batsim",
+                                   workload=talking, platform="kth-sp2", scheduler="easy", timeout=RUN_BOUND)
+    before, after = (read_out_jobs(path).set_index("job_id")["execution_time"]
+                     for path in (tmp_path / "base" / "out_jobs.csv", embedded))
+    assert base.metrics["nb_jobs"] == NB_JOBS
+    assert ((after - before) > 1).sum() > 200  # measured 246 jobs slowed down by their bytes (2026-11-28)
