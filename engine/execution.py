@@ -169,8 +169,9 @@ def run_step(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, alloc
     running until its executor exits (KTH-SP2 job 5464, 2.5 ns after its walltime).
     """
     if machine.transfers is not None and moves_bytes(profile):  # on hosts and links shared with other such jobs
-        flops = [] if profile["type"] == PFS else host_flops(profile, len(alloc))
-        task = machine.transfers.task(profile, alloc, flops, machine.transfers.storage)
+        pfs = profile["type"] == PFS
+        task = machine.transfers.task(profile, alloc, [] if pfs else host_flops(profile, len(alloc)),
+                                      machine.transfers.storage if pfs else None)
         _run_shared_step(kernel, job, task, remaining, ended)
         return
     if machine.shared is not None and profile["type"] != "delay":
