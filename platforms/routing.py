@@ -10,7 +10,9 @@ What is followed (checked against SimGrid 3.32's ``route_to`` on the platforms o
 2026-11-28):
 
 - a zone with ``Full`` routing: its ``<route src dst>`` elements list their links (``<link_ctn>``) from ``src`` to
-  ``dst``; a symmetrical route (the default) serves ``dst`` to ``src`` with the links in reverse order;
+  ``dst``; a symmetrical route (the default) serves ``dst`` to ``src`` with the links in reverse order; two hosts
+  without a route have an empty one (no link: their bytes take no time), and a host without a route to itself goes
+  through SimGrid's ``__loopback__`` link;
 - a ``<cluster>`` (flat): host ``prefix + n + suffix`` has a private link of the cluster's ``bw`` and ``lat``, called
   ``<id>_link_<n>`` (``sharing_policy="SHARED"``) or, by default (``SPLITDUPLEX``), two links ``<id>_link_<n>_UP``
   (outgoing) and ``<id>_link_<n>_DOWN`` (incoming); the optional backbone (``bb_bw``, ``bb_lat``) is
@@ -182,8 +184,9 @@ class Network:
         return self._paths[host]
 
     def route(self, src: str, dst: str) -> tuple[Link, ...] | None:
-        """The links from host ``src`` to host ``dst`` in SimGrid's order, or None when the platform does not
-        declare that route or declares it in a way this module does not follow."""
+        """The links from host ``src`` to host ``dst`` in SimGrid's order (empty between two hosts of a ``Full`` zone
+        without a route), or None when a host is unknown or the route is declared in a way this module does not
+        follow."""
         if self.unsupported is not None:
             return None
         try:
@@ -220,8 +223,8 @@ class Network:
         if zone.routing != "Full":
             return None
         names = zone.routes.get((src, dst))
-        if names is None:
-            return [_LOOPBACK] if src == dst else None
+        if names is None:  # SimGrid 3.32 gives an empty route (a real Batsim moved bytes in no time: pfs-slots)
+            return [_LOOPBACK] if src == dst else []
         return [self.links[name] for name in names]
 
 

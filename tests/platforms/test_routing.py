@@ -96,3 +96,15 @@ def test_latencies_are_found_for_the_engine_to_refuse(tmp_path):
     flat = _network(tmp_path, 'zero latency bb_bw="1GBps" bb_lat="0us"', master)
     assert flat.latent_link() is None
     assert flat.slowest_bandwidth() == 100e6  # the wan link
+
+
+def test_hosts_of_a_full_zone_without_a_route_between_them_have_an_empty_one(tmp_path):
+    from batreplay.platforms.generate import cluster_platform, write_platform_text
+    from batreplay.platforms.node_types import NodeType
+
+    text = cluster_platform(node_types=[NodeType("a", 2, 1e9, io_rate=1e8)])  # routes to the storage and master only
+    network = read_platform(write_platform_text(tmp_path / "io.xml", text)).network
+    # SimGrid 3.32: no link (a real Batsim ran jobs sending bytes between such hosts in their compute time, pfs-slots)
+    assert network.route("node_0", "node_1") == ()
+    assert _names(network.route("node_1", "node_1")) == ["__loopback__"]
+    assert _names(network.route("storage", "node_1")) == ["storage_io", "node_1_io"]
