@@ -58,6 +58,8 @@ class Machine:
         self.shared: SharedHosts | CoScheduledHosts | None = None
         if speedup_model is not None:
             self.shared = CoScheduledHosts(self.speeds, speedup_model)
+        elif sharing and transfers is not None:  # jobs that compute and jobs that move bytes share the hosts
+            self.shared = transfers.solver
         elif sharing:
             self.shared = SharedHosts(self.speeds, cores or [1] * len(self.speeds))
 

@@ -280,14 +280,14 @@ class Handlers:
 
         Raises:
             UnsupportedProfileError: the platform's routes are unknown or cannot be played (see
-                :meth:`.transfers.Transfers.check`), or hosts are shared (compute sharing, co-scheduling)."""
+                :meth:`.transfers.Transfers.check`), or jobs are co-scheduled (a speedup model)."""
         if not moves_bytes(profile):
             return
         transfers = self.machine.transfers
         if transfers is None:
             reason = "the platform's routes are unknown (it was not read from a SimGrid file)"
-        elif self.options.shares_hosts:
-            reason = "hosts are shared (compute sharing or co-scheduling)"
+        elif self.options.speedup_model is not None:
+            reason = "jobs are co-scheduled (a speedup model rates jobs, not links)"
         else:
             reason = transfers.check(profile, self.host_names)
         if reason is not None:

@@ -3,7 +3,7 @@
 
 A case folder holds its inputs, written by hand or by ``batreplay platform``: ``platform.xml``, ``workload.json``,
 ``batsim_args.txt`` (Batsim's options, one line) and ``scheduler.txt`` (a scheduler of this package, ``easy``, or a
-probe of ``tests/probes/``, ``probes/probeKill.py``). :func:`record` runs a real Batsim on them next to that
+probe of ``tests/probes/``, ``probes/probeKill.py``; a second line may give its options as JSON). :func:`record` runs a real Batsim on them next to that
 scheduler (in this process, over ZeroMQ) and writes ``transcript.jsonl``, ``out_jobs.csv``, ``out_schedule.csv``,
 ``out_machine_states.csv`` and ``batsim_version.txt`` beside them:
 
@@ -32,12 +32,13 @@ def recorded_cases() -> list[str]:
 
 
 def case_scheduler(case_dir: Path):
-    """A fresh instance of the decision process ``scheduler.txt`` names (a name of the scheduler registry, or a
-    file path relative to ``tests/``)."""
+    """A fresh instance of the decision process ``scheduler.txt`` names on its first line (a name of the scheduler
+    registry, or a file path relative to ``tests/``), with the options of its second line if any (a JSON object, as
+    ``--scheduler-options`` takes)."""
     from batreplay.schedulers.registry import load_scheduler
 
-    name = (case_dir / "scheduler.txt").read_text().strip()
-    return load_scheduler(TESTS_DIR / name if name.endswith(".py") else name)
+    name, _, options = (case_dir / "scheduler.txt").read_text().strip().partition("\n")
+    return load_scheduler(TESTS_DIR / name if name.endswith(".py") else name, json.loads(options or "{}"))
 
 
 def record(case_dir: Path, into: Path, batsim: str | None = None) -> list[dict]:

@@ -18,6 +18,7 @@ from batreplay.formats.out_jobs_writer import jobs_frame
 from batreplay.platforms.generate import cluster_platform, write_platform_text
 from batreplay.platforms.node_types import NodeType
 from batreplay.platforms.reader import read_platform
+from batreplay.platforms.speedup import NoSpeedup
 from test_engine_properties import FirstFit, Recorder
 
 IO_RATES = (1e8, 1e8, 2e8, 2e8)
@@ -106,8 +107,9 @@ def test_readers_are_refused_where_the_engine_cannot_play_them(tmp_path):
                 "profiles": {"r": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e8}}}
     with pytest.raises(UnsupportedProfileError, match="routes are unknown"):
         BatsimEngine([(f"node_{k}", 1e9) for k in range(4)], {"w0": workload})
-    with pytest.raises(UnsupportedProfileError, match="hosts are shared"):
-        _engine(_io_platform(tmp_path), workload, EngineOptions(compute_sharing=True))
+    with pytest.raises(UnsupportedProfileError, match="jobs are co-scheduled"):
+        _engine(_io_platform(tmp_path), workload, EngineOptions(speedup_model=NoSpeedup()))
+    _engine(_io_platform(tmp_path), workload, EngineOptions(compute_sharing=True))  # played: case pfs-slots
     unused = dict(workload, jobs=[])  # a profile no job uses is dropped as Batsim drops it, never refused
     BatsimEngine([(f"node_{k}", 1e9) for k in range(4)], {"w0": unused})
 

@@ -20,6 +20,7 @@ from batreplay.engine.sharing import SharedHosts, SharedTask
 from batreplay.engine.simulator import BatsimEngine
 from batreplay.formats.out_jobs_writer import jobs_frame
 from batreplay.platforms.reader import read_platform
+from batreplay.platforms.speedup import NoSpeedup
 from test_engine_properties import FirstFit, Recorder
 
 #: Two clusters of four hosts (1 and 2.5 Gflop/s; private links of 125 MB/s, split-duplex on the left and shared on
@@ -31,7 +32,7 @@ SPEEDS = [1e9] * 4 + [2.5e9] * 4
 def _engine(workload, options=None, platform=None):
     platform = platform or read_platform(PLATFORM)
     return BatsimEngine([(h.name, h.speed) for h in platform.hosts], {"w0": workload}, options=options,
-                        network=platform.network, master_host=platform.master_host)
+                        storage=platform.storage_resources, network=platform.network, master_host=platform.master_host)
 
 
 def _job(profile, res=2, walltime=100):
@@ -51,6 +52,18 @@ def test_each_link_carries_the_bytes_of_every_pair_whose_route_crosses_it():
         "right_link_4": 4e6,  # one link both ways: what 4 sends and what it receives
     }
     assert [task.amounts[h] for h in (2, 3, 4)] == [1e9] * 3  # flop on the hosts, in the same task
+
+
+def test_bytes_between_hosts_do_not_go_to_the_storage_host_and_hosts_without_a_route_exchange_them_freely():
+    platform = read_platform(PLATFORM.parents[1] / "pfs-slots" / "platform.xml")  # Full routing, a storage host
+    talking = _job({"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e7})
+    transfers = _engine(talking, platform=platform).handlers.machine.transfers
+    # no route between two nodes: SimGrid 3.32 gives an empty one (a real Batsim ran such jobs in their compute time)
+    task = transfers.task({"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e7}, ProcSet(0, 3), [1e9] * 2, None)
+    assert task.amounts == {0: 1e9, 3: 1e9}
+    reads = transfers.task({"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e8}, ProcSet(0, 3), [], 4)
+    assert {name: reads.amounts[link] for name, link in transfers._link_ids.items()} == {
+        "node_0_io": 1e8, "node_3_io": 1e8, "storage_io": 2e8}  # each host reads once, over its link and the storage's
 
 
 @settings(max_examples=200, deadline=None)
@@ -147,8 +160,9 @@ def test_jobs_that_talk_are_refused_where_the_engine_cannot_play_them(tmp_path):
     workload = _job({"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e6})
     with pytest.raises(UnsupportedProfileError, match="routes are unknown"):
         BatsimEngine([(f"node_{k}", 1e9) for k in range(4)], {"w0": workload})
-    with pytest.raises(UnsupportedProfileError, match="hosts are shared"):
-        _engine(workload, EngineOptions(compute_sharing=True))
+    with pytest.raises(UnsupportedProfileError, match="jobs are co-scheduled"):
+        _engine(workload, EngineOptions(speedup_model=NoSpeedup()))
+    _engine(workload, EngineOptions(compute_sharing=True))  # played: case comm-sharing
     latent = tmp_path / "latent.xml"
     latent.write_text(PLATFORM.read_text().replace('bb_bw="150MBps" bb_lat="0us"', 'bb_bw="150MBps" bb_lat="5us"'))
     with pytest.raises(UnsupportedProfileError, match="'left_backbone' has a latency of 5e-06 s"):
