@@ -23,7 +23,7 @@ from batreplay.engine.records import FAILED, SUCCESS, WALLTIME_REACHED, Job
 from batreplay.engine.server import COMPLETED, Message, Server
 from batreplay.engine.coscheduling import CoScheduledHosts
 from batreplay.engine.sharing import SharedHosts, SharedTask
-from batreplay.engine.transfers import Transfers, moves_bytes, update_rates
+from batreplay.engine.transfers import Transfers, moves_bytes, start_shared_task, stop_shared_task
 from batreplay.platforms.speedup import SpeedupModel
 
 #: A parallel task whose duration is within this fraction (of 1 + walltime, in seconds) of its walltime races
@@ -286,15 +286,6 @@ def fraction_done(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, 
     return (kernel.clock - started) / duration if duration else 1.0
 
 
-def stop_shared_task(kernel: Kernel, task: SharedTask | None) -> None:
-    """Stop ``task`` (None, or already stopped: nothing to do) and give its share to its neighbours."""
-    if task is None or task.owner is None:
-        return
-    kernel.cancel(task.owner)
-    task.owner = None
-    update_rates(kernel, task.solver.remove(task))
-
-
 def _run_shared_step(kernel: Kernel, job: Job, task: SharedTask, remaining: float,
                      ended: Callable[[str, Callable[[], None] | None], None]) -> None:
     """:func:`run_step` for a parallel task whose rate is its share of resources other tasks use too (hosts under
@@ -318,16 +309,7 @@ def _run_shared_step(kernel: Kernel, job: Job, task: SharedTask, remaining: floa
         job.task = None
         ended(final, None if leftover is None else lambda: stop_shared_task(kernel, leftover))
 
-    def task_ended(_argument: object) -> None:
-        if task.owner is None:  # stopped earlier in this very step (killed, or the leftover of a walltime whose
-            return  # JOB_COMPLETED was just received): its end changes nothing
-        task.owner = None
-        update_rates(kernel, task.solver.remove(task))
-        finish(SUCCESS)
-
-    changed = task.solver.add(task)
-    task.owner = kernel.start_activity(1.0, task.rate, PRIO_SEND, task_ended, SUCCESS)
-    update_rates(kernel, changed)
+    start_shared_task(kernel, task, PRIO_SEND, finish, SUCCESS)
     job.task = task
     job.activity = None
     if remaining >= 0:

@@ -18,13 +18,13 @@ from procset import ProcSet
 
 from batreplay.engine import events
 from batreplay.engine import server as msg
-from batreplay.engine.execution import Machine, fraction_done, start_job, stop_shared_task
+from batreplay.engine.execution import Machine, fraction_done, start_job
 from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
 from batreplay.engine.profiles import COMPOSED, UnsupportedProfileError, leaves_of, may_take_other_sizes, validate_profile
 from batreplay.engine.records import Job, allocation_string, job_from_json
 from batreplay.engine.server import Message, Server
-from batreplay.engine.transfers import moves_bytes
+from batreplay.engine.transfers import moves_bytes, stop_shared_task
 
 #: The decision process's events the embedded engine plays.
 DECISION_TYPES = frozenset({"EXECUTE_JOB", "REJECT_JOB", "CALL_ME_LATER", "KILL_JOB", "REGISTER_PROFILE",

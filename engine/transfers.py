@@ -25,6 +25,7 @@ engine's kernel, server, sharing and profiles modules, and the platform's routin
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from procset import ProcSet
 
@@ -35,7 +36,7 @@ from batreplay.engine.sharing import SharedHosts, SharedTask
 from batreplay.platforms.network import Link
 from batreplay.platforms.routing import Network
 
-__all__ = ["Transfers", "moves_bytes", "update_rates"]
+__all__ = ["Transfers", "moves_bytes", "start_shared_task", "stop_shared_task", "update_rates"]
 
 
 def moves_bytes(profile: Mapping) -> bool:
@@ -168,15 +169,7 @@ class Transfers:
             return False
         task = SharedTask({link: 1.0 for link in self._route(message.payload.allocation.min, self.master)},
                           solver=self.solver)
-
-        def arrived(_argument: object) -> None:
-            task.owner = None
-            update_rates(kernel, self.solver.remove(task))
-            deliver(message)
-
-        changed = self.solver.add(task)
-        task.owner = kernel.start_activity(1.0, task.rate, PRIO_DELIVERY, arrived, message)
-        update_rates(kernel, changed)
+        start_shared_task(kernel, task, PRIO_DELIVERY, deliver, message)
         self.messages_carried += 1
         return True
 
@@ -188,6 +181,32 @@ def _link_problem(route: Sequence[Link], src: str, dst: str) -> str | None:
         if link.latency:
             return f"from {src} to {dst}: link {link.name!r} has a latency of {link.latency:g} s (only 0 is played)"
     return None
+
+
+def start_shared_task(kernel: Kernel, task: SharedTask, prio: int, ended: Callable[[Any], None],
+                      argument: Any) -> None:
+    """Put ``task`` on its solver and start its work (1 unit) at the rate it gets there, its neighbours' rates
+    updated; when it ends, it leaves the solver (their rates updated again) and ``ended(argument)`` runs, unless it
+    was stopped before (:func:`stop_shared_task`) in that very step."""
+    def finished(_argument: Any) -> None:
+        if task.owner is None:  # stopped earlier in this step (a kill, a walltime's leftover): its end changes nothing
+            return
+        task.owner = None
+        update_rates(kernel, task.solver.remove(task))
+        ended(argument)
+
+    changed = task.solver.add(task)
+    task.owner = kernel.start_activity(1.0, task.rate, prio, finished, argument)
+    update_rates(kernel, changed)
+
+
+def stop_shared_task(kernel: Kernel, task: SharedTask | None) -> None:
+    """Stop ``task`` (None, or already stopped: nothing to do) and give its share to its neighbours."""
+    if task is None or task.owner is None:
+        return
+    kernel.cancel(task.owner)
+    task.owner = None
+    update_rates(kernel, task.solver.remove(task))
 
 
 def update_rates(kernel: Kernel, tasks: list[SharedTask]) -> None:
