@@ -23,7 +23,7 @@ from batreplay.engine.records import FAILED, SUCCESS, WALLTIME_REACHED, Job
 from batreplay.engine.server import COMPLETED, Message, Server
 from batreplay.engine.coscheduling import CoScheduledHosts
 from batreplay.engine.sharing import SharedHosts, SharedTask
-from batreplay.engine.transfers import Transfers, moves_bytes, start_shared_task, stop_shared_task
+from batreplay.engine.transfers import Transfers, start_shared_task, stop_shared_task
 from batreplay.platforms.speedup import SpeedupModel
 
 #: A parallel task whose duration is within this fraction (of 1 + walltime, in seconds) of its walltime races
@@ -170,7 +170,7 @@ def run_step(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, alloc
     is certain and one action suffices; near it both run, with SimGrid's arithmetic, and a task that loses keeps
     running until its executor exits (KTH-SP2 job 5464, 2.5 ns after its walltime).
     """
-    if machine.transfers is not None and moves_bytes(profile):  # on hosts and links shared with other such jobs
+    if machine.transfers is not None and machine.transfers.moves_bytes(profile):  # hosts and links, shared
         pfs = profile["type"] == PFS
         task = machine.transfers.task(profile, alloc, [] if pfs else host_flops(profile, len(alloc)),
                                       machine.transfers.storage if pfs else None)

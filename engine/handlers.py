@@ -41,9 +41,9 @@ class Handlers:
     """
 
     def __init__(self, kernel: Kernel, machine: Machine, options: EngineOptions, nb_submitters: int,
-                 host_names: list[str] | None = None) -> None:
+                 host_names: list[str]) -> None:
         self.kernel = kernel
-        self.host_names = host_names or []  # the compute hosts' names, by resource id
+        self.host_names = host_names  # the compute hosts' names, by resource id
         self.machine = machine
         self.options = options
         self.server: Server | None = None

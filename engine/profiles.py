@@ -304,8 +304,8 @@ def longest_time_alone(profile: Mapping, slowest_speed: float, profiles: Mapping
     """An upper bound, s, of the time a job of ``profile`` takes on hosts of at least ``slowest_speed`` flop/s with
     no other job: its delay, or its largest per-host flop / ``slowest_speed`` (a ``parallel_homogeneous_total``
     counted as if on one host); for a composed profile, the sum over its steps (``profiles``: the workload's
-    profiles, by name, which its ``seq`` names); with ``io`` = (the platform's slowest link, bytes/s; the number of
-    compute hosts), a job that moves bytes adds all its bytes (a PFS job: on every host) over that link. 0 for a
+    profiles, by name, which its ``seq`` names); with ``io`` = (the platform's slowest link, bytes/s; the most hosts
+    the job may have), a job that moves bytes adds all its bytes (a PFS job: on every host) over that link. 0 for a
     profile type the embedded engine does not simulate (a real Batsim's)."""
     kind = profile.get("type")
     if kind == "delay":
@@ -361,15 +361,22 @@ def _longest_sequence(profile: Mapping, slowest_speed: float, profiles: Mapping[
 
 def check_simulated_times(workload: Mapping, slowest_speed: float, io: tuple[float, int] | None = None) -> None:
     """Refuse a workload (Batsim JSON document) whose last submission plus its longest job alone on the slowest
-    host (``slowest_speed``, flop/s; for jobs that read and write, ``io`` as in :func:`longest_time_alone`) passes
-    :data:`MAX_SIMULATED_SECONDS`, where the two engines no longer agree.
+    host (``slowest_speed``, flop/s; for jobs that move bytes, ``io`` as in :func:`longest_time_alone`, the hosts
+    being at most those the profile's jobs request) passes :data:`MAX_SIMULATED_SECONDS`, where the two engines no
+    longer agree.
 
     Raises:
         ValueError: naming the profile, its bound and the slowest speed.
     """
     last = max((float(job.get("subtime", 0)) for job in workload.get("jobs", ())), default=0.0)
+    widest: dict[str, int] = {}  # the most hosts a job of each profile requests (bytes grow with them)
+    for job in workload.get("jobs", ()):
+        res = job.get("res")
+        if isinstance(res, int) and isinstance(job.get("profile"), str):
+            widest[job["profile"]] = max(widest.get(job["profile"], 0), res)
     for name, profile in workload.get("profiles", {}).items():
-        seconds = longest_time_alone(profile, slowest_speed, workload.get("profiles", {}), io)
+        hosts = io if io is None else (io[0], min(io[1], widest.get(name, io[1])))
+        seconds = longest_time_alone(profile, slowest_speed, workload.get("profiles", {}), hosts)
         if last + seconds > MAX_SIMULATED_SECONDS:
             raise ValueError(f"profile '{name}' takes up to {seconds:.4g} s on the slowest host ({slowest_speed:g} "
                              f"flop/s): with the last submission at {last:.4g} s the simulation could pass "

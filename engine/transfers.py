@@ -16,10 +16,10 @@ A task's bytes, as Batsim 4.2.1 builds its communication matrix (``src/task_exec
   ``bytes_to_read`` from it; nothing is computed.
 
 Batsim's internal messages (1 byte each, one at a time) cross links too: the JOB_COMPLETED of a job goes from the
-job's first host (where its executor runs) to the master host. Once the run has jobs that move bytes, such a
-message joins the solver and shares the links it crosses (:meth:`Transfers.carry`); the other messages stay on the
-master host's own links. Link latencies are not played: a route with a latency is refused. It imports the
-engine's kernel, server, sharing and profiles modules, and the platform's routing.
+job's first host (where its executor runs) to the master host, the others over the master host's route to itself.
+Once the run has jobs that move bytes, every message joins the solver and shares the links it crosses
+(:meth:`Transfers.carry`). Link latencies are not played: a route with a latency is refused. It imports the
+engine's kernel, server, sharing and profiles modules, and the platform's links and routes.
 """
 
 from __future__ import annotations
@@ -49,6 +49,15 @@ def moves_bytes(profile: Mapping) -> bool:
     if kind == "parallel":
         return any(float(value) > 0 for value in profile.get("com", ()) or ())
     return False
+
+
+def _sends_to_itself(profile: Mapping) -> bool:
+    """Whether a ``parallel`` profile's matrix has bytes on its diagonal (a host sending bytes to itself)."""
+    if profile.get("type") != "parallel":
+        return False
+    com, size = profile.get("com", ()) or (), len(profile.get("cpu", ()))
+    return isinstance(com, (list, tuple)) and any(float(com[i * size + i]) > 0 for i in range(size) if
+                                                  i * size + i < len(com))
 
 
 def _matrix(profile: Mapping, nb_hosts: int) -> list[tuple[int, int, float]]:
@@ -93,8 +102,9 @@ class Transfers:
         self.active = False
         self.messages_carried = 0
         self._link_ids: dict[str, int] = {}
-        self._routes: dict[tuple[int, int | str], list[int]] = {}
+        self._routes: dict[tuple[str, str], list[int]] = {}
         self._checked: set[tuple[str, str]] = set()  # routes found playable
+        self._moving: dict[int, tuple[Mapping, bool]] = {}  # id(profile) -> (profile, moves bytes)
 
     def problem(self, src: str, dst: str) -> str | None:
         """Why the route from host ``src`` to host ``dst`` cannot be played, or None."""
@@ -106,22 +116,24 @@ class Transfers:
 
     def check(self, profile: Mapping, compute: Sequence[str]) -> str | None:
         """Why jobs of ``profile`` (which moves bytes) cannot be played on this platform, or None; ``compute``: the
-        compute host names. Every compute host's route to the master host must be played (its JOB_COMPLETED
-        messages join the solver), and for a PFS task its routes to and from the storage host; for bytes between
-        compute hosts, no link may have a latency (the routes themselves are checked when a job starts). None
-        makes the run :attr:`active`."""
+        compute host names. Batsim's messages join the solver in such a run, so every compute host's route to the
+        master host, and the master host's route to itself, must be played; a PFS task needs every compute host's
+        routes to and from the storage host; bytes between compute hosts need every route between them
+        (:meth:`batreplay.platforms.routing.Network.transfer_problem`: zero latency, plain links, routes followed;
+        a cluster's loopbacks only for a ``parallel`` matrix whose diagonal moves bytes). None makes the run
+        :attr:`active`."""
         if self.network.unsupported is not None:
             return f"the platform's routes cannot be followed: {self.network.unsupported}"
-        pairs = [(host, self.master) for host in compute]
+        pairs = [(host, self.master) for host in compute] + [(self.master, self.master)]
         if profile.get("type") == PFS:
             if self.storage is None:
                 return "the platform has no storage host or several (the engine plays one, without a storage mapping)"
             storage = self.names[self.storage]
             pairs += [pair for host in compute for pair in ((host, storage), (storage, host))]
         else:
-            latent = self.network.latent_link()
-            if latent is not None:
-                return latent
+            problem = self.network.transfer_problem(loopbacks=_sends_to_itself(profile))
+            if problem is not None:
+                return problem
         for src, dst in pairs:
             if (src, dst) not in self._checked:
                 problem = self.problem(src, dst)
@@ -131,16 +143,25 @@ class Transfers:
         self.active = True
         return None
 
-    def _route(self, src: int, dst: int | str) -> list[int]:
+    def moves_bytes(self, profile: Mapping) -> bool:
+        """:func:`moves_bytes`, remembered per profile (a ``parallel`` matrix is read once)."""
+        known = self._moving.get(id(profile))
+        if known is None or known[0] is not profile:
+            known = self._moving[id(profile)] = (profile, moves_bytes(profile))
+        return known[1]
+
+    def _route(self, src: str, dst: str) -> list[int]:
+        """The solver ids of the links from host ``src`` to host ``dst`` (links added to the solver when first met).
+
+        Raises:
+            UnsupportedProfileError: a route the engine cannot play (see :meth:`problem`)."""
         key = (src, dst)
         if key not in self._routes:
-            names = self.names
-            target = dst if isinstance(dst, str) else names[dst]
-            problem = self.problem(names[src], target)
+            problem = self.problem(src, dst)
             if problem is not None:
                 raise UnsupportedProfileError(f"bytes cannot be moved {problem}")
             ids = []
-            for link in self.network.route(names[src], target) or ():
+            for link in self.network.route(src, dst) or ():
                 if link.name not in self._link_ids:
                     self._link_ids[link.name] = self.solver.add_link(link.bandwidth)
                 ids.append(self._link_ids[link.name])
@@ -156,20 +177,24 @@ class Transfers:
             UnsupportedProfileError: a route the engine cannot play (see :meth:`problem`)."""
         hosts = list(alloc) + ([storage] if storage is not None else [])
         amounts: dict[int, float] = {host: flop for host, flop in zip(hosts, flops) if flop > 0}
+        names = self.names
         for sender, receiver, moved in _matrix(profile, len(hosts)):
-            for link in self._route(hosts[sender], hosts[receiver]):
+            for link in self._route(names[hosts[sender]], names[hosts[receiver]]):
                 amounts[link] = amounts.get(link, 0.0) + moved
         return SharedTask(amounts, solver=self.solver)
 
     def carry(self, kernel: Kernel, message: Message, deliver: Callable[[Message], None]) -> bool:
-        """Start ``message`` on the links in the solver if it is a JOB_COMPLETED and the run moves bytes (its
-        route: the job's first host to the master host); ``deliver(message)`` runs when it arrives. False when the
-        message is not carried here (the server times it alone)."""
-        if not self.active or message.kind != COMPLETED:
+        """Start ``message`` on its links in the solver if the run moves bytes (:attr:`active`); ``deliver(message)``
+        runs when it arrives. Its route: from the job's first host (where its executor runs) to the master host for
+        a JOB_COMPLETED, the master host's own route for the others (its actors: submitters, the request-reply
+        actor, waiters, killers). False when the message is not carried here (the server times it alone)."""
+        if not self.active:
             return False
-        task = SharedTask({link: 1.0 for link in self._route(message.payload.allocation.min, self.master)},
-                          solver=self.solver)
-        start_shared_task(kernel, task, PRIO_DELIVERY, deliver, message)
+        source = self.names[message.payload.allocation.min] if message.kind == COMPLETED else self.master
+        amounts: dict[int, float] = {}
+        for link in self._route(source, self.master):
+            amounts[link] = amounts.get(link, 0.0) + 1.0  # (1 byte on each link, twice on a link crossed twice)
+        start_shared_task(kernel, SharedTask(amounts, solver=self.solver), PRIO_DELIVERY, deliver, message)
         self.messages_carried += 1
         return True
 

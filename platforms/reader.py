@@ -22,13 +22,13 @@ prefix ``master_host`` and radical ``0-0``) and mark it with the cluster propert
 from __future__ import annotations
 
 import os
-import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from xml.parsers import expat
 
 from batreplay.platforms.model import Host, Platform, batsim_name_order
+from batreplay.platforms.radicals import expand_radical, radical_ranges, radical_size
 from batreplay.platforms.routing import Network, read_network
 from batreplay.platforms.speed_units import parse_pstate_speeds, parse_speed
 
@@ -78,7 +78,6 @@ _NEUTRAL_TAGS = frozenset(
 # trace_connect kinds that would make a host's speed vary over time.
 _SPEED_TRACE_KINDS = frozenset({"SPEED", "HOST_AVAIL"})
 _SUPPORTED_VERSIONS = ("4", "4.0", "4.1")
-_RADICAL_ITEM_RE = re.compile(r"(\d+)(?:-(\d+))?")
 
 
 class PlatformError(ValueError):
@@ -95,42 +94,6 @@ class PlatformError(ValueError):
         where = f"{path}:{line}" if line is not None else f"{path}"
         what = f" {element}:" if element else ""
         super().__init__(f"{where}:{what} {message}")
-
-
-def _radical_ranges(radical: str) -> list[tuple[int, int]]:
-    """The ``(first, last)`` ranges of a SimGrid radical, in the written order (see :func:`expand_radical`)."""
-    ranges: list[tuple[int, int]] = []
-    for item in radical.split(","):
-        match = _RADICAL_ITEM_RE.fullmatch(item.strip())
-        if match is None:
-            raise ValueError(f"radical {radical!r}: item {item!r} is not 'N' or 'N-M'")
-        start = int(match[1])
-        end = int(match[2]) if match[2] is not None else start
-        if end < start:
-            raise ValueError(f"radical {radical!r}: range {item!r} ends before it starts")
-        ranges.append((start, end))
-    return ranges
-
-
-def radical_size(radical: str) -> int:
-    """How many numbers a SimGrid radical lists, without listing them: ``"0-1,4-7" -> 6``.
-
-    Raises:
-        ValueError: as :func:`expand_radical`.
-    """
-    return sum(end - start + 1 for start, end in _radical_ranges(radical))
-
-
-def expand_radical(radical: str) -> list[int]:
-    """Numbers listed by a SimGrid radical, in the written order: ``"0-1,4-7" -> [0, 1, 4, 5, 6, 7]``.
-
-    Raises:
-        ValueError: an item that is not ``N`` or ``N-M`` with integers ``0 <= N <= M``.
-    """
-    numbers: list[int] = []
-    for start, end in _radical_ranges(radical):
-        numbers.extend(range(start, end + 1))
-    return numbers
 
 
 class _Reader:
@@ -193,7 +156,7 @@ class _Reader:
         have more than ``max_hosts`` compute hosts (or master and storage hosts, by the cluster's ``role``)."""
         text = self.attr(element, "radical")
         try:
-            ranges = _radical_ranges(text)
+            ranges = radical_ranges(text)
         except ValueError as exc:
             raise self.error(element, f"attribute 'radical': {exc}") from None
         size = sum(end - start + 1 for start, end in ranges)
@@ -328,7 +291,7 @@ def _master_on_loopback(reader: _Reader, network: Network, master: str) -> bool:
     through its own links."""
     if reader.hosts[master][2].tag != "host":
         return False
-    links = network.route(master, master)
+    links = network.route(master, master, strict=False)  # (whatever else the routes hold)
     return not links or any(link.bandwidth != MESSAGE_BANDWIDTH or link.latency or not link.plain for link in links)
 
 

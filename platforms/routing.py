@@ -11,8 +11,8 @@ What is followed (checked against SimGrid 3.32's ``route_to`` on the platforms o
 
 - a zone with ``Full`` routing: its ``<route src dst>`` elements list their links (``<link_ctn>``) from ``src`` to
   ``dst``; a symmetrical route (the default) serves ``dst`` to ``src`` with the links in reverse order; two hosts
-  without a route have an empty one (no link: their bytes take no time), and a host without a route to itself goes
-  through SimGrid's ``__loopback__`` link;
+  without a route, or a host without a route to itself, have an empty one (no link: their bytes take no time; a real
+  Batsim ran such jobs in their compute time, recorded case pfs-slots, 2026-11-28);
 - a ``<cluster>`` (flat): host ``prefix + n + suffix`` has a private link of the cluster's ``bw`` and ``lat``, called
   ``<id>_link_<n>`` (``sharing_policy="SHARED"``) or, by default (``SPLITDUPLEX``), two links ``<id>_link_<n>_UP``
   (outgoing) and ``<id>_link_<n>_DOWN`` (incoming); the optional backbone (``bb_bw``, ``bb_lat``) is
@@ -27,7 +27,7 @@ What is followed (checked against SimGrid 3.32's ``route_to`` on the platforms o
 
 The route's latency is the sum of its links' latencies. Anything else (other routings, bypass routes, link traces,
 ``SPLITDUPLEX`` or ``FATPIPE`` links given by hand, clusters with ``FATPIPE`` private links, limiters, hosts in different zones that are not children of one
-``Full`` zone) is not followed. This module imports only :mod:`batreplay.platforms.network`.
+``Full`` zone) is not followed. This module imports :mod:`batreplay.platforms.network` and :mod:`batreplay.platforms.radicals`.
 """
 
 from __future__ import annotations
@@ -37,21 +37,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from batreplay.platforms.network import Link, parse_bandwidth, parse_latency
+from batreplay.platforms.radicals import radical_ranges
 
 __all__ = ["Network", "read_network"]
-
-#: SimGrid's link for a host's route to itself when none is declared (``network/loopback-bw``: 10 GBps,
-#: ``FATPIPE``: not shared the way the engine plays links).
-_LOOPBACK = Link("__loopback__", 10e9, 0.0, plain=False)
-
-
-def _radical_numbers(radical: str) -> list[tuple[int, int]]:
-    ranges = []
-    for item in radical.split(","):
-        first, _, last = item.strip().partition("-")
-        ranges.append((int(first), int(last or first)))
-    return ranges
-
 
 @dataclass
 class _Cluster:
@@ -156,9 +144,29 @@ class Network:
         """The smallest bandwidth of the platform's links, bytes/s (inf: none)."""
         return min((link.bandwidth for link in self.all_links()), default=float("inf"))
 
-    def latent_link(self) -> str | None:
-        """The first link of the platform that has a latency, described, or None."""
+    def transfer_problem(self, loopbacks: bool = False) -> str | None:
+        """Why bytes between any two compute hosts may take a route the engine cannot play, or None: something is
+        not followed (:attr:`unsupported`), a zone whose routing is not ``Full`` holds hosts, a ``Full`` zone holds
+        hosts beside sub-zones or lacks a ``<zoneRoute>`` between two of its sub-zones, or a link is not plain or has
+        a latency (a cluster's loopbacks, ``FATPIPE``, count only with ``loopbacks``: bytes a host sends itself)."""
+        if self.unsupported is not None:
+            return self.unsupported
+        pending = [self.root]
+        while pending:
+            zone = pending.pop()
+            zones = [child for child in zone.children if isinstance(child, _Zone)]
+            pending += zones
+            if zone is not self.root and zone.routing != "Full" and (zone.hosts or zone.children):
+                return f"zone {zone.id!r} has {zone.routing or 'no'} routing (only Full is followed)"
+            if zone.hosts and zone.children:
+                return f"zone {zone.id!r} holds hosts beside sub-zones (their routes are not followed)"
+            names = [child.id for child in zone.children]
+            missing = [(a, b) for a in names for b in names if a != b and (a, b) not in zone.zone_routes]
+            if zone is not self.root and missing:
+                return f"zone {zone.id!r} has no zone route from {missing[0][0]!r} to {missing[0][1]!r}"
         for link in self.all_links():
+            if not link.plain and (loopbacks or not link.name.endswith("_loopback")):
+                return f"link {link.name!r} is not shared as the engine plays links (FATPIPE)"
             if link.latency:
                 return f"link {link.name!r} has a latency of {link.latency:g} s (only 0 is played)"
         return None
@@ -183,11 +191,12 @@ class Network:
             self._paths[host] = self._path(host)
         return self._paths[host]
 
-    def route(self, src: str, dst: str) -> tuple[Link, ...] | None:
+    def route(self, src: str, dst: str, strict: bool = True) -> tuple[Link, ...] | None:
         """The links from host ``src`` to host ``dst`` in SimGrid's order (empty between two hosts of a ``Full`` zone
         without a route), or None when a host is unknown or the route is declared in a way this module does not
-        follow."""
-        if self.unsupported is not None:
+        follow; ``strict``: None too when anything of the platform is not followed (:attr:`unsupported`), which may
+        change routes (bypass routes)."""
+        if strict and self.unsupported is not None:
             return None
         try:
             links = self._route(src, dst)
@@ -222,9 +231,7 @@ class Network:
             return zone.local(src, dst)
         if zone.routing != "Full":
             return None
-        names = zone.routes.get((src, dst))
-        if names is None:  # SimGrid 3.32 gives an empty route (a real Batsim moved bytes in no time: pfs-slots)
-            return [_LOOPBACK] if src == dst else []
+        names = zone.routes.get((src, dst), ())  # none: SimGrid 3.32's ptask_L07 gives an empty route
         return [self.links[name] for name in names]
 
 
@@ -295,6 +302,8 @@ class _Builder:
     def zone_route(self, zone: _Zone, element: ET.Element) -> None:
         src, dst, names = element.get("src", ""), element.get("dst", ""), self._link_names(element)
         gw_src, gw_dst = element.get("gw_src", ""), element.get("gw_dst", "")
+        if (src, dst) in zone.zone_routes:
+            self.refuse(f"the zone route from {src!r} to {dst!r} is declared twice")
         zone.zone_routes[(src, dst)] = (gw_src, gw_dst, names)
         if element.get("symmetrical", "YES").upper() != "NO":
             zone.zone_routes.setdefault((dst, src), (gw_dst, gw_src, names[::-1]))
@@ -322,7 +331,7 @@ class _Builder:
         if policy not in ("SPLITDUPLEX", "SHARED"):
             self.refuse(f"cluster {cid!r} has {policy} private links")
         router = element.get("router_id") or f"{prefix}{cid}_router{suffix}"
-        return _Cluster(cid, prefix, suffix, _radical_numbers(element.get("radical", "")), router, bandwidth, latency,
+        return _Cluster(cid, prefix, suffix, radical_ranges(element.get("radical", "")), router, bandwidth, latency,
                         policy, backbone, loopback)
 
 

@@ -78,3 +78,11 @@ def test_the_master_hosts_own_route_must_be_a_125MBps_link(tmp_path, loop, flagg
     def edit(text):
         return text.replace('id="master_loop" bandwidth="125MBps"', f'id="master_loop" {loop}')
     assert _io_text(tmp_path, edit).master_on_loopback is flagged
+
+
+def test_the_master_hosts_own_route_is_found_whatever_else_the_routes_hold(tmp_path):
+    def edit(text):  # a link the engine does not follow, on no route of the master
+        return text.replace("</zone>", '<link id="odd" bandwidth="1GBps" sharing_policy="SPLITDUPLEX"/></zone>')
+    platform = _io_text(tmp_path, edit)
+    assert "SPLITDUPLEX" in platform.network.unsupported
+    assert not platform.master_on_loopback  # its master_loop route still counts
