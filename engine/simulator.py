@@ -1,4 +1,5 @@
-"""The embedded engine: Batsim's side of the protocol for rigid, compute-only jobs, in-process.
+"""The embedded engine: Batsim's side of the protocol for rigid jobs that compute, read and write or send bytes,
+in-process.
 
 :class:`BatsimEngine` answers the question "what would Batsim 4.2.1 send to the decision process next?" without
 SimGrid, by assembling the engine's parts: the clock and SimGrid's step arithmetic (:mod:`.kernel`), Batsim's
@@ -63,7 +64,7 @@ DEFAULT_MESSAGE_BANDWIDTH = 125e6
 
 
 class BatsimEngine:
-    """In-process stand-in for Batsim 4.2.1 (compute-only rigid jobs).
+    """In-process stand-in for Batsim 4.2.1 (rigid jobs).
 
     Args:
         hosts: compute hosts as ``(name, speed)`` pairs in Batsim's resource-id order (lexicographic host
