@@ -19,7 +19,7 @@ from procset import ProcSet
 from batreplay.engine import events
 from batreplay.engine import server as msg
 from batreplay.engine.execution import Machine, fraction_done, start_job
-from batreplay.engine.kernel import Kernel, printed_time
+from batreplay.engine.kernel import PRIO_NEW_ACTOR, Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
 from batreplay.engine.profiles import COMPOSED, UnsupportedProfileError, leaves_of, may_take_other_sizes, validate_profile
 from batreplay.engine.records import Job, allocation_string, job_from_json
@@ -271,7 +271,9 @@ class Handlers:
                 self.machine.mark(job.allocation, 0)
                 killed.append(job)
         self.nb_killers += 1
-        self.server.send(Message(msg.KILLING_DONE, (to_kill, killed, progress)))
+        # the killer is an actor Batsim creates now: it sends after the actors already woken in this step (the
+        # request-reply actor's next decision or SCHED_READY), not before
+        self.kernel.schedule(PRIO_NEW_ACTOR, self.server.arrive, Message(msg.KILLING_DONE, (to_kill, killed, progress)))
 
     def check_transfers(self, name: str, profile: Mapping) -> None:
         """Refuse a profile that moves bytes (``parallel_homogeneous_pfs``, ``parallel`` with a communication matrix,

@@ -35,8 +35,9 @@ from typing import Any
 
 import numpy as np
 
-#: Order of the work done at one simulation step: a finished transfer is handled before new sends.
-PRIO_DELIVERY, PRIO_SEND = 0, 1
+#: Order of the work done at one simulation step: a finished transfer is handled before new sends, and the sends of
+#: actors created in the step (Batsim's killer) come after those of the actors woken in it.
+PRIO_DELIVERY, PRIO_SEND, PRIO_NEW_ACTOR = 0, 1, 2
 # SimGrid's numerical precisions (``precision/timing`` and ``precision/work-amount`` x timing): a sleep whose
 # remaining duration falls below the first, or a transfer/computation whose remaining work falls below the
 # second, is over.

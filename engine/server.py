@@ -12,7 +12,8 @@ imports the engine's kernel, events, records and options.
   sends of the actors woken in the same step reach the mailbox (SimGrid runs all woken actors, then handles their
   requests); those sends queue in the order the actors' activities were started, ahead of the sends of actors
   that only run later in the step: the request-reply actor the server creates to send a message (its decisions
-  reach the mailbox after a job's JOB_COMPLETED sent in the same step), a killer.
+  reach the mailbox after a job's JOB_COMPLETED sent in the same step), a killer (after the request-reply
+  actor's next decision: :data:`~batreplay.engine.kernel.PRIO_NEW_ACTOR`).
 - Actors read SimGrid's clock as Batsim does: a submitter sleeps ``next subtime - clock read after its previous
   wake-up`` (so it wakes late by the duration of the send in between) and submits the job it slept for whatever
   the clock reads when it wakes; the request-reply actor sleeps until a decision's timestamp when it is still
