@@ -277,8 +277,8 @@ class Handlers:
 
     def check_transfers(self, name: str, profile: Mapping) -> None:
         """Refuse a profile that moves bytes (``parallel_homogeneous_pfs``, ``parallel`` with a communication matrix,
-        ``parallel_homogeneous`` with ``com``) where the engine cannot play it; otherwise the run's JOB_COMPLETED
-        messages join the links (:meth:`.transfers.Transfers.check`).
+        ``parallel_homogeneous`` with ``com``) where the engine cannot play it; otherwise every message of the run
+        joins the links (:meth:`.transfers.Transfers.check`).
 
         Raises:
             UnsupportedProfileError: the platform's routes are unknown or cannot be played (see

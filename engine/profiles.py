@@ -362,21 +362,30 @@ def _longest_sequence(profile: Mapping, slowest_speed: float, profiles: Mapping[
 def check_simulated_times(workload: Mapping, slowest_speed: float, io: tuple[float, int] | None = None) -> None:
     """Refuse a workload (Batsim JSON document) whose last submission plus its longest job alone on the slowest
     host (``slowest_speed``, flop/s; for jobs that move bytes, ``io`` as in :func:`longest_time_alone`, the hosts
-    being at most those the profile's jobs request) passes :data:`MAX_SIMULATED_SECONDS`, where the two engines no
-    longer agree.
+    being at most those the profile's jobs request, or the widest job's for a profile no job uses; the steps of a
+    composed profile are bounded inside it) passes :data:`MAX_SIMULATED_SECONDS`, where the two engines no longer
+    agree.
 
     Raises:
         ValueError: naming the profile, its bound and the slowest speed.
     """
     last = max((float(job.get("subtime", 0)) for job in workload.get("jobs", ())), default=0.0)
+    profiles = workload.get("profiles", {})
     widest: dict[str, int] = {}  # the most hosts a job of each profile requests (bytes grow with them)
     for job in workload.get("jobs", ()):
         res = job.get("res")
         if isinstance(res, int) and isinstance(job.get("profile"), str):
             widest[job["profile"]] = max(widest.get(job["profile"], 0), res)
-    for name, profile in workload.get("profiles", {}).items():
-        hosts = io if io is None else (io[0], min(io[1], widest.get(name, io[1])))
-        seconds = longest_time_alone(profile, slowest_speed, workload.get("profiles", {}), hosts)
+    try:
+        steps = profiles_in_use(profiles, set(widest)) - set(widest)  # bounded inside the composed profiles they are in
+    except (KeyError, TypeError, AttributeError):  # (a malformed composed profile: refused by the validation later)
+        steps = set()
+    anyone = max(widest.values(), default=io[1] if io else 0)  # a profile no job uses: the widest job of the file
+    for name, profile in profiles.items():
+        if name in steps:
+            continue
+        hosts = io if io is None else (io[0], min(io[1], widest.get(name, anyone)))
+        seconds = longest_time_alone(profile, slowest_speed, profiles, hosts)
         if last + seconds > MAX_SIMULATED_SECONDS:
             raise ValueError(f"profile '{name}' takes up to {seconds:.4g} s on the slowest host ({slowest_speed:g} "
                              f"flop/s): with the last submission at {last:.4g} s the simulation could pass "

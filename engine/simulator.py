@@ -86,7 +86,8 @@ class BatsimEngine:
         network: the platform's routes (:attr:`batreplay.platforms.model.Platform.network`), for jobs that move bytes
             (``parallel_homogeneous_pfs``, ``parallel`` with communication): hosts and links in one solver
             (:mod:`.transfers`); None: such jobs are refused.
-        master_host: the master host's name (the end of the routes of JOB_COMPLETED messages); needed with
+        master_host: the master host's name, where Batsim's messages go (their routes are checked, and they cross
+            their links in the solver when the run moves bytes or a route is not at ``message_bandwidth``); used with
             ``network``.
 
     Attributes:
@@ -97,7 +98,8 @@ class BatsimEngine:
 
     Raises:
         InvalidProfileError / UnsupportedProfileError: a profile Batsim refuses or the engine cannot run.
-        EngineError: malformed workload (duplicate job id, unknown profile, ...).
+        EngineError: malformed workload (duplicate job id, unknown profile, ...), or a platform on which Batsim's
+            messages cannot be timed (:meth:`.transfers.Transfers.check_messages`).
     """
 
     def __init__(
@@ -123,6 +125,10 @@ class BatsimEngine:
                                   [speed for _, speed in hosts] + [1.0] * len(storage),  # (storage hosts never compute)
                                   list(cores or [1] * len(hosts)) + [1] * len(storage), network, master_host,
                                   storage=len(hosts) if len(storage) == 1 else None)
+            problem = transfers.check_messages(self.host_names, message_bandwidth)
+            if problem is not None:
+                raise EngineError(f"the embedded engine cannot time Batsim's messages on this platform: {problem}; "
+                                  "run it with a real Batsim: batreplay run --engine batsim")
         machine = Machine([speed for _, speed in hosts], cores, sharing=self.options.compute_sharing,
                           speedup_model=self.options.speedup_model, transfers=transfers)
         self.handlers = Handlers(self.kernel, machine, self.options, len(workloads), self.host_names)

@@ -33,7 +33,7 @@ from batreplay.engine.kernel import PRIO_DELIVERY, Kernel
 from batreplay.engine.profiles import PFS, UnsupportedProfileError
 from batreplay.engine.server import COMPLETED, Message
 from batreplay.engine.sharing import SharedHosts, SharedTask
-from batreplay.platforms.network import Link
+from batreplay.platforms.network import Link, link_problem
 from batreplay.platforms.routing import Network
 
 __all__ = ["Transfers", "moves_bytes", "start_shared_task", "stop_shared_task", "update_rates"]
@@ -90,8 +90,8 @@ class Transfers:
 
     Attributes:
         solver: the hosts (ids as Batsim's) and the links used so far (ids after the hosts').
-        active: the run has jobs that move bytes (set by :meth:`check`): JOB_COMPLETED messages then join the
-            solver.
+        active: every message joins the solver (:meth:`carry`): the run has jobs that move bytes (:meth:`check`),
+            or a message route's slowest link is not the server's message bandwidth (:meth:`check_messages`).
         messages_carried: how many messages crossed the links in the solver.
     """
 
@@ -103,7 +103,7 @@ class Transfers:
         self.messages_carried = 0
         self._link_ids: dict[str, int] = {}
         self._routes: dict[tuple[str, str], list[int]] = {}
-        self._checked: set[tuple[str, str]] = set()  # routes found playable
+        self._checked: set[tuple[str, str]] = set()  # (host, storage) whose routes both ways were found playable
         self._moving: dict[int, tuple[Mapping, bool]] = {}  # id(profile) -> (profile, moves bytes)
 
     def problem(self, src: str, dst: str) -> str | None:
@@ -114,32 +114,51 @@ class Transfers:
             return f"from {src} to {dst}: {reason}"
         return _link_problem(route, src, dst)
 
+    def check_messages(self, compute: Sequence[str], bandwidth: float) -> str | None:
+        """Why Batsim's messages cannot be timed on this platform, or None: a compute host's route to the master
+        host, or the master host's route to itself, is unknown, has a latency or a link that is not plain, or (the
+        master's own) has no link. When they can, but the slowest link of such a route is not ``bandwidth``
+        (bytes/s: what the server times a message at alone), the run is :attr:`active` at once: every message
+        crosses its links in the solver. ``compute``: the compute host names."""
+        routes = list(self.network.distinct_routes(compute, self.master))
+        routes.append((self.master, self.network.route(self.master, self.master, strict=False)))
+        for host, route in routes:
+            if route is None:
+                why = self.network.everywhere or "the platform declares no route the engine can follow"
+                return f"from {host} to {self.master}: {why}"
+            problem = _link_problem(route, host, self.master)
+            if problem is not None:
+                return problem
+        if not routes[-1][1]:
+            return f"the master host {self.master} has no route to itself (its messages would take no time)"
+        if any(route and min(link.bandwidth for link in route) != bandwidth for _, route in routes):
+            self.active = True
+        return None
+
     def check(self, profile: Mapping, compute: Sequence[str]) -> str | None:
         """Why jobs of ``profile`` (which moves bytes) cannot be played on this platform, or None; ``compute``: the
-        compute host names. Batsim's messages join the solver in such a run, so every compute host's route to the
-        master host, and the master host's route to itself, must be played; a PFS task needs every compute host's
+        compute host names. The messages' routes are :meth:`check_messages`'; a PFS task needs every compute host's
         routes to and from the storage host; bytes between compute hosts need every route between them
         (:meth:`batreplay.platforms.routing.Network.transfer_problem`: zero latency, plain links, routes followed;
         a cluster's loopbacks only for a ``parallel`` matrix whose diagonal moves bytes). None makes the run
-        :attr:`active`."""
+        :attr:`active`: every message then joins the solver."""
         if self.network.unsupported is not None:
             return f"the platform's routes cannot be followed: {self.network.unsupported}"
-        pairs = [(host, self.master) for host in compute] + [(self.master, self.master)]
         if profile.get("type") == PFS:
             if self.storage is None:
                 return "the platform has no storage host or several (the engine plays one, without a storage mapping)"
             storage = self.names[self.storage]
-            pairs += [pair for host in compute for pair in ((host, storage), (storage, host))]
+            for host, route in self.network.distinct_routes(compute, storage):
+                problem = _link_problem(route, host, storage) if route is not None else f"no route from {host}"
+                if problem is None and (host, storage) not in self._checked:
+                    problem = self.problem(storage, host)  # (reads: the way back)
+                if problem is not None:
+                    return problem
+                self._checked.add((host, storage))
         else:
             problem = self.network.transfer_problem(loopbacks=_sends_to_itself(profile))
             if problem is not None:
                 return problem
-        for src, dst in pairs:
-            if (src, dst) not in self._checked:
-                problem = self.problem(src, dst)
-                if problem is not None:
-                    return problem
-                self._checked.add((src, dst))
         self.active = True
         return None
 
@@ -200,11 +219,11 @@ class Transfers:
 
 
 def _link_problem(route: Sequence[Link], src: str, dst: str) -> str | None:
+    """The first :func:`~batreplay.platforms.network.link_problem` of ``route``, from ``src`` to ``dst``, or None."""
     for link in route:
-        if not link.plain:
-            return f"from {src} to {dst}: link {link.name!r} is not shared as the engine plays links (FATPIPE, a loopback)"
-        if link.latency:
-            return f"from {src} to {dst}: link {link.name!r} has a latency of {link.latency:g} s (only 0 is played)"
+        problem = link_problem(link)
+        if problem is not None:
+            return f"from {src} to {dst}: {problem}"
     return None
 
 

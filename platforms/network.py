@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from batreplay.platforms.speed_units import NUMBER_AND_UNIT
 
-__all__ = ["Link", "parse_bandwidth", "parse_latency"]
+__all__ = ["Link", "link_problem", "parse_bandwidth", "parse_latency"]
 
 
 
@@ -66,9 +66,21 @@ def parse_latency(text: str) -> float:
 class Link:
     """A network link: ``name``, ``bandwidth`` (bytes/s) and ``latency`` (s); ``plain``: shared between the
     transfers that cross it (SimGrid's default ``SHARED`` policy), with constant bandwidth and latency (no
-    ``FATPIPE`` or ``SPLITDUPLEX`` policy, no trace file)."""
+    ``FATPIPE`` or ``SPLITDUPLEX`` policy, no trace file); ``loopback``: a cluster's link from a host to itself."""
 
     name: str
     bandwidth: float
     latency: float
     plain: bool = True
+    loopback: bool = False
+
+
+def link_problem(link: Link) -> str | None:
+    """Why the embedded engine cannot play transfers over ``link`` as SimGrid 3.32 does, or None: it is not plain
+    (``FATPIPE``: shared otherwise; a cluster's loopback is ``FATPIPE``), or it has a latency (only 0 is played)."""
+    if not link.plain:
+        kind = "FATPIPE, a loopback" if link.loopback else "FATPIPE"
+        return f"link {link.name!r} is not shared as the engine plays links ({kind})"
+    if link.latency:
+        return f"link {link.name!r} has a latency of {link.latency:g} s (only 0 is played)"
+    return None

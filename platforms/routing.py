@@ -33,10 +33,10 @@ The route's latency is the sum of its links' latencies. Anything else (other rou
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from batreplay.platforms.network import Link, parse_bandwidth, parse_latency
+from batreplay.platforms.network import Link, link_problem, parse_bandwidth, parse_latency
 from batreplay.platforms.radicals import radical_ranges
 
 __all__ = ["Network", "read_network"]
@@ -80,7 +80,7 @@ class _Cluster:
         dst_n = None if dst == self.router else self.number(dst)
         if src == dst and src_n is not None and self.loopback is not None:
             bandwidth, latency = self.loopback
-            return [Link(f"{self.id}_link_{src_n}_loopback", bandwidth, latency, plain=False)]
+            return [Link(f"{self.id}_link_{src_n}_loopback", bandwidth, latency, plain=False, loopback=True)]
         links: list[Link] = []
         if src_n is not None:
             links.append(self.private(src_n, "UP"))
@@ -113,12 +113,16 @@ class Network:
     Attributes:
         links: the platform's ``<link>`` elements by name.
         unsupported: why some routes cannot be followed (an element the engine does not model), or None.
+        everywhere: why any route may differ from what is followed (bypass routes, traces, a route declared twice),
+            or None.
     """
 
-    def __init__(self, root: _Zone, links: dict[str, Link], unsupported: str | None) -> None:
+    def __init__(self, root: _Zone, links: dict[str, Link], unsupported: str | None,
+                 everywhere: str | None = None) -> None:
         self.root = root
         self.links = links
         self.unsupported = unsupported
+        self.everywhere = everywhere
         self._paths: dict[str, list] = {}
 
     def all_links(self) -> Iterator[Link]:
@@ -144,6 +148,19 @@ class Network:
         """The smallest bandwidth of the platform's links, bytes/s (inf: none)."""
         return min((link.bandwidth for link in self.all_links()), default=float("inf"))
 
+    def distinct_routes(self, hosts: Sequence[str], dst: str) -> Iterator[tuple[str, tuple[Link, ...] | None]]:
+        """``(host, route to dst)`` (:meth:`route`, not strict) for the hosts of ``hosts``, one host per cluster (its
+        hosts' routes to the same place differ only in the names of their private links): what is checked of
+        every host's route, without a route per host of a large cluster."""
+        seen: set[int] = set()
+        for host in hosts:
+            path = self._path(host)
+            if path is not None and isinstance(path[-1], _Cluster):
+                if id(path[-1]) in seen:
+                    continue
+                seen.add(id(path[-1]))
+            yield host, self.route(host, dst, strict=False)
+
     def transfer_problem(self, loopbacks: bool = False) -> str | None:
         """Why bytes between any two compute hosts may take a route the engine cannot play, or None: something is
         not followed (:attr:`unsupported`), a zone whose routing is not ``Full`` holds hosts, a ``Full`` zone holds
@@ -165,10 +182,9 @@ class Network:
             if zone is not self.root and missing:
                 return f"zone {zone.id!r} has no zone route from {missing[0][0]!r} to {missing[0][1]!r}"
         for link in self.all_links():
-            if not link.plain and (loopbacks or not link.name.endswith("_loopback")):
-                return f"link {link.name!r} is not shared as the engine plays links (FATPIPE)"
-            if link.latency:
-                return f"link {link.name!r} has a latency of {link.latency:g} s (only 0 is played)"
+            problem = link_problem(link)
+            if problem is not None and (loopbacks or not link.loopback):
+                return problem
         return None
 
     def _path(self, host: str, zone: _Zone | None = None) -> list | None:
@@ -194,9 +210,10 @@ class Network:
     def route(self, src: str, dst: str, strict: bool = True) -> tuple[Link, ...] | None:
         """The links from host ``src`` to host ``dst`` in SimGrid's order (empty between two hosts of a ``Full`` zone
         without a route), or None when a host is unknown or the route is declared in a way this module does not
-        follow; ``strict``: None too when anything of the platform is not followed (:attr:`unsupported`), which may
-        change routes (bypass routes)."""
-        if strict and self.unsupported is not None:
+        follow; ``strict``: None too when anything of the platform is not followed (:attr:`unsupported`); otherwise
+        only when that may change any route (:attr:`everywhere`) or the route crosses a link whose numbers are not
+        known (a trace)."""
+        if (self.unsupported if strict else self.everywhere) is not None:
             return None
         try:
             links = self._route(src, dst)
@@ -241,10 +258,15 @@ class _Builder:
     def __init__(self) -> None:
         self.links: dict[str, Link] = {}
         self.unsupported: str | None = None
+        self.everywhere: str | None = None
 
-    def refuse(self, reason: str) -> None:
+    def refuse(self, reason: str, everywhere: bool = False) -> None:
+        """Note something not followed (the first is kept); ``everywhere``: it may change any route (a bypass route,
+        a trace, a route declared twice), not only those through one link."""
         if self.unsupported is None:
             self.unsupported = reason
+        if everywhere and self.everywhere is None:
+            self.everywhere = reason
 
     def zone(self, element: ET.Element, routing: str) -> _Zone:
         zone = _Zone(element.get("id", ""), routing)
@@ -263,9 +285,9 @@ class _Builder:
             elif tag == "zoneRoute":
                 self.zone_route(zone, child)
             elif tag in ("bypassRoute", "bypassZoneRoute", "cabinet", "backbone", "router"):
-                self.refuse(f"<{tag}> elements are not followed")
+                self.refuse(f"<{tag}> elements are not followed", everywhere=True)
             elif tag == "trace_connect":
-                self.refuse("a link's bandwidth, latency or state varies (<trace_connect>)")
+                self.refuse("a link's bandwidth, latency or state varies (<trace_connect>)", everywhere=True)
         return zone
 
     def link(self, element: ET.Element) -> None:
@@ -275,6 +297,7 @@ class _Builder:
             self.refuse(f"link {name!r} is SPLITDUPLEX")
         if any(element.get(field) for field in ("bandwidth_file", "latency_file", "state_file")):
             self.refuse(f"link {name!r} has a trace file")
+            return  # (routes through it are unknown)
         try:
             self.links[name] = Link(name, parse_bandwidth(element.get("bandwidth", "")),
                                     parse_latency(element.get("latency", "0")), policy == "SHARED")
@@ -296,14 +319,14 @@ class _Builder:
         pairs = [((src, dst), names)] + ([((dst, src), names[::-1])] if symmetrical and src != dst else [])
         for pair, order in pairs:
             if pair in zone.routes:
-                self.refuse(f"the route from {pair[0]!r} to {pair[1]!r} is declared twice")
+                self.refuse(f"the route from {pair[0]!r} to {pair[1]!r} is declared twice", everywhere=True)
             zone.routes[pair] = order
 
     def zone_route(self, zone: _Zone, element: ET.Element) -> None:
         src, dst, names = element.get("src", ""), element.get("dst", ""), self._link_names(element)
         gw_src, gw_dst = element.get("gw_src", ""), element.get("gw_dst", "")
         if (src, dst) in zone.zone_routes:
-            self.refuse(f"the zone route from {src!r} to {dst!r} is declared twice")
+            self.refuse(f"the zone route from {src!r} to {dst!r} is declared twice", everywhere=True)
         zone.zone_routes[(src, dst)] = (gw_src, gw_dst, names)
         if element.get("symmetrical", "YES").upper() != "NO":
             zone.zone_routes.setdefault((dst, src), (gw_dst, gw_src, names[::-1]))
@@ -340,4 +363,4 @@ def read_network(root: ET.Element) -> Network:
     reader: radicals and speeds are well formed)."""
     builder = _Builder()
     top = builder.zone(root, "")
-    return Network(top, builder.links, builder.unsupported)
+    return Network(top, builder.links, builder.unsupported, builder.everywhere)

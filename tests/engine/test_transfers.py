@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from procset import ProcSet
 
 from batreplay.engine.inprocess import run_scheduler
-from batreplay.engine.options import EngineOptions
+from batreplay.engine import server
+from batreplay.engine.options import EngineError, EngineOptions
 from batreplay.engine.profiles import InvalidProfileError, UnsupportedProfileError, validate_profile
 from batreplay.engine.sharing import SharedHosts, SharedTask
 from batreplay.engine.simulator import BatsimEngine
@@ -142,23 +143,49 @@ def test_runs_of_talking_jobs_keep_time_every_job_and_the_links_capacities(workl
         assert row.execution_time >= alone - 1e-6
     used = [workload["profiles"][job["profile"]] for job in workload["jobs"]]
     talks = [p for p in used if p["type"] != "delay" and (sum(p["com"]) if p["type"] == "parallel" else p["com"]) > 0]
-    assert engine.handlers.machine.transfers.active is bool(talks)  # messages join the links only then
+    assert talks == [] or engine.handlers.machine.transfers.active  # every message joins the links then
 
 
-def test_messages_join_the_links_in_runs_that_move_bytes_only():
-    talking = _engine(_job({"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 2e8, 0, 0]}))
+def _messages(engine):
+    """Run ``engine`` under FirstFit; the kinds of the messages its server took, and how many crossed links in the
+    solver."""
     taken = []
-    handle = talking.server.handle
-    talking.server.handle = lambda message: (taken.append(message.kind), handle(message))
-    run_scheduler(talking, FirstFit())
-    # every message the server took crossed links in the solver: the JOB_COMPLETED from host 0 over 100 MB/s links,
-    # the master's own over its cluster's links
-    assert talking.handlers.machine.transfers.messages_carried == len(taken) > 1
+    handle = engine.server.handle
+    engine.server.handle = lambda message: (taken.append(message.kind), handle(message))
+    run_scheduler(engine, FirstFit())
+    return taken, engine.handlers.machine.transfers.messages_carried
+
+
+def test_messages_cross_their_links_in_the_solver_when_the_run_moves_bytes_or_their_links_are_not_125MBps():
+    fast = read_platform(PLATFORM.parents[1] / "pfs-slots" / "platform.xml")  # message routes over 125 MB/s links
+    talking = _engine(_job({"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 2e8, 0, 0]}), platform=fast)
+    taken, carried = _messages(talking)
+    assert carried == len(taken) and set(taken) >= {server.COMPLETED, server.SUBMIT}  # every one, the master's too
+    taken, carried = _messages(_engine(_job({"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 0, 0, 0]}),
+                                       platform=fast))
+    assert taken and carried == 0  # no bytes, 125 MB/s routes: each message timed alone at 125 MB/s, as before
+    # the routes to the master of the comm platforms cross a 100 MB/s link: messages take 10 ns, in the solver
+    quiet = _engine(_job({"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 0, 0, 0]}))
+    taken, carried = _messages(quiet)
+    assert carried == len(taken) > 1
+    talking = _engine(_job({"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 2e8, 0, 0]}))
+    _messages(talking)
     # one rate for the task: its bytes (1.6 s on a 125 MB/s link) outlast its flop (1 s)
     assert talking.records[0].finish_time == pytest.approx(2e8 / 125e6)
-    quiet = _engine(_job({"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 0, 0, 0]}))
-    run_scheduler(quiet, FirstFit())
-    assert quiet.handlers.machine.transfers.messages_carried == 0  # timed alone at 125 MB/s, as before
+
+
+def test_platforms_on_which_messages_cannot_be_timed_are_refused(tmp_path):
+    latent = tmp_path / "latent.xml"
+    latent.write_text(PLATFORM.read_text().replace('<link id="backbone" bandwidth="100MBps" latency="0us"',
+                                                   '<link id="backbone" bandwidth="100MBps" latency="2us"'))
+    quiet = _job({"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 0, 0, 0]})
+    with pytest.raises(EngineError, match="from node_0 to master_host0: link 'backbone' has a latency of 2e-06 s"):
+        _engine(quiet, platform=read_platform(latent))
+    alone = tmp_path / "alone.xml"  # a master host without a route to itself: its messages would take no time
+    alone.write_text((PLATFORM.parents[1] / "pfs-slots" / "platform.xml").read_text().replace(
+        '<route src="master_host" dst="master_host">\n      <link_ctn id="master_loop" />\n    </route>', ""))
+    with pytest.raises(EngineError, match="master_host has no route to itself"):
+        _engine(quiet, platform=read_platform(alone))
 
 
 def test_jobs_that_talk_are_refused_where_the_engine_cannot_play_them(tmp_path):
@@ -168,9 +195,11 @@ def test_jobs_that_talk_are_refused_where_the_engine_cannot_play_them(tmp_path):
     with pytest.raises(UnsupportedProfileError, match="jobs are co-scheduled"):
         _engine(workload, EngineOptions(speedup_model=NoSpeedup()))
     _engine(workload, EngineOptions(compute_sharing=True))  # played: case comm-sharing
-    latent = tmp_path / "latent.xml"
-    latent.write_text(PLATFORM.read_text().replace('bb_bw="150MBps" bb_lat="0us"', 'bb_bw="150MBps" bb_lat="5us"'))
-    with pytest.raises(UnsupportedProfileError, match="'left_backbone' has a latency of 5e-06 s"):
+    latent = tmp_path / "latent.xml"  # a link between two nodes, on no route of Batsim's messages, with a latency
+    latent.write_text((PLATFORM.parents[1] / "pfs-slots" / "platform.xml").read_text().replace("</zone>", (
+        '<link id="slow" bandwidth="1GBps" latency="5us"/>'
+        '<route src="node_0" dst="node_1"><link_ctn id="slow"/></route></zone>')))
+    with pytest.raises(UnsupportedProfileError, match="'slow' has a latency of 5e-06 s"):
         _engine(workload, platform=read_platform(latent))
     _engine(dict(workload, jobs=[]), platform=read_platform(latent))  # a profile no job uses is never refused
 
@@ -195,3 +224,17 @@ def test_bytes_a_host_sends_itself_over_a_loopback_are_refused_before_the_run(tm
 def test_communication_batsim_refuses_is_refused(profile, words):
     with pytest.raises(InvalidProfileError, match=words):
         validate_profile("p", profile)
+
+
+def test_the_simulated_time_bound_counts_the_hosts_the_jobs_of_a_profile_request():
+    from batreplay.engine.profiles import check_simulated_times
+
+    # 1e8 bytes between every two hosts, over 100 MB/s links: at most 2 s for a 2-host job, 11.6 days for 1,000
+    # hosts; submitted 50,000 s before the bound (1e10 s)
+    profiles = {"talk": {"type": "parallel_homogeneous", "cpu": 0, "com": 1e8},
+                "rounds": {"type": "composed", "seq": ["talk"], "repeat": 2}}
+    narrow = {"jobs": [{"id": "1", "subtime": 9.99995e9, "res": 2, "profile": "rounds"}], "profiles": profiles}
+    check_simulated_times(narrow, 1e9, io=(1e8, 100_000))  # the step runs on 2 hosts only: accepted
+    wide = {"jobs": [{"id": "1", "subtime": 9.99995e9, "res": 1000, "profile": "talk"}], "profiles": profiles}
+    with pytest.raises(ValueError, match="profile 'talk' takes up to"):
+        check_simulated_times(wide, 1e9, io=(1e8, 100_000))
