@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from procset import ProcSet
 
 from batreplay.engine.kernel import PRIO_SEND, Kernel, printed_time
-from batreplay.engine.profiles import PFS, Leaf, execution_time, host_flops
+from batreplay.engine.profiles import DATA_STAGING, PFS, Leaf, execution_time, host_flops
 from batreplay.engine.records import FAILED, SUCCESS, WALLTIME_REACHED, Job
 from batreplay.engine.server import COMPLETED, Message, Server
 from batreplay.engine.coscheduling import CoScheduledHosts
@@ -171,9 +171,10 @@ def run_step(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, alloc
     running until its executor exits (KTH-SP2 job 5464, 2.5 ns after its walltime).
     """
     if machine.transfers is not None and machine.transfers.moves_bytes(profile):  # hosts and links, shared
-        pfs = profile["type"] == PFS
-        task = machine.transfers.task(profile, alloc, [] if pfs else host_flops(profile, len(alloc)),
-                                      machine.transfers.storage if pfs else None)
+        transfers = machine.transfers
+        stores = profile["type"] in (PFS, DATA_STAGING)  # (nothing computed)
+        task = transfers.task(profile, transfers.hosts_of(profile, alloc, job.storage_mapping),
+                              [] if stores else host_flops(profile, len(alloc)))
         _run_shared_step(kernel, job, task, remaining, ended)
         return
     if machine.shared is not None and profile["type"] != "delay":

@@ -186,11 +186,12 @@ class Handlers:
             except (KeyError, ValueError) as err:
                 raise EngineError(
                     f"EXECUTE_JOB '{job.full_id}': bad allocation {data.get('alloc')!r} ({err})") from None
-        if "mapping" in data or "additional_io_job" in data or "storage_mapping" in data:
+        if "mapping" in data or "additional_io_job" in data:
             raise EngineError(
                 f"EXECUTE_JOB '{job.full_id}': custom mappings and I/O jobs need a real Batsim "
                 "(batreplay run --engine batsim)"
             )
+        job.storage_mapping = self._storage_mapping(job, data.get("storage_mapping"))
         nb_hosts = len(self.machine.speeds)
         intervals = list(alloc.intervals())  # (first, last) pairs, increasing: one pass instead of len, min and max
         size = 0
@@ -221,6 +222,21 @@ class Handlers:
                                       f"{len(step.profile['cpu'])} cpu values but {size} hosts were allocated")
         start_job(self.kernel, self.server, self.machine, job, profile, alloc, steps)
         self.nb_running += 1
+
+    def _storage_mapping(self, job: Job, mapping: Any) -> dict[str, int] | None:
+        """An EXECUTE_JOB's ``storage_mapping`` (storage label -> resource id), checked as Batsim 4.2.1 checks it (a
+        non-empty object of integers; whether an id is a storage host's is checked when a job uses it,
+        :meth:`batreplay.engine.transfers.Transfers.hosts_of`); None when absent.
+
+        Raises:
+            EngineError: naming the job and the mapping."""
+        if mapping is None:
+            return None
+        if not isinstance(mapping, Mapping) or not mapping or not all(
+                isinstance(label, str) and type(host) is int for label, host in mapping.items()):
+            raise EngineError(f"EXECUTE_JOB '{job.full_id}': storage_mapping {mapping!r} must be a non-empty object "
+                              "of storage labels and resource ids (integers)")
+        return dict(mapping)
 
     def _call_me_later(self, target: float) -> None:
         kernel = self.kernel

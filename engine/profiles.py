@@ -15,6 +15,8 @@ What Batsim 4.2.1 does with the profile types the embedded engine plays, on plat
   counted down across them (:mod:`batreplay.engine.execution`);
 - ``parallel_homogeneous_pfs``: each host of the job reads ``bytes_to_read`` from the storage host and writes
   ``bytes_to_write`` to it; the time depends on the links and on the other jobs using them;
+- ``data_staging``: ``nb_bytes`` go from the storage host labelled ``from`` to the one labelled ``to`` (labels of
+  the storage mapping the decision process gives with EXECUTE_JOB);
 - the compute profiles with communication (``com`` > 0 between hosts): the bytes cross the links of the routes
   between the hosts, and the task's one rate comes from its hosts and those links together, shared with the other
   jobs that move bytes (:mod:`batreplay.engine.transfers`).
@@ -22,7 +24,7 @@ What Batsim 4.2.1 does with the profile types the embedded engine plays, on plat
 Every profile may carry ``ret``, the return code of a step that succeeds (default 0): a step whose code is not 0
 ends a composed job there, and a job whose code is positive ends ``COMPLETED_FAILED``.
 
-Anything else (data staging, SMPI traces, energy) is outside what the embedded engine reproduces:
+Anything else (SMPI traces, usage traces, energy) is outside what the embedded engine reproduces:
 :class:`UnsupportedProfileError` says so and names real Batsim as the way to run it. This module imports nothing
 from batreplay.
 """
@@ -33,11 +35,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 SUPPORTED_PROFILE_TYPES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel", "composed",
-                           "parallel_homogeneous_pfs")
+                           "parallel_homogeneous_pfs", "data_staging")
 COMPOSED = "composed"
 #: Jobs that read and write: each allocated host reads ``bytes_to_read`` from the storage host and writes
 #: ``bytes_to_write`` to it, over the links of its route (:class:`batreplay.engine.execution.Machine`).
 PFS = "parallel_homogeneous_pfs"
+#: Jobs that move ``nb_bytes`` from the storage host labelled ``from`` to the one labelled ``to`` (the labels of the
+#: decision process's storage mapping); nothing is computed.
+DATA_STAGING = "data_staging"
 #: The deepest nesting of composed profiles the embedded engine runs (each level is a Python call).
 MAX_NESTING = 100
 
@@ -99,6 +104,16 @@ def _check_pfs(name: str, profile: Mapping) -> None:
         raise InvalidProfileError(f"profile '{name}' ({PFS}): '{field}' must be a storage label (a string)")
 
 
+def _check_staging(name: str, profile: Mapping) -> None:
+    value = profile["nb_bytes"]
+    if type(value) not in (int, float) or not value >= 0:
+        raise InvalidProfileError(f"profile '{name}' ({DATA_STAGING}): 'nb_bytes' must be a number of bytes >= 0 "
+                                  f"(got {value!r})")
+    for field in ("from", "to"):
+        if not isinstance(profile[field], str):
+            raise InvalidProfileError(f"profile '{name}' ({DATA_STAGING}): '{field}' must be a storage label (a string)")
+
+
 def validate_profile(name: str, profile: Mapping) -> None:
     """Check that ``profile`` can be executed by the embedded engine (a composed profile's own fields only: see
     :func:`validate_profiles` for the profiles its ``seq`` names).
@@ -127,6 +142,8 @@ def validate_profile(name: str, profile: Mapping) -> None:
             _check_composed(name, profile)
         elif kind == PFS:
             _check_pfs(name, profile)
+        elif kind == DATA_STAGING:
+            _check_staging(name, profile)
         elif kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
             if float(profile["cpu"]) < 0:
                 raise InvalidProfileError(f"profile '{name}': cpu must be >= 0 flop")
@@ -319,6 +336,8 @@ def longest_time_alone(profile: Mapping, slowest_speed: float, profiles: Mapping
     if kind == PFS and io is not None:
         moved = sum(max(float(profile.get(field, 0)), 0.0) for field in ("bytes_to_read", "bytes_to_write"))
         return moved * io[1] / io[0]
+    if kind == DATA_STAGING and io is not None:
+        return max(float(profile.get("nb_bytes", 0)), 0.0) / io[0]
     return 0.0
 
 

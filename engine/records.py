@@ -57,6 +57,7 @@ class Job:
     task: Any = None  # its parallel task on shared hosts, while it runs (compute sharing only)
     registered: bool = False
     steps: Any = None  # the steps of its composed profile, while it runs (engine.execution.Steps)
+    storage_mapping: dict | None = None  # its EXECUTE_JOB's storage labels -> storage host ids, if any
     # Batsim's return code once it ended: its profile's (or failed step's) ``ret``, 0 by default; -1 at its walltime
     # or killed in a sleep, -2 killed in a computation
     return_code: int = -1

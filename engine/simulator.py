@@ -124,7 +124,7 @@ class BatsimEngine:
             transfers = Transfers(self.host_names + [name for name, _, _ in storage],
                                   [speed for _, speed in hosts] + [1.0] * len(storage),  # (storage hosts never compute)
                                   list(cores or [1] * len(hosts)) + [1] * len(storage), network, master_host,
-                                  storage=len(hosts) if len(storage) == 1 else None)
+                                  nb_compute=len(hosts))
             problem = transfers.check_messages(self.host_names, message_bandwidth)
             if problem is not None:
                 raise EngineError(f"the embedded engine cannot time Batsim's messages on this platform: {problem}; "

@@ -17,8 +17,8 @@ A task's bytes, as Batsim 4.2.1 builds its communication matrix (``src/task_exec
 
 Batsim's internal messages (1 byte each, one at a time) cross links too: the JOB_COMPLETED of a job goes from the
 job's first host (where its executor runs) to the master host, the others over the master host's route to itself.
-Once the run has jobs that move bytes, every message joins the solver and shares the links it crosses
-(:meth:`Transfers.carry`). Link latencies are not played: a route with a latency is refused. It imports the
+Once the run has jobs that move bytes, or when a message route's slowest link is not the 125 MB/s the server times
+a message alone at, every message joins the solver and shares the links it crosses (:meth:`Transfers.carry`). Link latencies are not played: a route with a latency is refused. It imports the
 engine's kernel, server, sharing and profiles modules, and the platform's links and routes.
 """
 
@@ -30,10 +30,11 @@ from typing import Any
 from procset import ProcSet
 
 from batreplay.engine.kernel import PRIO_DELIVERY, Kernel
-from batreplay.engine.profiles import PFS, UnsupportedProfileError
+from batreplay.engine.options import EngineError
+from batreplay.engine.profiles import DATA_STAGING, PFS, UnsupportedProfileError
 from batreplay.engine.server import COMPLETED, Message
 from batreplay.engine.sharing import SharedHosts, SharedTask
-from batreplay.platforms.network import Link, link_problem
+from batreplay.platforms.network import SIMGRID_LOOPBACK, Link, link_problem
 from batreplay.platforms.routing import Network
 
 __all__ = ["Transfers", "moves_bytes", "start_shared_task", "stop_shared_task", "update_rates"]
@@ -42,7 +43,7 @@ __all__ = ["Transfers", "moves_bytes", "start_shared_task", "stop_shared_task", 
 def moves_bytes(profile: Mapping) -> bool:
     """Whether a job of ``profile`` (not composed) puts bytes on links."""
     kind = profile.get("type")
-    if kind == PFS:
+    if kind in (PFS, DATA_STAGING):
         return True
     if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
         return float(profile.get("com", 0)) > 0
@@ -52,10 +53,13 @@ def moves_bytes(profile: Mapping) -> bool:
 
 
 def _sends_to_itself(profile: Mapping) -> bool:
-    """Whether a ``parallel`` profile's matrix has bytes on its diagonal (a host sending bytes to itself)."""
+    """Whether a ``parallel`` profile's matrix has bytes on its diagonal (a host sending bytes to itself) and more than
+    one host (SimGrid 3.32 runs a task of one host as a computation alone: its bytes are ignored)."""
     if profile.get("type") != "parallel":
         return False
     com, size = profile.get("com", ()) or (), len(profile.get("cpu", ()))
+    if size < 2:
+        return False
     return isinstance(com, (list, tuple)) and any(float(com[i * size + i]) > 0 for i in range(size) if
                                                   i * size + i < len(com))
 
@@ -67,6 +71,9 @@ def _matrix(profile: Mapping, nb_hosts: int) -> list[tuple[int, int, float]]:
     if kind == "parallel":
         com = [float(value) for value in profile["com"]]
         return [(k // nb_hosts, k % nb_hosts, value) for k, value in enumerate(com) if value > 0]
+    if kind == DATA_STAGING:
+        moved = float(profile["nb_bytes"])
+        return [(0, 1, moved)] if moved > 0 else []
     if kind == PFS:
         storage = nb_hosts - 1
         write, read = float(profile.get("bytes_to_write", 0)), float(profile.get("bytes_to_read", 0))
@@ -86,7 +93,7 @@ class Transfers:
         names: the host names by resource id (compute hosts, then storage hosts).
         speeds: flop/s of one core of each of them; cores: their cores.
         network: the platform's routes; master: the master host's name.
-        storage: the id of the storage host that PFS tasks use (the platform's only one), or None.
+        nb_compute: how many of ``names`` are compute hosts (the others are storage hosts; default: all).
 
     Attributes:
         solver: the hosts (ids as Batsim's) and the links used so far (ids after the hosts').
@@ -96,8 +103,11 @@ class Transfers:
     """
 
     def __init__(self, names: Sequence[str], speeds: Sequence[float], cores: Sequence[int], network: Network,
-                 master: str, storage: int | None = None) -> None:
-        self.names, self.network, self.master, self.storage = list(names), network, master, storage
+                 master: str, nb_compute: int | None = None) -> None:
+        self.names, self.network, self.master = list(names), network, master
+        self.nb_compute = len(self.names) if nb_compute is None else nb_compute
+        # the storage host a PFS task uses without a storage mapping: the platform's only one
+        self.storage = self.nb_compute if len(self.names) == self.nb_compute + 1 else None
         self.solver = SharedHosts(speeds, cores)
         self.active = False
         self.messages_carried = 0
@@ -115,22 +125,29 @@ class Transfers:
         return _link_problem(route, src, dst)
 
     def check_messages(self, compute: Sequence[str], bandwidth: float) -> str | None:
-        """Why Batsim's messages cannot be timed on this platform, or None: a compute host's route to the master
-        host, or the master host's route to itself, is unknown, has a latency or a link that is not plain, or (the
-        master's own) has no link. When they can, but the slowest link of such a route is not ``bandwidth``
-        (bytes/s: what the server times a message at alone), the run is :attr:`active` at once: every message
-        crosses its links in the solver. ``compute``: the compute host names."""
+        """Why Batsim's messages cannot be timed on this platform, or None. Their routes: each compute host's to the
+        master host (one host per cluster) and the master host's to itself. Messages travel one at a time, so a
+        link's sharing policy matters only where jobs' bytes cross it too (:meth:`check`); refused: a latency on
+        such a route, the master host without a route to itself (SimGrid's own loopback link, ``FATPIPE``), or a route not
+        followed on a platform whose links are not all at ``bandwidth`` with no latency (on such a platform any
+        route takes ``1 / bandwidth`` s alone, which is how the server times a message). When the routes are known
+        but the slowest link of one is not ``bandwidth`` (bytes/s), the run is :attr:`active` at once: every
+        message crosses its links in the solver. ``compute``: the compute host names."""
         routes = list(self.network.distinct_routes(compute, self.master))
         routes.append((self.master, self.network.route(self.master, self.master, strict=False)))
+        unknown = [host for host, route in routes if route is None]
+        if unknown:
+            odd = self.network.odd_link(bandwidth)
+            if odd is not None:
+                return f"from {unknown[0]} to {self.master}: {self.network.why_unfollowed()}, and {odd}"
+            return None  # (every route takes 1 / bandwidth s)
         for host, route in routes:
-            if route is None:
-                why = self.network.everywhere or "the platform declares no route the engine can follow"
-                return f"from {host} to {self.master}: {why}"
-            problem = _link_problem(route, host, self.master)
-            if problem is not None:
-                return problem
-        if not routes[-1][1]:
-            return f"the master host {self.master} has no route to itself (its messages would take no time)"
+            for link in route:
+                if link.latency:
+                    return f"from {host} to {self.master}: {link_problem(link)}"
+        if not routes[-1][1] or SIMGRID_LOOPBACK in routes[-1][1]:
+            return (f"the master host {self.master} has no route to itself (SimGrid carries its messages over its own "
+                    "loopback link, FATPIPE, which the engine does not play)")
         if any(route and min(link.bandwidth for link in route) != bandwidth for _, route in routes):
             self.active = True
         return None
@@ -144,22 +161,39 @@ class Transfers:
         :attr:`active`: every message then joins the solver."""
         if self.network.unsupported is not None:
             return f"the platform's routes cannot be followed: {self.network.unsupported}"
-        if profile.get("type") == PFS:
-            if self.storage is None:
-                return "the platform has no storage host or several (the engine plays one, without a storage mapping)"
-            storage = self.names[self.storage]
-            for host, route in self.network.distinct_routes(compute, storage):
-                problem = _link_problem(route, host, storage) if route is not None else f"no route from {host}"
-                if problem is None and (host, storage) not in self._checked:
-                    problem = self.problem(storage, host)  # (reads: the way back)
+        kind = profile.get("type")
+        storages = self.names[self.nb_compute:]
+        if kind in (PFS, DATA_STAGING) and not storages:
+            return "the platform has no storage host"
+        if kind == PFS:
+            for storage in storages:
+                problem = self._storage_problem(compute, storage)
                 if problem is not None:
                     return problem
-                self._checked.add((host, storage))
+        elif kind == DATA_STAGING:  # (from a storage host to itself: checked when the storage mapping says so)
+            for first in storages:
+                for second in storages:
+                    problem = None if first == second else self.problem(first, second)
+                    if problem is not None:
+                        return problem
         else:
             problem = self.network.transfer_problem(loopbacks=_sends_to_itself(profile))
             if problem is not None:
                 return problem
         self.active = True
+        return None
+
+    def _storage_problem(self, compute: Sequence[str], storage: str) -> str | None:
+        """Why the compute hosts' routes to and from ``storage`` cannot be played, or None (one host per cluster)."""
+        for host, route in self.network.distinct_routes(compute, storage):
+            if (host, storage) in self._checked:
+                continue
+            problem = _link_problem(route, host, storage) if route is not None else f"no route from {host}"
+            if problem is None:
+                problem = self.problem(storage, host)  # (reads: the way back)
+            if problem is not None:
+                return problem
+            self._checked.add((host, storage))
         return None
 
     def moves_bytes(self, profile: Mapping) -> bool:
@@ -169,35 +203,70 @@ class Transfers:
             known = self._moving[id(profile)] = (profile, moves_bytes(profile))
         return known[1]
 
-    def _route(self, src: str, dst: str) -> list[int]:
-        """The solver ids of the links from host ``src`` to host ``dst`` (links added to the solver when first met).
+    def _route(self, src: str, dst: str, message: bool = False) -> list[int]:
+        """The solver ids of the links from host ``src`` to host ``dst`` (links added to the solver when first met);
+        ``message``: the route of a message, checked by :meth:`check_messages` (not strictly: whatever else the
+        platform holds).
 
         Raises:
             UnsupportedProfileError: a route the engine cannot play (see :meth:`problem`)."""
         key = (src, dst)
         if key not in self._routes:
-            problem = self.problem(src, dst)
+            route = self.network.route(src, dst, strict=not message)
+            problem = None if message and route is not None else self.problem(src, dst)
             if problem is not None:
                 raise UnsupportedProfileError(f"bytes cannot be moved {problem}")
             ids = []
-            for link in self.network.route(src, dst) or ():
+            for link in route or ():
                 if link.name not in self._link_ids:
                     self._link_ids[link.name] = self.solver.add_link(link.bandwidth)
                 ids.append(self._link_ids[link.name])
             self._routes[key] = ids
         return self._routes[key]
 
-    def task(self, profile: Mapping, alloc: ProcSet, flops: Sequence[float], storage: int | None) -> SharedTask:
-        """The solver task of a job step of ``profile`` on ``alloc``: ``flops`` on each host (allocation order; 0
-        for none), then the bytes of its matrix on each link, added as SimGrid adds them (row by row, each route's
-        links in order). ``storage``: the storage host's id for a PFS task.
+    def hosts_of(self, profile: Mapping, alloc: ProcSet, mapping: Mapping[str, int] | None) -> list[int]:
+        """The hosts of a task of ``profile`` on ``alloc``, in the order of its matrix (Batsim 4.2.1): the allocation,
+        then for a PFS task the storage host of its label (``storage``, else ``host``, default ``pfs``) in the
+        decision process's storage ``mapping`` or, without one, the platform's only storage host; for a data staging
+        task, the storage hosts of its ``from`` and ``to`` labels only.
+
+        Raises:
+            EngineError: a label the mapping lacks or maps to a host that is not a storage host, or no mapping and not
+                exactly one storage host (Batsim aborts)."""
+        kind = profile["type"]
+        if kind not in (PFS, DATA_STAGING):
+            return list(alloc)
+        if kind == DATA_STAGING:
+            labels = [profile["from"], profile["to"]]
+        else:
+            labels = [profile.get("storage", profile.get("host", "pfs"))]
+        if not mapping and kind == PFS:
+            if self.storage is None:
+                raise EngineError("a parallel_homogeneous_pfs job without a storage mapping needs exactly one storage "
+                                  "host (Batsim 4.2.1 aborts)")
+            return list(alloc) + [self.storage]
+        missing = [label for label in labels if label not in (mapping or {})]
+        if missing:
+            raise EngineError(f"{kind}: storage label {missing[0]!r} is not in the job's storage mapping "
+                              f"{dict(mapping or {})} (Batsim 4.2.1 aborts)")
+        storages = [mapping[label] for label in labels]
+        odd = [host for host in storages if not self.nb_compute <= host < len(self.names)]
+        if odd:
+            raise EngineError(f"{kind}: storage mapping {dict(mapping)} gives resource {odd[0]}, not a storage host "
+                              f"({self.nb_compute}-{len(self.names) - 1} here; Batsim 4.2.1 aborts)")
+        return storages if kind == DATA_STAGING else list(alloc) + storages
+
+    def task(self, profile: Mapping, hosts: Sequence[int], flops: Sequence[float]) -> SharedTask:
+        """The solver task of a job step of ``profile`` on ``hosts`` (:meth:`hosts_of`): ``flops`` on each host (in
+        that order; 0 for none), then the bytes of its matrix on each link, added as SimGrid adds them (row by row,
+        each route's links in order). A task of one host is a computation alone, as SimGrid 3.32 runs it (the bytes
+        a one-host ``parallel`` matrix sends the host itself are ignored: recorded case pfs-slots, job 15).
 
         Raises:
             UnsupportedProfileError: a route the engine cannot play (see :meth:`problem`)."""
-        hosts = list(alloc) + ([storage] if storage is not None else [])
         amounts: dict[int, float] = {host: flop for host, flop in zip(hosts, flops) if flop > 0}
         names = self.names
-        for sender, receiver, moved in _matrix(profile, len(hosts)):
+        for sender, receiver, moved in _matrix(profile, len(hosts)) if len(hosts) > 1 else ():
             for link in self._route(names[hosts[sender]], names[hosts[receiver]]):
                 amounts[link] = amounts.get(link, 0.0) + moved
         return SharedTask(amounts, solver=self.solver)
@@ -211,7 +280,7 @@ class Transfers:
             return False
         source = self.names[message.payload.allocation.min] if message.kind == COMPLETED else self.master
         amounts: dict[int, float] = {}
-        for link in self._route(source, self.master):
+        for link in self._route(source, self.master, message=True):
             amounts[link] = amounts.get(link, 0.0) + 1.0  # (1 byte on each link, twice on a link crossed twice)
         start_shared_task(kernel, SharedTask(amounts, solver=self.solver), PRIO_DELIVERY, deliver, message)
         self.messages_carried += 1

@@ -29,8 +29,8 @@ route between compute hosts (jobs whose tasks communicate need a platform of the
 
 Why: Batsim's 1-byte internal messages go from a job's first host to the master host, and between the actors of
 the master host; on 125 MBps links that carry nothing else they take 8 ns as in the cluster form, which is what the
-embedded engine reproduces. Without ``master_loop``, SimGrid would carry the master host's own messages on its
-loopback link, at another rate, and events of one instant would be grouped otherwise (observed on a real Batsim
+embedded engine reproduces. Without ``master_loop``, SimGrid would carry the master host's own messages over its
+own loopback link (10 GBps, ``FATPIPE``), and events of one instant would be grouped otherwise (observed on a real Batsim
 4.2.1, 2026-11-28: a Dijkstra zone without it started two jobs in another order). A job's reads and writes share the
 node's I/O link and the storage's link: the storage link is the site's shared I/O bottleneck. Compute hosts keep
 Batsim's resource ids (name order); the storage host gets the id after them.

@@ -74,11 +74,11 @@ class Platform:
         storage: the storage hosts themselves, ``storage[k].id == len(hosts) + k`` (Batsim numbers them after the
             compute hosts), with their properties; empty when only their names are known.
         master_on_loopback: the master host is a plain ``<host>`` (not a cluster's) without a ``<route>`` to itself
-            over 125 MBps links of zero latency, so SimGrid carries the messages between its actors (Batsim's
-            server, submitters, waiters) on its loopback link (or on other links), not on a 125 MBps link as on the
-            clusters and the generated platforms; the embedded
-            engine does not reproduce that timing (a real Batsim 4.2.1 grouped the events of one instant otherwise
-            and started two jobs in another order, 2026-11-28).
+            (or in a zone whose routing is not followed), so SimGrid carries the messages between its actors
+            (Batsim's server, submitters, waiters) over SimGrid's own loopback link (10 GBps, ``FATPIPE``) or on
+            links the engine does not know;
+            the embedded engine does not reproduce that timing (a real Batsim 4.2.1 grouped the events of one
+            instant otherwise and started two jobs in another order, 2026-11-28).
         network: the routes between any two hosts (:class:`batreplay.platforms.routing.Network`), for jobs that
             move bytes; None when the platform was not read from a file (not part of equality).
         source: file the platform was read from, if any (not part of equality).

@@ -29,14 +29,12 @@ from xml.parsers import expat
 
 from batreplay.platforms.model import Host, Platform, batsim_name_order
 from batreplay.platforms.radicals import expand_radical, radical_ranges, radical_size
+from batreplay.platforms.network import SIMGRID_LOOPBACK
 from batreplay.platforms.routing import Network, read_network
 from batreplay.platforms.speed_units import parse_pstate_speeds, parse_speed
 
 __all__ = ["DEFAULT_MASTER_HOST", "MAX_CORES", "MAX_HOSTS", "MIN_SPEED", "PlatformError", "read_platform", "expand_radical", "radical_size"]
 
-#: Bytes/s of the links the embedded engine times Batsim's internal messages on (those of the clusters and of the
-#: generated platforms, 125 MBps).
-MESSAGE_BANDWIDTH = 125e6
 #: Default of Batsim's ``-m/--master-host`` option.
 DEFAULT_MASTER_HOST = "master_host"
 #: Most compute hosts (the hosts jobs run on: role ``""`` or ``"compute_node"``) a platform may have: 1,000,000
@@ -285,14 +283,14 @@ class _Reader:
 
 
 def _master_on_loopback(reader: _Reader, network: Network, master: str) -> bool:
-    """Whether Batsim's messages between the master host's own actors leave the 125 MBps, zero-latency links the
-    embedded engine times them on: the master is a plain ``<host>`` without a ``<route>`` to itself (SimGrid then
-    uses its loopback link), or with one crossing another kind of link. A cluster's host, or a ``<peer>``, goes
-    through its own links."""
+    """Whether the master host is a plain ``<host>`` without a ``<route>`` to itself (in a ``Full`` zone, SimGrid
+    3.32 then carries the messages between its actors over its own loopback link, 10 GBps and ``FATPIPE``) or whose
+    route is not followed (another routing): the embedded engine does not time those messages. A cluster's host,
+    or a ``<peer>``, goes through its own links."""
     if reader.hosts[master][2].tag != "host":
         return False
-    links = network.route(master, master, strict=False)  # (whatever else the routes hold)
-    return not links or any(link.bandwidth != MESSAGE_BANDWIDTH or link.latency or not link.plain for link in links)
+    route = network.route(master, master, strict=False)  # (whatever else the routes hold)
+    return not route or SIMGRID_LOOPBACK in route
 
 
 def _parse_with_lines(path: Path) -> tuple[ET.Element, dict[ET.Element, int]]:

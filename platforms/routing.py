@@ -11,8 +11,9 @@ What is followed (checked against SimGrid 3.32's ``route_to`` on the platforms o
 
 - a zone with ``Full`` routing: its ``<route src dst>`` elements list their links (``<link_ctn>``) from ``src`` to
   ``dst``; a symmetrical route (the default) serves ``dst`` to ``src`` with the links in reverse order; two hosts
-  without a route, or a host without a route to itself, have an empty one (no link: their bytes take no time; a real
-  Batsim ran such jobs in their compute time, recorded case pfs-slots, 2026-11-28);
+  without a route have an empty one (no link: their bytes take no time; a real Batsim ran such jobs in their compute
+  time, recorded case pfs-slots, 2026-11-28); a host without a route to itself reaches itself over SimGrid's own
+  loopback link, ``__loopback__`` (:data:`batreplay.platforms.network.SIMGRID_LOOPBACK`, ``FATPIPE``);
 - a ``<cluster>`` (flat): host ``prefix + n + suffix`` has a private link of the cluster's ``bw`` and ``lat``, called
   ``<id>_link_<n>`` (``sharing_policy="SHARED"``) or, by default (``SPLITDUPLEX``), two links ``<id>_link_<n>_UP``
   (outgoing) and ``<id>_link_<n>_DOWN`` (incoming); the optional backbone (``bb_bw``, ``bb_lat``) is
@@ -36,7 +37,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from batreplay.platforms.network import Link, link_problem, parse_bandwidth, parse_latency
+from batreplay.platforms.network import SIMGRID_LOOPBACK, Link, link_problem, parse_bandwidth, parse_latency
 from batreplay.platforms.radicals import radical_ranges
 
 __all__ = ["Network", "read_network"]
@@ -55,6 +56,7 @@ class _Cluster:
     policy: str  # SPLITDUPLEX or SHARED
     backbone: Link | None
     loopback: tuple[float, float] | None  # (bandwidth, latency)
+    unfollowed: str | None = None  # why its routes are not followed (a limiter, traces, FATPIPE private links)
 
     def number(self, host: str) -> int | None:
         """The radical number of ``host`` if it is one of the cluster's hosts."""
@@ -74,8 +76,10 @@ class _Cluster:
         name = f"{self.id}_link_{n}" + (f"_{direction}" if self.policy == "SPLITDUPLEX" else "")
         return Link(name, self.bandwidth, self.latency)
 
-    def local(self, src: str, dst: str) -> list[Link]:
-        """The route from ``src`` to ``dst``, each a host of the cluster or its router."""
+    def local(self, src: str, dst: str) -> list[Link] | None:
+        """The route from ``src`` to ``dst``, each a host of the cluster or its router (None: not followed)."""
+        if self.unfollowed is not None:
+            return None
         src_n = None if src == self.router else self.number(src)
         dst_n = None if dst == self.router else self.number(dst)
         if src == dst and src_n is not None and self.loopback is not None:
@@ -126,40 +130,77 @@ class Network:
         self._paths: dict[str, list] = {}
 
     def all_links(self) -> Iterator[Link]:
-        """The declared links, then for each cluster its first host's private link(s), backbone and loopback (a
-        cluster's private links differ only in name)."""
+        """The declared links, SimGrid's own loopback if a host of a ``Full`` zone has no route to itself, then for
+        each cluster its first host's private link(s), backbone and loopback (a cluster's private links differ only
+        in name)."""
         yield from self.links.values()
-        pending = [self.root]
-        while pending:
-            zone = pending.pop()
-            for child in zone.children:
-                if isinstance(child, _Zone):
-                    pending.append(child)
-                    continue
-                first = child.ranges[0][0]
-                yield child.private(first, "UP")
-                yield child.private(first, "DOWN")
-                if child.backbone is not None:
-                    yield child.backbone
-                if child.loopback is not None:
-                    yield child.local(child.number_text(first), child.number_text(first))[0]
+        if any(zone.routing == "Full" and any((host, host) not in zone.routes for host in zone.hosts)
+               for zone in self._zones()):
+            yield SIMGRID_LOOPBACK
+        for cluster in self._clusters():
+            first = cluster.ranges[0][0]
+            yield cluster.private(first, "UP")
+            yield cluster.private(first, "DOWN")
+            if cluster.backbone is not None:
+                yield cluster.backbone
+            if cluster.loopback is not None:
+                yield Link(f"{cluster.id}_link_{first}_loopback", *cluster.loopback, plain=False, loopback=True)
 
     def slowest_bandwidth(self) -> float:
         """The smallest bandwidth of the platform's links, bytes/s (inf: none)."""
         return min((link.bandwidth for link in self.all_links()), default=float("inf"))
 
     def distinct_routes(self, hosts: Sequence[str], dst: str) -> Iterator[tuple[str, tuple[Link, ...] | None]]:
-        """``(host, route to dst)`` (:meth:`route`, not strict) for the hosts of ``hosts``, one host per cluster (its
-        hosts' routes to the same place differ only in the names of their private links): what is checked of
-        every host's route, without a route per host of a large cluster."""
-        seen: set[int] = set()
-        for host in hosts:
-            path = self._path(host)
-            if path is not None and isinstance(path[-1], _Cluster):
-                if id(path[-1]) in seen:
+        """``(host, route to dst)`` (:meth:`route`, not strict) for the hosts of ``hosts`` a zone holds and for one
+        host of each cluster among ``hosts`` (a cluster's hosts' routes to the same place differ only in the names
+        of their private links): what is checked of every host's route, in a walk of the zones, without a route per
+        host of a large cluster."""
+        wanted = set(hosts)
+        pending = [self.root]
+        while pending:
+            zone = pending.pop()
+            for host in sorted(zone.hosts & wanted):
+                yield host, self.route(host, dst, strict=False)
+            for child in zone.children:
+                if isinstance(child, _Zone):
+                    pending.append(child)
                     continue
-                seen.add(id(path[-1]))
-            yield host, self.route(host, dst, strict=False)
+                for first, last in child.ranges:
+                    found = next((name for name in map(child.number_text, range(first, min(last, first + 2) + 1))
+                                  if name in wanted), None)
+                    if found is not None:
+                        yield found, self.route(found, dst, strict=False)
+                        break
+
+    def odd_link(self, bandwidth: float) -> str | None:
+        """The first link of the platform that is not at ``bandwidth`` bytes/s with no latency, or a cluster whose
+        links are not followed, described; None when every link is (any route then takes ``1 / bandwidth`` s for one
+        byte alone)."""
+        for link in self.all_links():
+            if link.bandwidth != bandwidth or link.latency:
+                return f"link {link.name!r} is at {link.bandwidth:g} B/s with a latency of {link.latency:g} s"
+        return next((cluster.unfollowed for cluster in self._clusters() if cluster.unfollowed), None)
+
+    def why_unfollowed(self) -> str:
+        """What makes some routes unknown: :attr:`everywhere` or :attr:`unsupported`, or a routing not followed."""
+        return self.everywhere or self.unsupported or self.transfer_problem() or "a route is not followed"
+
+    def _zones(self) -> Iterator[_Zone]:
+        pending = [self.root]
+        while pending:
+            zone = pending.pop()
+            yield zone
+            pending += [child for child in zone.children if isinstance(child, _Zone)]
+
+    def _clusters(self) -> Iterator[_Cluster]:
+        pending = [self.root]
+        while pending:
+            zone = pending.pop()
+            for child in zone.children:
+                if isinstance(child, _Zone):
+                    pending.append(child)
+                else:
+                    yield child
 
     def transfer_problem(self, loopbacks: bool = False) -> str | None:
         """Why bytes between any two compute hosts may take a route the engine cannot play, or None: something is
@@ -248,8 +289,9 @@ class Network:
             return zone.local(src, dst)
         if zone.routing != "Full":
             return None
-        names = zone.routes.get((src, dst), ())  # none: SimGrid 3.32's ptask_L07 gives an empty route
-        return [self.links[name] for name in names]
+        if (src, dst) not in zone.routes:  # SimGrid 3.32: an empty route, or its own loopback from a host to itself
+            return [SIMGRID_LOOPBACK] if src == dst else []
+        return [self.links[name] for name in zone.routes[(src, dst)]]
 
 
 class _Builder:
@@ -333,9 +375,10 @@ class _Builder:
 
     def cluster(self, element: ET.Element) -> _Cluster:
         cid, prefix, suffix = element.get("id", ""), element.get("prefix", ""), element.get("suffix", "")
-        for unfollowed in ("limiter_link", "bw_file", "lat_file"):  # (topologies other than flat: the reader refuses)
-            if element.get(unfollowed):
-                self.refuse(f"cluster {cid!r} has a {unfollowed}")
+        unfollowed = None
+        for field in ("limiter_link", "bw_file", "lat_file"):  # (topologies other than flat: the reader refuses)
+            if element.get(field):
+                unfollowed = f"cluster {cid!r} has a {field}"
         try:
             bandwidth, latency = parse_bandwidth(element.get("bw", "")), parse_latency(element.get("lat", "0"))
             backbone = None
@@ -352,10 +395,12 @@ class _Builder:
             bandwidth, latency, backbone, loopback = 1.0, 0.0, None, None
         policy = element.get("sharing_policy", "SPLITDUPLEX").upper()
         if policy not in ("SPLITDUPLEX", "SHARED"):
-            self.refuse(f"cluster {cid!r} has {policy} private links")
+            unfollowed = f"cluster {cid!r} has {policy} private links"
+        if unfollowed is not None:
+            self.refuse(unfollowed)
         router = element.get("router_id") or f"{prefix}{cid}_router{suffix}"
         return _Cluster(cid, prefix, suffix, radical_ranges(element.get("radical", "")), router, bandwidth, latency,
-                        policy, backbone, loopback)
+                        policy, backbone, loopback, unfollowed)
 
 
 def read_network(root: ET.Element) -> Network:

@@ -283,11 +283,10 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
     platform = read_platform(platform_path)
     if spec.engine.name == "embedded" and platform.master_on_loopback:
         raise RunError(f"{platform_path}: the master host {platform.master_host!r} is a plain <host> without a <route> "
-                       "to itself over 125MBps links of zero latency, so SimGrid carries its own messages on its "
-                       "loopback link (or on other links), whose timing the "
-                       "embedded engine does not reproduce (events of one instant may be grouped otherwise): declare "
-                       "it in a <cluster>, give it a <route> to itself over a 125MBps link (as batreplay platform "
-                       "--io-rate does), or run with --engine batsim")
+                       "to itself (or in a zone whose routing is not followed), so SimGrid carries its own messages "
+                       "over its own loopback link or on links the embedded engine does not know (events of one instant may be "
+                       "grouped otherwise): give it a <route> to itself (as batreplay platform --io-rate does), "
+                       "declare it in a <cluster>, or run with --engine batsim")
     document, job_table, notes = load_workload(spec, nb_res=platform.nb_compute)
     try:  # a platform too slow for the workload: times where the embedded engine and Batsim part ways
         io = None if platform.network is None else (platform.network.slowest_bandwidth(), platform.nb_compute)
