@@ -21,6 +21,9 @@ shows seconds, hours or days, see :mod:`batreplay.analysis.metric`):
   submission, 4, 6 and 8 months long) that fit in a run;
 - ``node_types.csv``: node utilisation and slot occupancy per node type (:mod:`batreplay.analysis.node_types`) of
   every run whose platform has node types, job slots or shared hosts;
+- ``io_per_job.csv`` and ``io_per_node_type.csv``: what each job computed and moved (CPU time, I/O time, CPU
+  efficiency, bytes read, written, sent and staged) and their sums per node type (:mod:`batreplay.analysis.job_io`),
+  for every run directory whose jobs moved bytes;
 - ``figures/``: PNG and SVG of each figure of :mod:`batreplay.analysis.plots`;
 - ``report.html``: one self-contained page with these tables and figures (:mod:`batreplay.analysis.report`).
 
@@ -52,6 +55,7 @@ import pandas as pd
 from batreplay.analysis import plots
 from batreplay.analysis.adequacy import StreamMismatchError, adequacy_metrics
 from batreplay.analysis.analyze_report import FIGURE_STEMS, draw_figures, merge_run_notes, report_content
+from batreplay.analysis.job_io import run_io
 from batreplay.analysis.lateness import job_lateness, lateness_metrics, lateness_per_user
 from batreplay.analysis.node_types import UNTYPED, node_type_occupancy
 from batreplay.analysis.metrics import (
@@ -84,10 +88,12 @@ ADEQUACY_LOG_CSV = "adequacy_vs_log.csv"
 ADEQUACY_PAIRS_CSV = "adequacy_pairs.csv"
 WINDOWS_CSV = "windows.csv"
 NODE_TYPES_CSV = "node_types.csv"
+JOB_IO_CSV = "io_per_job.csv"
+NODE_TYPE_IO_CSV = "io_per_node_type.csv"
 REPORT_HTML = "report.html"
 FIGURES_DIR = "figures"
 _OUTPUT_FILES = (METRICS_CSV, METRICS_JSON, PER_USER_CSV, LATENESS_CSV, ADEQUACY_LOG_CSV, ADEQUACY_PAIRS_CSV,
-                 WINDOWS_CSV, NODE_TYPES_CSV, REPORT_HTML)
+                 WINDOWS_CSV, NODE_TYPES_CSV, JOB_IO_CSV, NODE_TYPE_IO_CSV, REPORT_HTML)
 #: The first key of the ``metrics.json`` that :func:`analyze` writes, and its value: the mark by which a later analyze
 #: knows the folder's files are its own, to replace.
 WRITTEN_BY = ("written_by", "batreplay analyze")
@@ -279,6 +285,8 @@ class _RunResults:
     log_tables: list[pd.DataFrame] = field(default_factory=list)
     lateness_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     refusals: dict[str, StreamMismatchError] = field(default_factory=dict)
+    io_job_tables: list[pd.DataFrame] = field(default_factory=list)
+    io_type_tables: list[pd.DataFrame] = field(default_factory=list)
 
 
 def _per_run_results(runs: Sequence[RunData], log: pd.DataFrame | None, *, tau: float, window: TimeWindow | None,
@@ -294,6 +302,7 @@ def _per_run_results(runs: Sequence[RunData], log: pd.DataFrame | None, *, tau: 
         if odd:
             notes.append("out_jobs.csv rows whose redundant columns disagree or are degenerate: "
                          + ", ".join(f"{k} = {v}" for k, v in odd.items()))
+        _add_job_io(run, results, notes)
         lateness = job_lateness(run.jobs, run.job_table) if run.has_recorded_submissions else None
         row = run_metrics(run, tau=tau, window=window, lateness=lateness)
         if lateness is not None:
@@ -319,6 +328,21 @@ def _per_run_results(runs: Sequence[RunData], log: pd.DataFrame | None, *, tau: 
     return results
 
 
+def _add_job_io(run: RunData, results: _RunResults, notes: list[str]) -> None:
+    """Add ``run``'s CPU and I/O tables (:func:`batreplay.analysis.job_io.run_io`) to ``results`` and its notes to
+    ``notes``, when its jobs moved bytes; a workload file that cannot be measured is said in ``notes``."""
+    try:
+        measured = run_io(run)
+    except ValueError as err:
+        notes.append(f"no CPU and I/O times: {err}")
+        return
+    if measured is not None:
+        jobs, per_type = measured
+        results.io_job_tables.append(jobs.jobs.assign(run=run.name))
+        results.io_type_tables.append(per_type.assign(run=run.name))
+        notes += jobs.notes
+
+
 def _pair_tables(runs: Sequence[RunData], notes: list[str]) -> list[pd.DataFrame]:
     """Table I of every pair of runs that replay the same job stream; a note in ``notes`` for each other pair."""
     tables = []
@@ -340,7 +364,8 @@ def _first(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
 def _write_tables(out_dir: Path, runs: Sequence[RunData], results: _RunResults, pair_tables: list[pd.DataFrame]
                   ) -> tuple[list[str], dict[str, pd.DataFrame | None]]:
     """Write the CSV tables (``metrics.json`` is written before); return the names written (``metrics.json`` among
-    them) and the tables the report shows: ``log``, ``pairs``, ``windows``, ``node_types`` (None when absent)."""
+    them) and the tables the report shows: ``log``, ``pairs``, ``windows``, ``node_types``, ``io_jobs``, ``io_types``
+    (None when absent)."""
     pd.DataFrame(results.rows).to_csv(out_dir / METRICS_CSV, index=False)
     written = [METRICS_CSV, METRICS_JSON]
     if results.user_tables:
@@ -358,9 +383,13 @@ def _write_tables(out_dir: Path, runs: Sequence[RunData], results: _RunResults, 
                   else None),
         "windows": pd.concat(results.window_tables, ignore_index=True),
         "node_types": node_type_table(runs),
+        "io_jobs": _first(pd.concat(results.io_job_tables, ignore_index=True), ["run"]) if results.io_job_tables
+        else None,
+        "io_types": _first(pd.concat(results.io_type_tables, ignore_index=True), ["run"]) if results.io_type_tables
+        else None,
     }
     for key, name in (("log", ADEQUACY_LOG_CSV), ("pairs", ADEQUACY_PAIRS_CSV), ("windows", WINDOWS_CSV),
-                      ("node_types", NODE_TYPES_CSV)):
+                      ("node_types", NODE_TYPES_CSV), ("io_jobs", JOB_IO_CSV), ("io_types", NODE_TYPE_IO_CSV)):
         if tables[key] is not None:
             tables[key].to_csv(out_dir / name, index=False)
             written.append(name)
@@ -479,7 +508,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
                            lambda done, total: progress(PROGRESS_STEPS[2], done, total))
     progress(PROGRESS_STEPS[3], 0, 1)
     content = report_content(runs, results.rows, tables["log"], results.refusals, tables["pairs"], tables["windows"],
-                             figures, notes, parameters, written, FIGURES_DIR, tables["node_types"])
+                             figures, notes, parameters, written, FIGURES_DIR, tables["node_types"], tables["io_types"])
     report = write_report(content, out_dir / REPORT_HTML)
     progress(PROGRESS_STEPS[3], 1, 1)
     return report

@@ -258,11 +258,20 @@ def _adequacy_tables(log_frame: pd.DataFrame | None, refusals: Mapping[str, Stre
     return tables
 
 
+#: What the report says of ``io_per_node_type.csv``.
+IO_TABLE_DESCRIPTION = (
+    "Jobs that completed successfully, from their profiles (Caspart et al. 2019: CPU demand and I/O demand): CPU "
+    "time = flop computed on the type's hosts over their speed (s); I/O time = each job's run time beyond its "
+    "computing and sleeping, counted once per host of the type (s; under compute sharing it also holds the wait "
+    "for a share of the hosts); CPU efficiency = CPU time / host-seconds (run time x hosts, one thread per host); "
+    "bytes read from and written to storage by the type's hosts. io_per_job.csv gives each job.")
+
+
 def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], log_frame: pd.DataFrame | None,
                    refusals: Mapping[str, StreamMismatchError], pairs: pd.DataFrame | None, windows: pd.DataFrame,
                    figures: list[ReportFigure], notes: list[str], parameters: dict[str, Any],
                    written: Sequence[str], figures_dir: str,
-                   node_types: pd.DataFrame | None = None) -> ReportContent:
+                   node_types: pd.DataFrame | None = None, io_types: pd.DataFrame | None = None) -> ReportContent:
     """The report of an analysis: the runs' identity, then each metric group of
     :data:`~batreplay.analysis.metric_registry.METRIC_GROUPS` that has something to show, the figures and the notes.
 
@@ -281,6 +290,7 @@ def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], l
         written: names of the files written next to the page, in order.
         figures_dir: the folder of the figure files, relative to the page.
         node_types: ``node_types.csv`` (occupancy per node type, :mod:`batreplay.analysis.node_types`), or None.
+        io_types: ``io_per_node_type.csv`` (CPU and I/O per node type, :mod:`batreplay.analysis.job_io`), or None.
 
     Returns:
         The page's content, for :func:`batreplay.analysis.report.write_report`.
@@ -336,6 +346,8 @@ def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], l
                 "of its nodes), over the type's slots and the span (above 1 when a scheduler puts more jobs on a "
                 "node than its slots, under compute sharing); mean waiting time of the jobs that ran on the type "
                 "(s); speed in flop/s per core (Caspart et al.'s node types).", group=title))
+        if key == "utilisation" and io_types is not None:
+            extra.append(ReportTable("CPU and I/O per node type", io_types, IO_TABLE_DESCRIPTION, group=title))
         if key == "adequacy":
             extra += _adequacy_tables(log_frame, refusals, pairs, title)
         if key in sections:

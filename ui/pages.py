@@ -218,8 +218,32 @@ def _adequacy_section(run, sandbox: Sandbox) -> list:
             html.Ul([html.Li(note.removeprefix("vs log: ")) for note in notes], className="field-note")]
 
 
+def _io_section(run) -> list:
+    """CPU time, I/O time, CPU efficiency and bytes per node type of a run whose jobs moved bytes
+    (:func:`batreplay.analysis.job_io.run_io`, as ``batreplay analyze`` writes them), or nothing."""
+    from batreplay.analysis.analyze_report import IO_TABLE_DESCRIPTION
+    from batreplay.analysis.job_io import run_io
+
+    title = html.H3("CPU and I/O per node type (Caspart et al. 2019)")
+    try:
+        measured = run_io(run)
+    except ValueError as err:
+        return [title, html.P(f"no CPU and I/O times: {err}", id="io-note")]
+    if measured is None:
+        return []
+    jobs, per_type = measured
+    shown = [{column: (f"{value:.4g}" if isinstance(value, float) else value) for column, value in row.items()}
+             for row in per_type.to_dict("records")]
+    return [title, dash_table.DataTable(id="io-table", data=shown,
+                                        columns=[{"name": column, "id": column} for column in per_type.columns],
+                                        style_cell=TABLE_CELL, style_table={"overflowX": "auto"}),
+            html.P(IO_TABLE_DESCRIPTION, className="field-note"),
+            html.Ul([html.Li(note) for note in jobs.notes], className="field-note")]
+
+
 def run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:
-    """The detail page of the finished run ``run_id``: metrics, figures, adequacy against its log, downloads; or
+    """The detail page of the finished run ``run_id``: metrics, figures, CPU and I/O per node type (jobs that move
+    bytes), adequacy against its log, downloads; or
     a line saying there is no such run or why it cannot be read."""
     from batreplay.analysis.metric_registry import summary_rows
     from batreplay.analysis.run_dir import load_run
@@ -253,6 +277,7 @@ def run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:
                              columns=[{"name": "metric", "id": "metric"}, {"name": "value", "id": "value"}],
                              style_cell=TABLE_CELL),
         *graphs,
+        *_io_section(run),
         *_adequacy_section(run, sandbox),
         html.H3("Files"),
         html.Ul([html.Li(html.A(name, href=f"/files/{run_id}/{name}", className="download")) for name in files]
