@@ -14,11 +14,13 @@ kernel, server, records, profiles, sharing, coscheduling and speedup modules, an
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from procset import ProcSet
 
 from batreplay.engine.kernel import PRIO_SEND, Kernel, printed_time
-from batreplay.engine.profiles import DATA_STAGING, PFS, Leaf, execution_time, host_flops
+from batreplay.engine.options import EngineError
+from batreplay.engine.profiles import DATA_STAGING, PFS, Leaf, UnsupportedProfileError, execution_time, host_flops
 from batreplay.engine.records import FAILED, SUCCESS, WALLTIME_REACHED, Job
 from batreplay.engine.server import COMPLETED, Message, Server
 from batreplay.engine.coscheduling import CoScheduledHosts
@@ -51,6 +53,7 @@ class Machine:
     def __init__(self, speeds: Sequence[float], cores: Sequence[int] | None = None, sharing: bool = False,
                  speedup_model: SpeedupModel | None = None, transfers: Transfers | None = None) -> None:
         self.speeds = [float(speed) for speed in speeds]
+        self.cores = list(cores or [1] * len(self.speeds))
         self.transfers = transfers  # the hosts and links of the jobs that move bytes
         self.busy = bytearray(len(self.speeds))  # 1 where a host computes a job (compute sharing off)
         # the one speed of a homogeneous platform (flop/s): no per-host list to build for each job
@@ -61,13 +64,24 @@ class Machine:
         elif sharing and transfers is not None:  # jobs that compute and jobs that move bytes share the hosts
             self.shared = transfers.solver
         elif sharing:
-            self.shared = SharedHosts(self.speeds, cores or [1] * len(self.speeds))
+            self.shared = SharedHosts(self.speeds, self.cores)
+        self._alone: SharedHosts | None = None  # (the solver a task with several executors on a host is timed in)
 
-    def amounts(self, profile: dict, alloc: ProcSet) -> dict[int, float]:
-        """Flop the parallel task of ``profile`` computes on each host of ``alloc`` (hosts with none left out;
-        :func:`batreplay.engine.profiles.host_flops`)."""
-        hosts = list(alloc)
-        return {host: flop for host, flop in zip(hosts, host_flops(profile, len(hosts))) if flop > 0}
+    def task(self, profile: dict, hosts: Sequence[int], **fields: Any) -> SharedTask:
+        """The parallel task of ``profile`` whose executors run on ``hosts`` (the allocation's hosts in order, or
+        those of Batsim's EXECUTE_JOB ``mapping``, where a host may come back): flop per executor from
+        :func:`batreplay.engine.profiles.host_flops`; ``fields`` go to :class:`SharedTask`."""
+        return SharedTask.of_executors(list(hosts), host_flops(profile, len(hosts)), **fields)
+
+    def alone_rate(self, profile: dict, hosts: Sequence[int]) -> float:
+        """The rate (work units/s) SimGrid's solver gives the task of ``profile`` on ``hosts`` alone: what times a
+        task with several executors on a host when hosts are not shared."""
+        if self._alone is None:
+            self._alone = SharedHosts(self.speeds, self.cores)
+        task = self.task(profile, hosts, solver=self._alone)
+        self._alone.add(task)
+        self._alone.remove(task)
+        return task.rate
 
     def mark(self, alloc: ProcSet, value: int) -> None:
         """Set the busy flag of the hosts of ``alloc`` to ``value`` (1: computing, 0: idle)."""
@@ -168,22 +182,31 @@ def run_step(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, alloc
     decides, and when both end in the same step the task wins (SimGrid handles the ended actions of the
     ptask_L07 model in the order they were started). Far from the walltime (beyond :data:`RACE_BAND`) the outcome
     is certain and one action suffices; near it both run, with SimGrid's arithmetic, and a task that loses keeps
-    running until its executor exits (KTH-SP2 job 5464, 2.5 ns after its walltime).
+    running until its executor exits (KTH-SP2 job 5464, 2.5 ns after its walltime). The task's executors run on
+    ``job.executors`` when the decision process gave a mapping, else one on each host of ``alloc``.
     """
+    hosts = alloc if job.executors is None else job.executors
     if machine.transfers is not None and machine.transfers.moves_bytes(profile):  # hosts and links, shared
         transfers = machine.transfers
         stores = profile["type"] in (PFS, DATA_STAGING)  # (nothing computed)
-        task = transfers.task(profile, transfers.hosts_of(profile, alloc, job.storage_mapping),
-                              [] if stores else host_flops(profile, len(alloc)))
+        try:
+            task = transfers.task(profile, transfers.hosts_of(profile, hosts, job.storage_mapping),
+                                  [] if stores else host_flops(profile, len(hosts)))
+        except (EngineError, UnsupportedProfileError) as err:  # (mid-run: name the job)
+            raise type(err)(f"job '{job.full_id}': {err}") from None
         _run_shared_step(kernel, job, task, remaining, ended)
         return
     if machine.shared is not None and profile["type"] != "delay":
         coscheduled = isinstance(machine.shared, CoScheduledHosts)  # its speedup model rates jobs by description
-        task = SharedTask(machine.amounts(profile, alloc), job=job.wire_description() if coscheduled else None,
-                          solver=machine.shared)
+        task = machine.task(profile, hosts, job=job.wire_description() if coscheduled else None,
+                            solver=machine.shared)
         _run_shared_step(kernel, job, task, remaining, ended)
         return
-    duration, rate = machine.timing(profile, alloc)
+    if job.executors is not None and profile["type"] != "delay":  # (a mapping: maybe several executors on a host)
+        rate = machine.alone_rate(profile, hosts)
+        duration = 1.0 / rate if rate else 0.0
+    else:
+        duration, rate = machine.timing(profile, alloc)
     token = kernel.next_seq()
     job.completion_token = token
 

@@ -18,6 +18,7 @@ from procset import ProcSet
 
 from batreplay.engine import events
 from batreplay.engine import server as msg
+from batreplay.engine.coscheduling import CoScheduledHosts
 from batreplay.engine.execution import Machine, fraction_done, start_job
 from batreplay.engine.kernel import PRIO_NEW_ACTOR, Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
@@ -186,12 +187,11 @@ class Handlers:
             except (KeyError, ValueError) as err:
                 raise EngineError(
                     f"EXECUTE_JOB '{job.full_id}': bad allocation {data.get('alloc')!r} ({err})") from None
-        if "mapping" in data or "additional_io_job" in data:
+        if "additional_io_job" in data:
             raise EngineError(
-                f"EXECUTE_JOB '{job.full_id}': custom mappings and I/O jobs need a real Batsim "
-                "(batreplay run --engine batsim)"
-            )
-        job.storage_mapping = self._storage_mapping(job, data.get("storage_mapping"))
+                f"EXECUTE_JOB '{job.full_id}': additional I/O jobs need a real Batsim (batreplay run --engine batsim)")
+        if "storage_mapping" in data:
+            job.storage_mapping = self._storage_mapping(job, data["storage_mapping"])
         nb_hosts = len(self.machine.speeds)
         intervals = list(alloc.intervals())  # (first, last) pairs, increasing: one pass instead of len, min and max
         size = 0
@@ -200,11 +200,13 @@ class Handlers:
         if size == 0 or intervals[-1][1] >= nb_hosts or intervals[0][0] < 0:
             raise EngineError(f"EXECUTE_JOB '{job.full_id}': allocation {alloc} outside resources 0-{nb_hosts - 1}")
         profile = self.profile_of(job)
+        if "mapping" in data:
+            job.executors = self._executors(job, data["mapping"], alloc, size)
+            size = len(job.executors)  # (Batsim then checks the executors, not the allocation)
         if size != job.res and not may_take_other_sizes(self.profiles[job.workload], job.profile_name):
             raise EngineError(
-                f"EXECUTE_JOB '{job.full_id}': the job requests {job.res} resources but {size} were "
-                f"allocated ({alloc})"
-            )
+                f"EXECUTE_JOB '{job.full_id}': the job requests {job.res} resources but "
+                + (f"its mapping has {size} executors" if job.executors else f"{size} were allocated ({alloc})"))
         clash = self.machine.clash(alloc) if self.machine.shared is None else None
         if clash is not None:
             raise EngineError(
@@ -219,21 +221,57 @@ class Handlers:
             for step in steps:  # Batsim aborts when a parallel step's cpu vector is not one value per host
                 if step.profile["type"] == "parallel" and len(step.profile["cpu"]) != size:
                     raise EngineError(f"EXECUTE_JOB '{job.full_id}': step '{step.name}' of its composed profile has "
-                                      f"{len(step.profile['cpu'])} cpu values but {size} hosts were allocated")
+                                      f"{len(step.profile['cpu'])} cpu values but {size} "
+                                      + ("executors" if job.executors else "hosts were allocated"))
         start_job(self.kernel, self.server, self.machine, job, profile, alloc, steps)
         self.nb_running += 1
 
-    def _storage_mapping(self, job: Job, mapping: Any) -> dict[str, int] | None:
+    def _executors(self, job: Job, mapping: Any, alloc: ProcSet, size: int) -> list[int]:
+        """The host of each executor of ``job`` from an EXECUTE_JOB's ``mapping`` (executor -> index within the
+        allocation; keys and values integers or strings of integers, executors numbered from 0 without gaps), as
+        Batsim 4.2.1 reads it. A mapping that puts several executors on one host is refused for a job that moves
+        bytes (those of the executors of one host are not played).
+
+        Raises:
+            EngineError: naming the job and what is wrong, as Batsim aborts."""
+        def number(value: Any) -> int:
+            if type(value) is int or (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
+                return int(value)
+            raise ValueError(f"{value!r} is not an integer")
+        try:
+            if not isinstance(mapping, Mapping) or not mapping:
+                raise ValueError("it must be a non-empty object")
+            pairs = sorted((number(executor), number(index)) for executor, index in mapping.items())
+        except ValueError as err:
+            raise EngineError(f"EXECUTE_JOB '{job.full_id}': bad mapping {mapping!r} ({err})") from None
+        hosts = list(alloc)
+        for expected, (executor, index) in enumerate(pairs):
+            if executor != expected:
+                raise EngineError(f"EXECUTE_JOB '{job.full_id}': mapping {mapping!r} gives no resource to executor "
+                                  f"{expected}")
+            if not 0 <= index < size:
+                raise EngineError(f"EXECUTE_JOB '{job.full_id}': mapping {mapping!r} gives executor {executor} the "
+                                  f"resource {index} of an allocation of {size}")
+        executors = [hosts[index] for _, index in pairs]
+        transfers = self.machine.transfers
+        if len(set(executors)) < len(executors) and (
+                isinstance(self.machine.shared, CoScheduledHosts) or transfers is not None and any(
+                    transfers.moves_bytes(step.profile) for step in leaves_of(self.profiles[job.workload],
+                                                                               job.profile_name))):
+            raise EngineError(f"EXECUTE_JOB '{job.full_id}': a mapping with several executors on one host is not "
+                              "played for jobs that move bytes or co-scheduled jobs (run with --engine batsim)")
+        return executors
+
+    def _storage_mapping(self, job: Job, mapping: Any) -> dict[str, int]:
         """An EXECUTE_JOB's ``storage_mapping`` (storage label -> resource id), checked as Batsim 4.2.1 checks it (a
-        non-empty object of integers; whether an id is a storage host's is checked when a job uses it,
-        :meth:`batreplay.engine.transfers.Transfers.hosts_of`); None when absent.
+        non-empty object of 32-bit integers; null too is refused; whether an id is a storage host's is checked when a
+        job uses it, :meth:`batreplay.engine.transfers.Transfers.hosts_of`).
 
         Raises:
             EngineError: naming the job and the mapping."""
-        if mapping is None:
-            return None
         if not isinstance(mapping, Mapping) or not mapping or not all(
-                isinstance(label, str) and type(host) is int for label, host in mapping.items()):
+                isinstance(label, str) and type(host) is int and -2**31 <= host < 2**31
+                for label, host in mapping.items()):
             raise EngineError(f"EXECUTE_JOB '{job.full_id}': storage_mapping {mapping!r} must be a non-empty object "
                               "of storage labels and resource ids (integers)")
         return dict(mapping)
@@ -292,8 +330,8 @@ class Handlers:
         self.kernel.schedule(PRIO_NEW_ACTOR, self.server.arrive, Message(msg.KILLING_DONE, (to_kill, killed, progress)))
 
     def check_transfers(self, name: str, profile: Mapping) -> None:
-        """Refuse a profile that moves bytes (``parallel_homogeneous_pfs``, ``parallel`` with a communication matrix,
-        ``parallel_homogeneous`` with ``com``) where the engine cannot play it; otherwise every message of the run
+        """Refuse a profile that moves bytes (``parallel_homogeneous_pfs``, ``data_staging``, ``parallel`` with a
+        communication matrix, ``parallel_homogeneous`` with ``com``) where the engine cannot play it; otherwise every message of the run
         joins the links (:meth:`.transfers.Transfers.check`).
 
         Raises:

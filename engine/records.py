@@ -58,6 +58,7 @@ class Job:
     registered: bool = False
     steps: Any = None  # the steps of its composed profile, while it runs (engine.execution.Steps)
     storage_mapping: dict | None = None  # its EXECUTE_JOB's storage labels -> storage host ids, if any
+    executors: list[int] | None = None  # the host of each executor, from its EXECUTE_JOB's mapping, if any
     # Batsim's return code once it ended: its profile's (or failed step's) ``ret``, 0 by default; -1 at its walltime
     # or killed in a sleep, -2 killed in a computation
     return_code: int = -1

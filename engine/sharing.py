@@ -8,8 +8,13 @@ from its max-min one. This module plays that solver on the parallel tasks of the
   :mod:`.kernel`) and computes ``a_jh`` flop on each of its hosts ``h``, drawing ``a_jh * x_j`` flop/s from it;
 - host ``h`` offers ``cores_h * speed_h`` flop/s; on hosts with several cores a task gets at most one core
   (``x_j <= speed_h / a_jh``: observed on the golden ``multicore``);
+- a task has one executor per host, or several on one host with Batsim's EXECUTE_JOB ``mapping``: each executor is
+  then an element of the host's constraint, counted in its equal shares and held to one core (its largest amount
+  binds), so that ``k`` executors on a host of ``k`` cores compute at once (recorded cases ``mapping-sharing`` and
+  ``mapping-exclusive``);
 - the solver works in rounds: each host not yet used up splits what it has left *equally in flop/s* between its
-  tasks still being filled; each such task grows by the smallest of its hosts' shares divided by its amount there;
+  tasks' executors still being filled; each such task grows by the smallest of its hosts' shares divided by its
+  (largest executor's) amount there;
   every host then loses what its tasks took in this round, and a host left with nothing (below SimGrid's
   ``maxmin/precision``, 1e-5 flop/s) freezes all its tasks. Quirk kept as SimGrid has it: a frozen task's last
   increment is subtracted again, at every later round, from its hosts still being filled;
@@ -53,6 +58,11 @@ class SharedTask:
         speedup: co-scheduling only: the task's speedup now (eq. 1 of :mod:`batreplay.platforms.speedup`).
         solver: the :class:`SharedHosts` (or co-scheduled hosts) the task is on: the hosts, or the links of a job
             that reads and writes (their ids are then the links', ``amounts`` in bytes).
+        executors: for a host holding several of the task's executors (Batsim's EXECUTE_JOB ``mapping``), how many
+            and the largest amount among them: ``{host: (count, largest flop)}`` (``amounts`` holds their sum);
+            None when every host holds one. Each executor is an element of the host's constraint, as SimGrid's
+            ``ptask_L07`` has it: the host's capacity is shared equally between elements, and each element gets
+            at most one core.
     """
 
     amounts: dict[int, float]
@@ -61,6 +71,34 @@ class SharedTask:
     job: Any = None
     speedup: float = 1.0
     solver: Any = None
+    executors: dict[int, tuple[int, float]] | None = None
+
+    @classmethod
+    def of_executors(cls, hosts: Sequence[int], flops: Sequence[float], **fields: Any) -> SharedTask:
+        """The task whose executor ``k`` computes ``flops[k]`` on host ``hosts[k]`` (executors of 0 flop left out;
+        a host may hold several)."""
+        amounts: dict[int, float] = {}
+        count: dict[int, int] = {}
+        largest: dict[int, float] = {}
+        for host, flop in zip(hosts, flops):
+            if flop > 0:
+                amounts[host] = amounts.get(host, 0.0) + flop
+                count[host] = count.get(host, 0) + 1
+                largest[host] = max(largest.get(host, 0.0), flop)
+        several = {host: (count[host], largest[host]) for host in amounts if count[host] > 1}
+        return cls(amounts, executors=several or None, **fields)
+
+    def largest(self, host: int) -> float:
+        """The largest amount of one executor of the task on ``host``."""
+        executors = self.executors
+        if executors is not None and host in executors:
+            return executors[host][1]
+        return self.amounts[host]
+
+    def elements(self, host: int) -> int:
+        """How many executors of the task compute on ``host`` (elements of its constraint)."""
+        executors = self.executors
+        return executors[host][0] if executors is not None and host in executors else 1
 
 
 class SharedHosts:
@@ -152,20 +190,24 @@ class SharedHosts:
             # one core per task (hosts with several cores only; elsewhere the host's capacity is the same limit);
             # SimGrid bounds a task by its hosts only, not by its links
             if any(self.capacities[h] != self.speeds[h] for h in task.amounts):
-                bound[key] = min(self.speeds[h] / a for h, a in task.amounts.items() if h < self.nb_hosts)
+                bound[key] = min(self.speeds[h] / task.largest(h) for h in task.amounts if h < self.nb_hosts)
         filling = {id(task): task for task in tasks}
         active = list(hosts)  # the hosts whose capacity is not used up yet
         share: dict[int, float] = {}
         while filling:
             still = []
             for host in active:
-                count = sum(1 for task in self.tasks_on[host] if id(task) in filling)
+                count = sum(1 if task.executors is None else task.elements(host)
+                            for task in self.tasks_on[host] if id(task) in filling)
                 if count:
                     share[host] = remaining[host] / count
                     still.append(host)
             active = still
             for key, task in list(filling.items()):
-                step = min(share[h] / a for h, a in task.amounts.items())
+                if task.executors is None:
+                    step = min(share[h] / a for h, a in task.amounts.items())
+                else:  # (several executors on a host: the largest binds)
+                    step = min(share[h] / task.largest(h) for h in task.amounts)
                 if key in bound:
                     step = min(step, bound[key] - rate[key])
                 increment[key] = step

@@ -13,12 +13,18 @@ A task's bytes, as Batsim 4.2.1 builds its communication matrix (``src/task_exec
 - ``parallel_homogeneous``: ``com`` between every two distinct hosts; ``parallel_homogeneous_total``: ``com /
   n`` between every two distinct hosts of ``n``;
 - ``parallel_homogeneous_pfs``: the storage host comes last; each host writes ``bytes_to_write`` to it and reads
-  ``bytes_to_read`` from it; nothing is computed.
+  ``bytes_to_read`` from it; nothing is computed;
+- ``data_staging``: the task's hosts are the storage hosts labelled ``from`` and ``to`` (the job's allocation only
+  places its executor); ``nb_bytes`` go from the first to the second; nothing is computed.
+
+A task of one host is a computation alone (SimGrid ignores its bytes). With Batsim's EXECUTE_JOB ``mapping``, the
+task's hosts are its executors' (a host may come back for a job that only computes).
 
 Batsim's internal messages (1 byte each, one at a time) cross links too: the JOB_COMPLETED of a job goes from the
 job's first host (where its executor runs) to the master host, the others over the master host's route to itself.
 Once the run has jobs that move bytes, or when a message route's slowest link is not the 125 MB/s the server times
-a message alone at, every message joins the solver and shares the links it crosses (:meth:`Transfers.carry`). Link latencies are not played: a route with a latency is refused. It imports the
+a message alone at, every message joins the solver and shares the links it crosses (:meth:`Transfers.carry`).
+Link latencies are not played: a route with a latency is refused. It imports the
 engine's kernel, server, sharing and profiles modules, and the platform's links and routes.
 """
 
@@ -128,13 +134,16 @@ class Transfers:
         """Why Batsim's messages cannot be timed on this platform, or None. Their routes: each compute host's to the
         master host (one host per cluster) and the master host's to itself. Messages travel one at a time, so a
         link's sharing policy matters only where jobs' bytes cross it too (:meth:`check`); refused: a latency on
-        such a route, the master host without a route to itself (SimGrid's own loopback link, ``FATPIPE``), or a route not
+        such a route, the master host without a route to itself (SimGrid's own loopback link, ``FATPIPE``) or whose
+        route to itself is not followed, or a route not
         followed on a platform whose links are not all at ``bandwidth`` with no latency (on such a platform any
         route takes ``1 / bandwidth`` s alone, which is how the server times a message). When the routes are known
         but the slowest link of one is not ``bandwidth`` (bytes/s), the run is :attr:`active` at once: every
         message crosses its links in the solver. ``compute``: the compute host names."""
         routes = list(self.network.distinct_routes(compute, self.master))
         routes.append((self.master, self.network.route(self.master, self.master, strict=False)))
+        if routes[-1][1] is None:  # (SimGrid may give it its own loopback: its messages would take 0.1 ns)
+            return f"the master host {self.master}'s route to itself is not followed ({self.network.why_unfollowed()})"
         unknown = [host for host, route in routes if route is None]
         if unknown:
             odd = self.network.odd_link(bandwidth)

@@ -13,7 +13,8 @@ What is followed (checked against SimGrid 3.32's ``route_to`` on the platforms o
   ``dst``; a symmetrical route (the default) serves ``dst`` to ``src`` with the links in reverse order; two hosts
   without a route have an empty one (no link: their bytes take no time; a real Batsim ran such jobs in their compute
   time, recorded case pfs-slots, 2026-11-28); a host without a route to itself reaches itself over SimGrid's own
-  loopback link, ``__loopback__`` (:data:`batreplay.platforms.network.SIMGRID_LOOPBACK`, ``FATPIPE``);
+  loopback link, ``__loopback__`` (:data:`batreplay.platforms.network.SIMGRID_LOOPBACK`, ``FATPIPE``), unless the
+  zone also holds sub-zones (SimGrid adds its loopback to zones without sub-zones only: an empty route);
 - a ``<cluster>`` (flat): host ``prefix + n + suffix`` has a private link of the cluster's ``bw`` and ``lat``, called
   ``<id>_link_<n>`` (``sharing_policy="SHARED"``) or, by default (``SPLITDUPLEX``), two links ``<id>_link_<n>_UP``
   (outgoing) and ``<id>_link_<n>_DOWN`` (incoming); the optional backbone (``bb_bw``, ``bb_lat``) is
@@ -134,7 +135,8 @@ class Network:
         each cluster its first host's private link(s), backbone and loopback (a cluster's private links differ only
         in name)."""
         yield from self.links.values()
-        if any(zone.routing == "Full" and any((host, host) not in zone.routes for host in zone.hosts)
+        if any(zone.routing == "Full" and not zone.children and any((host, host) not in zone.routes
+                                                                    for host in zone.hosts)
                for zone in self._zones()):
             yield SIMGRID_LOOPBACK
         for cluster in self._clusters():
@@ -290,7 +292,7 @@ class Network:
         if zone.routing != "Full":
             return None
         if (src, dst) not in zone.routes:  # SimGrid 3.32: an empty route, or its own loopback from a host to itself
-            return [SIMGRID_LOOPBACK] if src == dst else []
+            return [SIMGRID_LOOPBACK] if src == dst and not zone.children else []  # (a zone of sub-zones: none)
         return [self.links[name] for name in zone.routes[(src, dst)]]
 
 

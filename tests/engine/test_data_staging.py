@@ -59,7 +59,7 @@ def test_a_staging_moves_its_bytes_between_the_storage_hosts_its_labels_map_to()
     assert _run(writes, {"local": 5}, res=3).finish_time == pytest.approx(3 * 3e8 / 2.5e8)  # through storage's
 
 
-@pytest.mark.parametrize("mapping", [{"pfs": "4"}, {}, ["pfs"], {"pfs": 4.0}])
+@pytest.mark.parametrize("mapping", [{"pfs": "4"}, {}, ["pfs"], {"pfs": 4.0}, None, {"pfs": 2**31}])
 def test_a_storage_mapping_batsim_would_abort_on_stops_the_run_naming_the_job(mapping):
     with pytest.raises(EngineError, match=r"EXECUTE_JOB 'w0!1': storage_mapping .* must be a non-empty object of "
                                           r"storage labels and resource ids \(integers\)"):

@@ -81,7 +81,7 @@ def test_a_master_host_without_a_route_to_itself_is_flagged_and_one_over_other_l
     def faster(text):  # the master's own link at 10 GB/s: its messages take 0.1 ns, in the link solver
         return text.replace('id="master_loop" bandwidth="125MBps"', 'id="master_loop" bandwidth="10GBps"')
 
-    def alone(text):  # no route to itself: SimGrid carries them in no time
+    def alone(text):  # no route to itself: SimGrid carries them over its own loopback (10 GBps, FATPIPE)
         return text.replace('<route src="master_host" dst="master_host">\n      <link_ctn id="master_loop" />\n'
                             '    </route>', "")
     assert _io_text(tmp_path, alone).master_on_loopback
