@@ -303,9 +303,10 @@ class Steps:
 def fraction_done(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, started: float) -> float:
     """The fraction of a step (``profile``, started at clock ``started``, s) of running ``job`` done now: Batsim's
     progress of a leaf task, ``1 - remaining`` for a task whose rate may have changed (``job.task``), else the time
-    since it started over its length alone on its hosts (1 for a step of no length)."""
+    since it started over its length alone on its hosts (1 for a step of no length; 0 while the task waits out its
+    routes' latency)."""
     if job.task is not None:
-        return 1.0 - kernel.work_left(job.task.owner)
+        return 0.0 if job.task.waiting else 1.0 - kernel.work_left(job.task.owner)
     duration = machine.duration(profile, job.allocation)
     return (kernel.clock - started) / duration if duration else 1.0
 

@@ -63,6 +63,9 @@ class SharedTask:
             None when every host holds one. Each executor is an element of the host's constraint, as SimGrid's
             ``ptask_L07`` has it: the host's capacity is shared equally between elements, and each element gets
             at most one core.
+        latency: seconds the task waits before it takes any share (the largest latency of the routes it sends
+            bytes over); waiting: it is waiting them out now (not in the solver).
+        bound: the largest rate its routes' latencies allow (work units/s; inf: none), SimGrid's network bound.
     """
 
     amounts: dict[int, float]
@@ -72,6 +75,9 @@ class SharedTask:
     speedup: float = 1.0
     solver: Any = None
     executors: dict[int, tuple[int, float]] | None = None
+    latency: float = 0.0
+    bound: float = float("inf")
+    waiting: bool = False
 
     @classmethod
     def of_executors(cls, hosts: Sequence[int], flops: Sequence[float], **fields: Any) -> SharedTask:
@@ -191,6 +197,8 @@ class SharedHosts:
             # SimGrid bounds a task by its hosts only, not by its links
             if any(self.capacities[h] != self.speeds[h] for h in task.amounts):
                 bound[key] = min(self.speeds[h] / task.largest(h) for h in task.amounts if h < self.nb_hosts)
+            if task.bound < float("inf"):  # (the latency of its routes)
+                bound[key] = min(bound.get(key, task.bound), task.bound)
         filling = {id(task): task for task in tasks}
         active = list(hosts)  # the hosts whose capacity is not used up yet
         share: dict[int, float] = {}

@@ -24,7 +24,9 @@ Batsim's internal messages (1 byte each, one at a time) cross links too: the JOB
 job's first host (where its executor runs) to the master host, the others over the master host's route to itself.
 Once the run has jobs that move bytes, or when a message route's slowest link is not the 125 MB/s the server times
 a message alone at, every message joins the solver and shares the links it crosses (:meth:`Transfers.carry`).
-Link latencies are not played: a route with a latency is refused. It imports the
+Link latencies are played as SimGrid 3.32's ``ptask_L07`` plays them: a task (or message) waits for the largest
+latency of the routes it sends bytes over before it takes any share, and its rate is then bounded by
+``TCP_GAMMA / (2 * latency * bytes)`` (the largest product over those routes). It imports the
 engine's kernel, server, sharing and profiles modules, and the platform's links and routes.
 """
 
@@ -119,6 +121,7 @@ class Transfers:
         self.messages_carried = 0
         self._link_ids: dict[str, int] = {}
         self._routes: dict[tuple[str, str], list[int]] = {}
+        self._latencies: dict[tuple[str, str], float] = {}  # (src, dst) -> the route's latency, s
         self._checked: set[tuple[str, str]] = set()  # (host, storage) whose routes both ways were found playable
         self._moving: dict[int, tuple[Mapping, bool]] = {}  # id(profile) -> (profile, moves bytes)
 
@@ -133,13 +136,13 @@ class Transfers:
     def check_messages(self, compute: Sequence[str], bandwidth: float) -> str | None:
         """Why Batsim's messages cannot be timed on this platform, or None. Their routes: each compute host's to the
         master host (one host per cluster) and the master host's to itself. Messages travel one at a time, so a
-        link's sharing policy matters only where jobs' bytes cross it too (:meth:`check`); refused: a latency on
-        such a route, the master host without a route to itself (SimGrid's own loopback link, ``FATPIPE``) or whose
-        route to itself is not followed, or a route not
-        followed on a platform whose links are not all at ``bandwidth`` with no latency (on such a platform any
-        route takes ``1 / bandwidth`` s alone, which is how the server times a message). When the routes are known
-        but the slowest link of one is not ``bandwidth`` (bytes/s), the run is :attr:`active` at once: every
-        message crosses its links in the solver. ``compute``: the compute host names."""
+        link's sharing policy matters only where jobs' bytes cross it too (:meth:`check`); refused: the master host
+        without a route to itself (SimGrid's own loopback link, ``FATPIPE``) or whose route to itself is not
+        followed, or a route not followed on a platform whose links are not all at ``bandwidth`` with no latency (on
+        such a platform any route takes ``1 / bandwidth`` s alone, which is how the server times a message). When the
+        routes are known but the slowest link of one is not ``bandwidth`` (bytes/s), or one has a latency, the run
+        is :attr:`active` at once: every message crosses its links in the solver (after its route's latency).
+        ``compute``: the compute host names."""
         routes = list(self.network.distinct_routes(compute, self.master))
         routes.append((self.master, self.network.route(self.master, self.master, strict=False)))
         if routes[-1][1] is None:  # (SimGrid may give it its own loopback: its messages would take 0.1 ns)
@@ -150,14 +153,11 @@ class Transfers:
             if odd is not None:
                 return f"from {unknown[0]} to {self.master}: {self.network.why_unfollowed()}, and {odd}"
             return None  # (every route takes 1 / bandwidth s)
-        for host, route in routes:
-            for link in route:
-                if link.latency:
-                    return f"from {host} to {self.master}: {link_problem(link)}"
         if not routes[-1][1] or SIMGRID_LOOPBACK in routes[-1][1]:
             return (f"the master host {self.master} has no route to itself (SimGrid carries its messages over its own "
                     "loopback link, FATPIPE, which the engine does not play)")
-        if any(route and min(link.bandwidth for link in route) != bandwidth for _, route in routes):
+        if any(route and (min(link.bandwidth for link in route) != bandwidth or any(link.latency for link in route))
+               for _, route in routes):
             self.active = True
         return None
 
@@ -165,7 +165,7 @@ class Transfers:
         """Why jobs of ``profile`` (which moves bytes) cannot be played on this platform, or None; ``compute``: the
         compute host names. The messages' routes are :meth:`check_messages`'; a PFS task needs every compute host's
         routes to and from the storage host; bytes between compute hosts need every route between them
-        (:meth:`batreplay.platforms.routing.Network.transfer_problem`: zero latency, plain links, routes followed;
+        (:meth:`batreplay.platforms.routing.Network.transfer_problem`: plain links, routes followed;
         a cluster's loopbacks only for a ``parallel`` matrix whose diagonal moves bytes). None makes the run
         :attr:`active`: every message then joins the solver."""
         if self.network.unsupported is not None:
@@ -231,6 +231,7 @@ class Transfers:
                     self._link_ids[link.name] = self.solver.add_link(link.bandwidth)
                 ids.append(self._link_ids[link.name])
             self._routes[key] = ids
+            self._latencies[key] = self.network.latency(src, dst) or 0.0
         return self._routes[key]
 
     def hosts_of(self, profile: Mapping, alloc: ProcSet, mapping: Mapping[str, int] | None) -> list[int]:
@@ -275,10 +276,14 @@ class Transfers:
             UnsupportedProfileError: a route the engine cannot play (see :meth:`problem`)."""
         amounts: dict[int, float] = {host: flop for host, flop in zip(hosts, flops) if flop > 0}
         names = self.names
+        latency = lag = 0.0  # the largest route latency, and of latency x bytes, over the pairs that move bytes
         for sender, receiver, moved in _matrix(profile, len(hosts)) if len(hosts) > 1 else ():
-            for link in self._route(names[hosts[sender]], names[hosts[receiver]]):
+            pair = (names[hosts[sender]], names[hosts[receiver]])
+            for link in self._route(*pair):
                 amounts[link] = amounts.get(link, 0.0) + moved
-        return SharedTask(amounts, solver=self.solver)
+            latency = max(latency, self._latencies[pair])
+            lag = max(lag, self._latencies[pair] * moved)
+        return SharedTask(amounts, solver=self.solver, latency=latency, bound=_tcp_bound(lag))
 
     def carry(self, kernel: Kernel, message: Message, deliver: Callable[[Message], None]) -> bool:
         """Start ``message`` on its links in the solver if the run moves bytes (:attr:`active`); ``deliver(message)``
@@ -291,9 +296,22 @@ class Transfers:
         amounts: dict[int, float] = {}
         for link in self._route(source, self.master, message=True):
             amounts[link] = amounts.get(link, 0.0) + 1.0  # (1 byte on each link, twice on a link crossed twice)
-        start_shared_task(kernel, SharedTask(amounts, solver=self.solver), PRIO_DELIVERY, deliver, message)
+        latency = self._latencies[(source, self.master)]
+        task = SharedTask(amounts, solver=self.solver, latency=latency, bound=_tcp_bound(latency))
+        start_shared_task(kernel, task, PRIO_DELIVERY, deliver, message)
         self.messages_carried += 1
         return True
+
+
+#: SimGrid 3.32's ``network/TCP-gamma`` (bytes), the default Batsim keeps: the TCP window that bounds a transfer's
+#: rate by its latency.
+TCP_GAMMA = 4194304.0
+
+
+def _tcp_bound(lag: float) -> float:
+    """The bound of a task's rate (work units/s) from the largest product of a route's latency (s) and the bytes
+    sent over it: SimGrid 3.32's ``ptask_L07`` network bound, ``TCP_GAMMA / (2 * lag)``; inf without latency."""
+    return TCP_GAMMA / (2.0 * lag) if lag > 0 else float("inf")
 
 
 def _link_problem(route: Sequence[Link], src: str, dst: str) -> str | None:
@@ -309,7 +327,9 @@ def start_shared_task(kernel: Kernel, task: SharedTask, prio: int, ended: Callab
                       argument: Any) -> None:
     """Put ``task`` on its solver and start its work (1 unit) at the rate it gets there, its neighbours' rates
     updated; when it ends, it leaves the solver (their rates updated again) and ``ended(argument)`` runs, unless it
-    was stopped before (:func:`stop_shared_task`) in that very step."""
+    was stopped before (:func:`stop_shared_task`) in that very step. A task with a latency first waits it out
+    (SimGrid's ``ptask_L07``: the action takes no share until its latency is paid, counted down as a sleep), then
+    joins the solver."""
     def finished(_argument: Any) -> None:
         if task.owner is None:  # stopped earlier in this step (a kill, a walltime's leftover): its end changes nothing
             return
@@ -317,9 +337,21 @@ def start_shared_task(kernel: Kernel, task: SharedTask, prio: int, ended: Callab
         update_rates(kernel, task.solver.remove(task))
         ended(argument)
 
-    changed = task.solver.add(task)
-    task.owner = kernel.start_activity(1.0, task.rate, prio, finished, argument)
-    update_rates(kernel, changed)
+    def join() -> None:
+        changed = task.solver.add(task)
+        task.owner = kernel.start_activity(1.0, task.rate, prio, finished, argument)
+        update_rates(kernel, changed)
+
+    def paid(_argument: Any = None) -> None:
+        if task.waiting:  # (not stopped meanwhile)
+            task.waiting = False
+            join()
+
+    if task.latency > 0:
+        task.waiting = True
+        task.owner = kernel.start_activity(task.latency, 0.0, prio, paid)
+    else:
+        join()
 
 
 def stop_shared_task(kernel: Kernel, task: SharedTask | None) -> None:
@@ -328,6 +360,9 @@ def stop_shared_task(kernel: Kernel, task: SharedTask | None) -> None:
         return
     kernel.cancel(task.owner)
     task.owner = None
+    if task.waiting:  # (still paying its latency: not in the solver)
+        task.waiting = False
+        return
     update_rates(kernel, task.solver.remove(task))
 
 

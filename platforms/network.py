@@ -84,10 +84,9 @@ SIMGRID_LOOPBACK = Link("__loopback__", 1e10, 0.0, plain=False, loopback=True)
 
 def link_problem(link: Link) -> str | None:
     """Why the embedded engine cannot play transfers over ``link`` as SimGrid 3.32 does, or None: it is not plain
-    (``FATPIPE``: shared otherwise; a cluster's loopback is ``FATPIPE``), or it has a latency (only 0 is played)."""
+    (``FATPIPE``: shared otherwise; a cluster's loopback is ``FATPIPE``). Latencies are played
+    (:mod:`batreplay.engine.transfers`)."""
     if not link.plain:
         kind = "a loopback, FATPIPE" if link.loopback else "FATPIPE or SPLITDUPLEX"
         return f"link {link.name!r} is not shared as the engine plays links ({kind})"
-    if link.latency:
-        return f"link {link.name!r} has a latency of {link.latency:g} s (only 0 is played)"
     return None

@@ -207,8 +207,8 @@ class Network:
     def transfer_problem(self, loopbacks: bool = False) -> str | None:
         """Why bytes between any two compute hosts may take a route the engine cannot play, or None: something is
         not followed (:attr:`unsupported`), a zone whose routing is not ``Full`` holds hosts, a ``Full`` zone holds
-        hosts beside sub-zones or lacks a ``<zoneRoute>`` between two of its sub-zones, or a link is not plain or has
-        a latency (a cluster's loopbacks, ``FATPIPE``, count only with ``loopbacks``: bytes a host sends itself)."""
+        hosts beside sub-zones or lacks a ``<zoneRoute>`` between two of its sub-zones, or a link is not plain (a
+        cluster's loopbacks, ``FATPIPE``, count only with ``loopbacks``: bytes a host sends itself)."""
         if self.unsupported is not None:
             return self.unsupported
         pending = [self.root]
@@ -264,7 +264,21 @@ class Network:
             return None
         return None if links is None else tuple(links)
 
-    def _route(self, src: str, dst: str) -> list[Link] | None:
+    def latency(self, src: str, dst: str) -> float | None:
+        """The latency (s) of the route from ``src`` to ``dst`` (:meth:`route`, not strict), its links' latencies
+        added up in SimGrid 3.32's order (``get_global_route``: the links between the zones first, then the way to
+        the source's gateway, then the way from the destination's), or None when the route is not known."""
+        if self.everywhere is not None:
+            return None
+        total = [0.0]
+        try:
+            links = self._route(src, dst, total)
+        except (KeyError, LookupError):
+            return None
+        return None if links is None else total[0]
+
+    def _route(self, src: str, dst: str, latency: list[float] | None = None) -> list[Link] | None:
+        """The route's links; ``latency``: a one-item list to which their latencies are added, in SimGrid's order."""
         src_path, dst_path = self.path_of(src), self.path_of(dst)
         if src_path is None or dst_path is None:
             return None
@@ -273,15 +287,22 @@ class Network:
             depth += 1
         common = src_path[depth - 1]
         if len(src_path) == depth and len(dst_path) == depth:  # both in the same zone or cluster
-            return self._local(common, src, dst)
+            links = self._local(common, src, dst)
+            if latency is not None and links is not None:
+                for link in links:
+                    latency[0] += link.latency
+            return links
         if len(src_path) == depth or len(dst_path) == depth or not isinstance(common, _Zone):
             return None  # a host of a zone and one of its sub-zones: not followed
         if common.routing != "Full":
             return None
         key = (src_path[depth].id, dst_path[depth].id)
         gw_src, gw_dst, names = common.zone_routes[key]
-        before = [] if gw_src == src else self._route(src, gw_src)
-        after = [] if gw_dst == dst else self._route(gw_dst, dst)
+        if latency is not None:
+            for name in names:
+                latency[0] += self.links[name].latency
+        before = [] if gw_src == src else self._route(src, gw_src, latency)
+        after = [] if gw_dst == dst else self._route(gw_dst, dst, latency)
         if before is None or after is None:
             return None
         return before + [self.links[name] for name in names] + after

@@ -132,8 +132,9 @@ def test_io_profile_refusals_name_the_reason(tmp_path):
         '<link id="storage_io" bandwidth="250000000.0Bps" latency="1ms"')))
     workload = {"nb_res": 4, "jobs": [{"id": "1", "subtime": 0, "res": 1, "walltime": 10, "profile": "r"}],
                 "profiles": {"r": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e8}}}
-    with pytest.raises(UnsupportedProfileError, match="has a latency"):
-        _engine(latent, workload)
+    engine = _engine(latent, workload)  # a latency is played: 1 ms, then 1e8 bytes at the node's 1e8 B/s
+    run_scheduler(engine, FirstFit())
+    assert engine.records[0].finish_time == pytest.approx(1.001, abs=1e-9)
 
 
 def test_a_reader_registered_by_the_decision_process_is_refused_without_routes():

@@ -442,3 +442,27 @@ def test_kth_jobs_exchanging_bytes_across_the_kth_backbone_is_batsims(real_batsi
                      for path in (tmp_path / "base" / "out_jobs.csv", embedded))
     assert base.metrics["nb_jobs"] == NB_JOBS
     assert ((after - before) > 1).sum() > 200  # measured 246 jobs slowed down by their bytes (2026-11-28)
+
+
+@pytest.mark.slow
+def test_kth_jobs_on_links_with_latency_are_batsims(real_batsim, tmp_path):
+    """Link latencies (issue 27): the first 3,000 jobs of KTH-SP2 on its platform with 2 ms on the backbone and
+    15 us on every private link, half of them sending 5 MB between every two of their hosts (each transfer waits
+    its routes' latency, then SimGrid's TCP window bounds it), the others only computing (their JOB_COMPLETED waits
+    2.03 ms): the same out_jobs.csv on both engines."""
+    platform = tmp_path / "kth-latency.xml"
+    platform.write_text(SHIPPED_PLATFORMS["kth-sp2"].read_text().replace('lat="0us"', 'lat="15us"').replace(
+        '<link id="backbone" bandwidth="125MBps" latency="0us"', '<link id="backbone" bandwidth="125MBps" latency="2ms"'))
+    run(RunSpec.build(workload=KTH, platform="kth-sp2", scheduler="easy", max_jobs=NB_JOBS, out_dir=tmp_path / "base"))
+    document = json.loads((tmp_path / "base" / "workload.json").read_text())
+    for k, name in enumerate(sorted(document["profiles"])):
+        document["profiles"][name]["com"] = 5e6 if k % 2 == 0 else 0
+    latent = tmp_path / "latent.json"
+    latent.write_text(json.dumps(document))
+    embedded = _embedded_then_real(real_batsim, tmp_path, "KTH jobs on links with latency: embedded vs real Batsim",
+                                   workload=latent, platform=platform, scheduler="easy", timeout=RUN_BOUND)
+    assert len(embedded.read_text().splitlines()) == 1 + NB_JOBS
+    from batreplay.formats.out_jobs import read_out_jobs
+    before, after = (read_out_jobs(path).set_index("job_id")["execution_time"]
+                     for path in (tmp_path / "base" / "out_jobs.csv", embedded))
+    assert ((after - before) > 1e-3).sum() > 200  # measured 286 jobs slowed by over 1 ms (2026-11-28)

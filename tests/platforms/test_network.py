@@ -53,9 +53,6 @@ def test_a_generated_platform_gives_each_hosts_route_to_the_storage(tmp_path):
     ("a route declared twice", lambda t: t.replace("</zone>", '<route src="storage" dst="node_0">'
                                                               '<link_ctn id="storage_io"/></route></zone>'),
      "declared twice"),
-    ("a latency", lambda t: t.replace('id="node_1_io" bandwidth="100000000.0Bps" latency="0us"',
-                                      'id="node_1_io" bandwidth="100000000.0Bps" latency="5us"'),
-     "'node_1_io' has a latency of 5e-06 s"),
     ("a zero bandwidth", lambda t: t.replace('id="node_1_io" bandwidth="100000000.0Bps"',
                                              'id="node_1_io" bandwidth="0Bps"'), "must be finite and > 0"),
 ])
