@@ -22,6 +22,7 @@ the skip into a failure (``conftest.find_real_batsim``).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -421,27 +422,39 @@ def test_whole_kth_in_demand_rounds_with_reads_is_batsims(real_batsim, tmp_path)
     assert len(embedded.read_text().splitlines()) == 1 + 28467
 
 
+def _kth_with_com(tmp_path: Path, com_of: Callable[[int], float]) -> Path:
+    """The first :data:`NB_JOBS` KTH-SP2 jobs run with EASY on kth-sp2 into ``tmp_path / "base"``; returns a copy of
+    their workload whose ``k``-th profile (name order) sends ``com_of(k)`` bytes between every two of its hosts."""
+    base = run(RunSpec.build(workload=KTH, platform="kth-sp2", scheduler="easy", max_jobs=NB_JOBS,
+                             out_dir=tmp_path / "base"))
+    assert base.metrics["nb_jobs"] == NB_JOBS
+    document = json.loads((tmp_path / "base" / "workload.json").read_text())
+    for k, name in enumerate(sorted(document["profiles"])):
+        document["profiles"][name]["com"] = com_of(k)
+    path = tmp_path / "talking.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def _slowed(tmp_path: Path, embedded: Path, by: float) -> int:
+    """How many jobs of ``embedded`` ran longer than in ``tmp_path / "base"`` by more than ``by`` seconds."""
+    from batreplay.formats.out_jobs import read_out_jobs
+
+    before, after = (read_out_jobs(path).set_index("job_id")["execution_time"]
+                     for path in (tmp_path / "base" / "out_jobs.csv", embedded))
+    return int(((after - before) > by).sum())
+
+
 @pytest.mark.slow
 def test_kth_jobs_exchanging_bytes_across_the_kth_backbone_is_batsims(real_batsim, tmp_path):
     """Issue 27: the first 3,000 jobs of KTH-SP2 on its platform (two clusters and the master's joined by one 125 MB/s
     backbone link), each job sending 50 MB between every two of its hosts (a tenth of the profiles 500 MB), give the
     same out_jobs.csv on both engines: jobs share the backbone and the private links, and the JOB_COMPLETED
     messages cross the backbone in use."""
-    from batreplay.formats.out_jobs import read_out_jobs
-
-    base = run(RunSpec.build(workload=KTH, platform="kth-sp2", scheduler="easy", max_jobs=NB_JOBS,
-                             out_dir=tmp_path / "base"))
-    document = json.loads((tmp_path / "base" / "workload.json").read_text())
-    for k, name in enumerate(sorted(document["profiles"])):
-        document["profiles"][name]["com"] = 5e8 if k % 10 == 0 else 5e7
-    talking = tmp_path / "talking.json"
-    talking.write_text(json.dumps(document))
+    talking = _kth_with_com(tmp_path, lambda k: 5e8 if k % 10 == 0 else 5e7)
     embedded = _embedded_then_real(real_batsim, tmp_path, "KTH jobs exchanging bytes: embedded vs real Batsim",
                                    workload=talking, platform="kth-sp2", scheduler="easy", timeout=RUN_BOUND)
-    before, after = (read_out_jobs(path).set_index("job_id")["execution_time"]
-                     for path in (tmp_path / "base" / "out_jobs.csv", embedded))
-    assert base.metrics["nb_jobs"] == NB_JOBS
-    assert ((after - before) > 1).sum() > 200  # measured 246 jobs slowed down by their bytes (2026-11-28)
+    assert _slowed(tmp_path, embedded, 1.0) > 200  # measured 246 jobs slowed down by their bytes (2026-11-28)
 
 
 @pytest.mark.slow
@@ -449,20 +462,12 @@ def test_kth_jobs_on_links_with_latency_are_batsims(real_batsim, tmp_path):
     """Link latencies (issue 27): the first 3,000 jobs of KTH-SP2 on its platform with 2 ms on the backbone and
     15 us on every private link, half of them sending 5 MB between every two of their hosts (each transfer waits
     its routes' latency, then SimGrid's TCP window bounds it), the others only computing (their JOB_COMPLETED waits
-    2.03 ms): the same out_jobs.csv on both engines."""
+    its route's latency): the same out_jobs.csv on both engines."""
     platform = tmp_path / "kth-latency.xml"
     platform.write_text(SHIPPED_PLATFORMS["kth-sp2"].read_text().replace('lat="0us"', 'lat="15us"').replace(
         '<link id="backbone" bandwidth="125MBps" latency="0us"', '<link id="backbone" bandwidth="125MBps" latency="2ms"'))
-    run(RunSpec.build(workload=KTH, platform="kth-sp2", scheduler="easy", max_jobs=NB_JOBS, out_dir=tmp_path / "base"))
-    document = json.loads((tmp_path / "base" / "workload.json").read_text())
-    for k, name in enumerate(sorted(document["profiles"])):
-        document["profiles"][name]["com"] = 5e6 if k % 2 == 0 else 0
-    latent = tmp_path / "latent.json"
-    latent.write_text(json.dumps(document))
+    latent = _kth_with_com(tmp_path, lambda k: 5e6 if k % 2 == 0 else 0)
     embedded = _embedded_then_real(real_batsim, tmp_path, "KTH jobs on links with latency: embedded vs real Batsim",
                                    workload=latent, platform=platform, scheduler="easy", timeout=RUN_BOUND)
     assert len(embedded.read_text().splitlines()) == 1 + NB_JOBS
-    from batreplay.formats.out_jobs import read_out_jobs
-    before, after = (read_out_jobs(path).set_index("job_id")["execution_time"]
-                     for path in (tmp_path / "base" / "out_jobs.csv", embedded))
-    assert ((after - before) > 1e-3).sum() > 200  # measured 286 jobs slowed by over 1 ms (2026-11-28)
+    assert _slowed(tmp_path, embedded, 1e-3) > 200  # measured 286 jobs slowed by over 1 ms (2026-11-28)
