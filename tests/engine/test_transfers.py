@@ -119,11 +119,14 @@ def talking_workloads(draw):
     return {"nb_res": 8, "jobs": jobs, "profiles": profiles}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(talking_workloads())
-def test_runs_of_talking_jobs_keep_time_every_job_and_the_links_capacities(workload):
+@pytest.mark.parametrize("case", ["comm-contention", "latency-contention"])  # (latencies: 20 us to 50 ms)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workload=talking_workloads())
+def test_runs_of_talking_jobs_keep_time_every_job_and_the_links_capacities(case, workload):
     recorder = Recorder()
-    engine = _engine(workload)
+    platform = read_platform(PLATFORM.parents[1] / case / "platform.xml")
+    names = [host.name for host in platform.hosts]
+    engine = _engine(workload, platform=platform)
     run_scheduler(engine, FirstFit(), on_request=recorder)
     out = jobs_frame(engine.records)
     assert recorder.nows == sorted(recorder.nows)  # time never goes back
@@ -142,7 +145,10 @@ def test_runs_of_talking_jobs_keep_time_every_job_and_the_links_capacities(workl
         # (a task of one host: SimGrid ignores its bytes)
         sent = max(sum(com[i * n:(i + 1) * n]) for i in range(n)) if n > 1 else 0.0
         alone = max([c / SPEEDS[h] for c, h in zip(cpu, hosts)] + [sent / 125e6])
-        assert row.execution_time >= alone - 1e-6
+        # and a task that sends bytes first waits the largest latency of its routes
+        latency = max((platform.network.latency(names[hosts[k // n]], names[hosts[k % n]]) for k in range(n * n)
+                       if com[k] > 0), default=0.0) if n > 1 else 0.0
+        assert row.execution_time >= latency + alone - 1e-6
     used = [workload["profiles"][job["profile"]] for job in workload["jobs"]]
     talks = [p for p in used if p["type"] != "delay" and (sum(p["com"]) if p["type"] == "parallel" else p["com"]) > 0]
     assert talks == [] or engine.handlers.machine.transfers.active  # every message joins the links then
