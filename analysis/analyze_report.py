@@ -261,10 +261,11 @@ def _adequacy_tables(log_frame: pd.DataFrame | None, refusals: Mapping[str, Stre
 #: What the report says of ``io_per_node_type.csv``.
 IO_TABLE_DESCRIPTION = (
     "Jobs that completed successfully, from their profiles (Caspart et al. 2019: CPU demand and I/O demand): CPU "
-    "time = flop computed on the type's hosts over their speed (s); I/O time = each job's run time beyond its "
-    "computing and sleeping, counted once per host of the type (s; under compute sharing it also holds the wait "
-    "for a share of the hosts); CPU efficiency = CPU time / host-seconds (run time x hosts, one thread per host); "
-    "bytes read from and written to storage by the type's hosts. io_per_job.csv gives each job.")
+    "time = flop computed on the type's hosts over their speed (s); I/O host-seconds = each job's run time beyond "
+    "its computing and sleeping, times its hosts of the type (under compute sharing it also holds the wait for a "
+    "share of the hosts); CPU efficiency = CPU time / host-seconds (run time x hosts: one thread per allocated "
+    "host, as batreplay's schedulers run jobs); bytes read from and written to storage by the type's hosts. "
+    "io_per_job.csv gives each job; jobs left out are counted in the notes.")
 
 
 def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], log_frame: pd.DataFrame | None,

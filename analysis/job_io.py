@@ -14,15 +14,17 @@ rounds, and judge a node type by how efficiently its jobs use their CPUs while t
   times make it slightly negative): the time it spent moving bytes beyond its computing; under compute sharing it
   also holds the time the job waited for its share of the hosts;
 - ``cpu_efficiency``: ``cpu_time / (execution_time * hosts)``, Caspart's CPU time over wall time times threads
-  (one thread per host in Batsim's model);
+  (one thread, Batsim's executor, per allocated host: see below);
 - ``bytes_read``, ``bytes_written`` (bytes, every host counted): what its ``parallel_homogeneous_pfs`` steps read
-  from and wrote to storage; ``bytes_sent`` what its communication matrices sent between its hosts (a task of one
-  host sends nothing: SimGrid runs it as a computation); ``bytes_staged`` what its ``data_staging`` steps moved
-  between storage hosts.
+  from and wrote to storage; ``bytes_sent`` what its communication matrices sent (between its hosts, and from a
+  host to itself on a ``parallel`` matrix's diagonal; a task of one host sends nothing: SimGrid runs it as a
+  computation); ``bytes_staged`` what its ``data_staging`` steps moved between storage hosts.
 
 Only jobs that completed successfully are measured: a job stopped by its walltime, killed or failed ran an
 unknown part of its steps, and gets no values (counted in the notes), as does a job whose profile the workload
-does not hold (a job registered by the decision process). :func:`run_io` measures a run directory
+does not hold (a job registered by the decision process) or whose number of executors differs from its hosts (a
+decision process's EXECUTE_JOB ``mapping``, which ``out_jobs.csv`` does not record; a mapping that kept their
+number cannot be told apart: batreplay's own schedulers never map). :func:`run_io` measures a run directory
 (``batreplay analyze``, the report, the web GUI's run page). This module imports pandas, procset, the engine's
 profile helpers and :mod:`batreplay.analysis.node_types`.
 """
@@ -38,7 +40,8 @@ import pandas as pd
 from procset import ProcSet
 
 from batreplay.analysis.node_types import UNTYPED
-from batreplay.engine.profiles import DATA_STAGING, PFS, host_flops, leaves_of
+from batreplay.engine.profiles import DATA_STAGING, PFS, host_flops, leaves_of, may_take_other_sizes
+from batreplay.engine.transfers import moves_bytes
 
 #: The file of a run directory holding the Batsim workload it simulated (its profiles).
 WORKLOAD_NAME = "workload.json"
@@ -47,8 +50,8 @@ WORKLOAD_NAME = "workload.json"
 JOB_COLUMNS = ("hosts", "execution_time", "cpu_time", "compute_time", "sleep_time", "io_time", "cpu_efficiency",
                "bytes_read", "bytes_written", "bytes_sent", "bytes_staged")
 #: Columns of :func:`node_type_io`'s table.
-NODE_TYPE_COLUMNS = ("node_type", "nb_jobs", "host_seconds", "cpu_time", "io_time", "cpu_efficiency", "bytes_read",
-                     "bytes_written")
+NODE_TYPE_COLUMNS = ("node_type", "nb_jobs", "host_seconds", "cpu_time", "io_host_seconds", "cpu_efficiency",
+                     "bytes_read", "bytes_written")
 _SUCCESS = "COMPLETED_SUCCESSFULLY"
 
 
@@ -103,8 +106,32 @@ def _job_demands(profiles: Mapping[str, Mapping], name: str, speeds: tuple[float
     return cpu, compute, sleep, io, sent, staged
 
 
+#: Why a job is not measured -> the note that counts such jobs.
+_LEFT_OUT = {
+    "not completed": "that did not complete successfully (stopped by their walltime, killed or failed: the part of "
+                     "their steps they ran is not known)",
+    "unknown profile": "whose profile the workload file does not hold (registered by the decision process)",
+    "mapped": "whose number of executors differs from their hosts (a decision process's executor mapping, which "
+              "out_jobs.csv does not record)",
+    "unreadable": "whose profile does not fit their hosts (a parallel vector of another length)",
+}
+
+
+def _left_out(job, profiles: Mapping[str, Mapping], hosts: list[int]) -> str | None:
+    """Why ``job`` (a row of the jobs table) on ``hosts`` cannot be measured, or None."""
+    if job.final_state != _SUCCESS:
+        return "not completed"
+    if job.profile not in profiles:
+        return "unknown profile"
+    if job.requested_number_of_resources != len(hosts) and not may_take_other_sizes(profiles, job.profile):
+        return "mapped"
+    return None
+
+
 def job_io(jobs: pd.DataFrame, profiles: Mapping[str, Mapping], host_speeds: Sequence[float]) -> JobIO:
-    """Per job, what it computed and moved (see the module docstring for each column and its unit).
+    """Per job, what it computed and moved (see the module docstring for each column and its unit), one executor per
+    allocated host (batreplay's schedulers never map executors otherwise; a job whose executors differ in number
+    from its hosts is left out, but one whose mapping kept their number cannot be told from ``out_jobs.csv``).
 
     Args:
         jobs: a validated jobs table (:func:`batreplay.formats.out_jobs.read_out_jobs`).
@@ -112,27 +139,31 @@ def job_io(jobs: pd.DataFrame, profiles: Mapping[str, Mapping], host_speeds: Seq
         host_speeds: flop/s per core of each host, by resource id.
 
     Returns:
-        a :class:`JobIO` whose ``jobs`` has one row per job of ``jobs``.
+        a :class:`JobIO` whose ``jobs`` has one row per job of ``jobs``; the jobs left out counted in its notes.
 
     Raises:
         ValueError: a job ran on a host id beyond ``host_speeds``.
     """
     rows, per_host, cache = [], [], {}
-    not_completed = unknown = 0
+    left_out: dict[str, int] = {}
     for job in jobs.itertuples(index=False):
         hosts = list(ProcSet.from_str(str(job.allocated_resources))) if job.final_state == _SUCCESS else []
         if hosts and hosts[-1] >= len(host_speeds):
             raise ValueError(f"job {job.job_id} ran on resource {hosts[-1]} but the platform has "
                              f"{len(host_speeds)} hosts")
-        known = job.profile in profiles
-        not_completed += job.final_state != _SUCCESS
-        unknown += job.final_state == _SUCCESS and not known
-        if not hosts or not known:
+        why = _left_out(job, profiles, hosts)
+        key = (job.profile, tuple(host_speeds[h] for h in hosts))
+        if why is None and key not in cache:
+            try:
+                cache[key] = _job_demands(profiles, job.profile, key[1])
+            except (ValueError, KeyError, TypeError):
+                cache[key] = None
+        if why is None and cache[key] is None:
+            why = "unreadable"
+        if why is not None:
+            left_out[why] = left_out.get(why, 0) + 1
             rows.append((job.job_id, len(hosts) or np.nan, job.execution_time) + (np.nan,) * 9)
             continue
-        key = (job.profile, tuple(host_speeds[h] for h in hosts))
-        if key not in cache:
-            cache[key] = _job_demands(profiles, job.profile, key[1])
         cpu, compute, sleep, io, sent, staged = cache[key]
         wall = float(job.execution_time)
         io_time = max(wall - compute - sleep, 0.0)
@@ -140,20 +171,14 @@ def job_io(jobs: pd.DataFrame, profiles: Mapping[str, Mapping], host_speeds: Seq
         rows.append((job.job_id, len(hosts), wall, cpu.sum(), compute, sleep, io_time, efficiency,
                      io[:, 0].sum(), io[:, 1].sum(), sent, staged))
         per_host.append((hosts, cpu, io, io_time, wall))
-    notes = []
-    if not_completed:
-        notes.append(f"CPU and I/O times left out for {not_completed} job(s) that did not complete successfully "
-                     "(stopped by their walltime, killed or failed: the part of their steps they ran is not known)")
-    if unknown:
-        notes.append(f"CPU and I/O times left out for {unknown} job(s) whose profile the workload file does not "
-                     "hold (registered by the decision process)")
+    notes = [f"CPU and I/O times left out for {count} job(s) {_LEFT_OUT[why]}" for why, count in left_out.items()]
     return JobIO(pd.DataFrame(rows, columns=["job_id", *JOB_COLUMNS]), notes, per_host)
 
 
 def node_type_io(measured: JobIO, host_types: Sequence[str]) -> pd.DataFrame:
     """Per node type (in order of first host id), the sums over the jobs :func:`job_io` measured:
     ``nb_jobs`` that ran on at least one host of the type, ``host_seconds`` (run time x hosts of the type),
-    ``cpu_time`` and ``io_time`` (s; a job's I/O time counted once per host of the type), ``cpu_efficiency``
+    ``cpu_time`` (s), ``io_host_seconds`` (each job's I/O time x its hosts of the type), ``cpu_efficiency``
     (``cpu_time / host_seconds``), ``bytes_read`` and ``bytes_written`` by the hosts of the type.
 
     Args:
@@ -176,20 +201,25 @@ def node_type_io(measured: JobIO, host_types: Sequence[str]) -> pd.DataFrame:
     with np.errstate(invalid="ignore", divide="ignore"):
         efficiency = np.where(sums[:, 1] > 0, sums[:, 2] / sums[:, 1], np.nan)
     return pd.DataFrame({"node_type": names, "nb_jobs": sums[:, 0].astype(np.int64), "host_seconds": sums[:, 1],
-                         "cpu_time": sums[:, 2], "io_time": sums[:, 3], "cpu_efficiency": efficiency,
+                         "cpu_time": sums[:, 2], "io_host_seconds": sums[:, 3], "cpu_efficiency": efficiency,
                          "bytes_read": sums[:, 4], "bytes_written": sums[:, 5]}, columns=list(NODE_TYPE_COLUMNS))
 
 
-def _moved_bytes(table: pd.DataFrame) -> bool:
-    """Whether any measured job of :func:`job_io`'s table read, wrote, sent or staged bytes."""
-    moved = table[["bytes_read", "bytes_written", "bytes_sent", "bytes_staged"]].fillna(0.0)
-    return bool((moved > 0).to_numpy().any())
+def _moves_bytes(profiles: Mapping[str, Mapping], names: Sequence[str]) -> bool:
+    """Whether a step of one of the profiles ``names`` (those the jobs ran) reads, writes, sends or stages bytes."""
+    for name in set(names) & profiles.keys():
+        try:
+            if any(moves_bytes(leaf.profile) for leaf in leaves_of(profiles, name)):
+                return True
+        except (KeyError, TypeError, ValueError):  # (a profile Batsim would refuse: job_io leaves its jobs out)
+            continue
+    return False
 
 
 def run_io(run) -> tuple[JobIO, pd.DataFrame] | None:
     """:func:`job_io` and :func:`node_type_io` of ``run`` (a :class:`batreplay.analysis.run_dir.RunData`), or None
-    when its ``workload.json`` or its platform is unknown (a real Batsim's output folder), or no job it measured
-    moved bytes (compute-only jobs: their I/O time is 0 and their efficiency 1, nothing to tell).
+    when its ``workload.json`` or its platform is unknown (a real Batsim's output folder), or none of the profiles
+    its jobs ran moves bytes (compute-only jobs: their I/O time is 0 and their efficiency 1, nothing to tell).
 
     Raises:
         ValueError: ``workload.json`` is not a JSON object with ``profiles``, naming the file; a job ran on a host
@@ -203,8 +233,8 @@ def run_io(run) -> tuple[JobIO, pd.DataFrame] | None:
         raise ValueError(f"{path}: not a Batsim workload ({err})") from None
     if not isinstance(profiles, dict):
         raise ValueError(f"{path}: field 'profiles' must be an object")
+    if not _moves_bytes(profiles, list(run.jobs["profile"].astype(str))):
+        return None
     hosts = run.platform.hosts
     measured = job_io(run.jobs, profiles, [host.speed for host in hosts])
-    if not _moved_bytes(measured.jobs):
-        return None
     return measured, node_type_io(measured, [host.node_type or UNTYPED for host in hosts])

@@ -39,8 +39,9 @@ class Machine:
 
     Args:
         speeds: flop/s of each host (of one of its cores), by resource id.
-        cores: cores of each host (SimGrid's ``core`` attribute), by resource id; only compute sharing uses them
-            (a job alone on a host computes on one core). Default: 1 each.
+        cores: cores of each host (SimGrid's ``core`` attribute), by resource id: compute sharing uses them, and
+            jobs whose executors a mapping puts several on one host (a job alone on a host computes on one core per
+            executor). Default: 1 each.
         sharing: compute sharing on (Batsim's ``--enable-compute-sharing``): several jobs may run on a host, and
             ``shared`` holds the parallel tasks on each host; off, a host computes one job at a time.
         speedup_model: co-scheduling (an extension of the embedded engine): several jobs may run on a host, each at
@@ -307,6 +308,8 @@ def fraction_done(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, 
     routes' latency)."""
     if job.task is not None:
         return 0.0 if job.task.waiting else 1.0 - kernel.work_left(job.task.owner)
+    if job.executors is not None and profile["type"] != "delay":  # (a mapping: timed by its rate alone)
+        return 1.0 - kernel.work_left(job.activity) if job.activity is not None and job.activity.rate else 1.0
     duration = machine.duration(profile, job.allocation)
     return (kernel.clock - started) / duration if duration else 1.0
 

@@ -11,6 +11,7 @@ kernel, events, server, execution, records, options and profiles, and procset.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -228,20 +229,21 @@ class Handlers:
 
     def _executors(self, job: Job, mapping: Any, alloc: ProcSet, size: int) -> list[int]:
         """The host of each executor of ``job`` from an EXECUTE_JOB's ``mapping`` (executor -> index within the
-        allocation; keys and values integers or strings of integers, executors numbered from 0 without gaps), as
-        Batsim 4.2.1 reads it. A mapping that puts several executors on one host is refused for a job that moves
-        bytes (those of the executors of one host are not played).
+        allocation), as Batsim 4.2.1 reads it: keys and values are 32-bit integers or strings read as C++'s
+        ``std::stoi`` reads them (leading blanks, a sign, the leading digits: ``"1.5"`` is 1), a later key naming the
+        same executor wins, and the executors must be numbered from 0 without gaps. A mapping that puts several
+        executors on one host is refused for a job that moves bytes (those of the executors of one host are not
+        played).
 
         Raises:
             EngineError: naming the job and what is wrong, as Batsim aborts."""
-        def number(value: Any) -> int:
-            if type(value) is int or (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
-                return int(value)
-            raise ValueError(f"{value!r} is not an integer")
         try:
             if not isinstance(mapping, Mapping) or not mapping:
                 raise ValueError("it must be a non-empty object")
-            pairs = sorted((number(executor), number(index)) for executor, index in mapping.items())
+            read: dict[int, int] = {}
+            for executor, index in mapping.items():
+                read[_stoi(executor)] = _stoi(index)
+            pairs = sorted(read.items())
         except ValueError as err:
             raise EngineError(f"EXECUTE_JOB '{job.full_id}': bad mapping {mapping!r} ({err})") from None
         hosts = list(alloc)
@@ -395,3 +397,24 @@ class Handlers:
         self.nb_submitted += 1
         if self.options.acknowledge_dynamic_jobs:
             self.server.append(events.JOB_SUBMITTED, job)
+
+
+_STOI_PREFIX = re.compile(r"\s*([+-]?\d+)")
+
+
+def _stoi(value: Any) -> int:
+    """A key or value of an EXECUTE_JOB ``mapping`` as Batsim 4.2.1 reads it: a JSON integer of 32 bits, or a string
+    read by ``std::stoi`` (leading blanks, an optional sign, then at least one digit; what follows is ignored).
+
+    Raises:
+        ValueError: anything else, or a number beyond 32 bits (Batsim aborts)."""
+    if type(value) is int:
+        number = value
+    else:
+        match = _STOI_PREFIX.match(value) if isinstance(value, str) else None
+        if match is None:
+            raise ValueError(f"{value!r} is not an integer nor a string that starts with one")
+        number = int(match.group(1))
+    if not -2**31 <= number < 2**31:
+        raise ValueError(f"{value!r} is beyond 32-bit integers")
+    return number

@@ -62,10 +62,37 @@ def test_per_node_type_sums_are_the_jobs_sums_split_by_the_hosts_they_ran_on():
         for column in ("cpu_time", "bytes_read", "bytes_written"):
             assert per_type[column].sum() == pytest.approx(jobs[column].sum())
         assert per_type["host_seconds"].sum() == pytest.approx((jobs["execution_time"] * jobs["hosts"]).sum())
-        assert per_type["io_time"].sum() == pytest.approx((jobs["io_time"] * jobs["hosts"]).sum())
+        assert per_type["io_host_seconds"].sum() == pytest.approx((jobs["io_time"] * jobs["hosts"]).sum())
         assert (per_type["cpu_efficiency"] <= 1 + 1e-12).all()
+    # by hand, pfs-easy's slow nodes (0-1): job 1 (1e8 read) and job 2 (1e8) on one each, job 3 (3e8 per host) on
+    # both, job 4 writing 2e8 and job 7 reading 3 x 3e8 on one of them as out_jobs.csv says
+    measured, platform = _measure("pfs-easy")
+    per_type = node_type_io(measured, [h.node_type for h in platform.hosts]).set_index("node_type")
+    out = read_out_jobs(RECORDED / "pfs-easy" / "out_jobs.csv").set_index("job_id")
+    profiles = json.loads((RECORDED / "pfs-easy" / "workload.json").read_text())["profiles"]
+    read = {"rw": 1e8, "r": 3e8, "w": 0.0, "c": 0.0, "rounds": 3 * 3e8}
+    expected = sum(read[out.loc[j, "profile"]] * sum(1 for h in ProcSet.from_str(str(out.loc[j, "allocated_resources"]))
+                                                      if h < 2)
+                   for j in out.index if out.loc[j, "final_state"] == "COMPLETED_SUCCESSFULLY")
+    assert set(read) <= set(profiles)
+    assert per_type.loc["slow", "bytes_read"] == expected
     staged = _measure("staging-mapping")[0].jobs.set_index("job_id")["bytes_staged"]
     assert staged["1"] == 3e8 and staged["4"] == 3e8 + 2e8  # a stage-in and a stage-out in its composed rounds
+
+
+def test_bytes_sent_by_matrices_and_jobs_whose_executors_differ_from_their_hosts_left_out():
+    jobs = pd.DataFrame({"job_id": ["1", "2", "3", "4"], "profile": ["talk", "pair", "talk", "one"],
+                         "final_state": ["COMPLETED_SUCCESSFULLY"] * 4, "requested_number_of_resources": [3, 2, 2, 1],
+                         "allocated_resources": ["0-2", "3-4", "5", "6"], "execution_time": [2.0, 1.0, 1.0, 1.0]})
+    profiles = {"talk": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e6},
+                "pair": {"type": "parallel", "cpu": [1e9, 0], "com": [5.0, 7.0, 0, 0]},
+                "one": {"type": "parallel", "cpu": [1e9], "com": [9.0]}}
+    measured = job_io(jobs, profiles, [1e9] * 7)
+    sent = measured.jobs.set_index("job_id")["bytes_sent"]
+    assert sent["1"] == 6e6 and sent["2"] == 12.0 and sent["4"] == 0.0  # every ordered pair; diagonal; one host
+    assert np.isnan(sent["3"])  # 2 executors on 1 host: a mapping out_jobs.csv does not record
+    assert measured.notes == ["CPU and I/O times left out for 1 job(s) whose number of executors differs from their "
+                              "hosts (a decision process's executor mapping, which out_jobs.csv does not record)"]
 
 
 def test_demand_rounds_of_a_real_log_give_back_the_cpu_times_the_log_recorded(tmp_path):
@@ -92,6 +119,7 @@ def test_demand_rounds_of_a_real_log_give_back_the_cpu_times_the_log_recorded(tm
     assert (table["io_time"] >= run_time - cpu - 1e-5).all()
     assert (table["io_time"] > run_time - cpu + 1).any()  # some waited for the storage link
     per_type = pd.read_csv(tmp_path / "analysis" / "io_per_node_type.csv")
+    assert per_type["io_host_seconds"].sum() == pytest.approx((table["io_time"] * table["hosts"]).sum())
     assert per_type["cpu_time"].sum() == pytest.approx(table["cpu_time"].sum())
     assert "CPU and I/O per node type" in (tmp_path / "analysis" / "report.html").read_text()
     # the web GUI's run page shows the same table

@@ -65,7 +65,8 @@ PROFILES = {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0},
 @pytest.mark.parametrize("mapping, words", [
     ([0, 0], r"bad mapping \[0, 0\] \(it must be a non-empty object"),
     ({}, "it must be a non-empty object"),
-    ({"0": "zero", "1": "0"}, "'zero' is not an integer"),
+    ({"0": "zero", "1": "0"}, "'zero' is not an integer nor a string that starts with one"),
+    ({"0": 0, "1": 2**31}, "beyond 32-bit integers"),
     ({"0": 0, "2": 0}, "gives no resource to executor 1"),
     ({"0": 0, "1": 1}, "gives executor 1 the resource 1 of an allocation of 1"),
     ({"0": 0, "1": 0, "2": 0}, "the job requests 2 resources but its mapping has 3 executors"),
@@ -73,6 +74,12 @@ PROFILES = {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0},
 def test_a_mapping_batsim_aborts_on_stops_the_run_naming_the_job(mapping, words):
     with pytest.raises(EngineError, match=rf"EXECUTE_JOB 'w0!1': .*{words}"):
         _run([_job(1, 2)], PROFILES, {1: ([0], mapping)})
+
+
+def test_mapping_strings_are_read_as_batsims_stoi_reads_them_and_a_later_key_wins():
+    # " +1" and "1.5" are 1, "0x1" is 0, "00" names executor 0 again (the later wins): executors 0 and 1 on host 1
+    engine = _run([_job(1, 2)], PROFILES, {1: ([0, 1], {"0": "0x1", " +1": "1.5", "00": "1"})})
+    assert engine.handlers.jobs["w0!1"].executors == [1, 1]
 
 
 def test_several_executors_on_one_host_are_refused_for_jobs_that_move_bytes():
