@@ -183,9 +183,12 @@ class Kernel:
         heapq.heappush(self.ready, (prio, next(self._seq), action, argument))
 
     def start_activity(self, remaining: float, rate: float, prio: int,
-                       action: Callable[..., None], argument: Any = None) -> Activity:
-        """Start a timed SimGrid action; ``action(argument)`` runs at the step where it ends."""
-        seq = next(self._seq)
+                       action: Callable[..., None], argument: Any = None, seq: int | None = None) -> Activity:
+        """Start a timed SimGrid action; ``action(argument)`` runs at the step where it ends. ``seq``: its place in
+        the order of starts (default: after every other); a task that waited out its latency keeps the place of its
+        creation, as SimGrid keeps the action in its list of started actions."""
+        if seq is None:
+            seq = next(self._seq)
         activity = Activity(remaining, rate, prio, seq, action, argument, self._nb_steps)
         # heap key: the clock value at which it is expected to end
         heapq.heappush(self._activities, (self.clock + activity.time_left(), seq, activity))

@@ -337,15 +337,15 @@ def start_shared_task(kernel: Kernel, task: SharedTask, prio: int, ended: Callab
         update_rates(kernel, task.solver.remove(task))
         ended(argument)
 
-    def join() -> None:
+    def join(seq: int | None = None) -> None:  # (seq: its place among the started actions, kept from its latency)
         changed = task.solver.add(task)
-        task.owner = kernel.start_activity(1.0, task.rate, prio, finished, argument)
+        task.owner = kernel.start_activity(1.0, task.rate, prio, finished, argument, seq=seq)
         update_rates(kernel, changed)
 
     def paid(_argument: Any = None) -> None:
         if task.waiting:  # (not stopped meanwhile)
             task.waiting = False
-            join()
+            join(task.owner.seq)
 
     if task.latency > 0:
         task.waiting = True
