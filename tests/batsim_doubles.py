@@ -162,7 +162,8 @@ class ZmqBatsim:
         self.socket.send_string(json.dumps(message))
         deadline = time.monotonic() + self.reply_timeout
         while not self.socket.poll(20, zmq.POLLIN):
-            if self.peer is not None and self.peer.poll() is not None:
+            # a decision process may send its last reply and exit before the reply is read here: look once more
+            if self.peer is not None and self.peer.poll() is not None and not self.socket.poll(1000, zmq.POLLIN):
                 raise RuntimeError(f"the decision process exited with status {self.peer.returncode} "
                                    f"after {self.exchanges} exchanges")
             if time.monotonic() > deadline:
