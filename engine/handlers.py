@@ -272,7 +272,7 @@ class Handlers:
         Raises:
             EngineError: naming the job and the mapping."""
         if not isinstance(mapping, Mapping) or not mapping or not all(
-                isinstance(label, str) and type(host) is int and -2**31 <= host < 2**31
+                isinstance(label, str) and type(host) is int and _is_int32(host)
                 for label, host in mapping.items()):
             raise EngineError(f"EXECUTE_JOB '{job.full_id}': storage_mapping {mapping!r} must be a non-empty object "
                               "of storage labels and resource ids (integers)")
@@ -415,6 +415,11 @@ def _stoi(value: Any) -> int:
         if match is None:
             raise ValueError(f"{value!r} is not an integer nor a string that starts with one")
         number = int(match.group(1))
-    if not -2**31 <= number < 2**31:
+    if not _is_int32(number):
         raise ValueError(f"{value!r} is beyond 32-bit integers")
     return number
+
+
+def _is_int32(number: int) -> bool:
+    """Whether ``number`` fits in a C++ ``int`` of 32 bits, as Batsim 4.2.1 reads mapping ids."""
+    return -2**31 <= number < 2**31
