@@ -14,8 +14,9 @@ For each log and scheduler, in turn and ``--repeat`` times (runs interleaved, me
   ``EASYBackfilling`` + ``FirstFit``) on the very jobs batreplay simulated, with the share of jobs that start
   when ours do and the largest waits (AccaSim's EASY lets backfilled jobs delay the head job);
 
-then ``batreplay --help`` (bytecode cached, after a warm-up) and, with ``--feedback``, a feedback replay
-(EASY, sessions a60) on KTH-SP2, for every batreplay executable. Wall times are whole processes (start-up,
+then ``batreplay --help`` (bytecode cached, after a warm-up), with ``--feedback``, a feedback replay
+(EASY, sessions a60) on KTH-SP2, and with ``--demand-rounds``, KTH-SP2 in 4 demand rounds of reads on 100 nodes with
+I/O links (the links solver, the node I/O trace), for every batreplay executable. Wall times are whole processes (start-up,
 reading, simulation, output files); peak memory is ``ru_maxrss`` from ``wait4`` (the largest process of the
 tree). Progress goes to standard error; the date, the machine and one Markdown table to standard output.
 
@@ -323,6 +324,22 @@ class Benchmark:
                 rows[name].add(*batreplay_run(executable, log.swf, log.platform, "easy", out, "--replay", "feedback",
                                               "--sessions", "a60"), out / "out_jobs.csv")
 
+    def demand_rounds(self) -> None:
+        """KTH-SP2 in 4 demand rounds (``--io-share 0.2``, every job reads from a storage host 4 times) on 100 nodes
+        with I/O links of 1e8 bytes/s (``batreplay platform --nodes 100 --io-rate 1e8``), EASY, by every batreplay
+        executable: the embedded engine's links solver and its node I/O trace (``node_io_rates.csv``), beside the
+        compute-only KTH-SP2 row."""
+        from batreplay.platforms.generate import write_platform
+
+        log = LOGS["kth"]
+        platform = write_platform(self.work / "kth-io.xml", log.nodes, 1e9, io_rate=1e8)
+        rows = self._rows(f"{log.name} easy, 4 demand rounds, I/O links")
+        for _ in range(self.args.repeat):
+            for name, executable in self.executables.items():
+                out = self.work / f"rounds-{name}"
+                rows[name].add(*batreplay_run(executable, log.swf, str(platform), "easy", out, "--demand-rounds", "4",
+                                              "--io-share", "0.2"), out / "out_jobs.csv")
+
     def help(self) -> None:
         """``batreplay --help`` of every executable with bytecode caching on (one warm-up run first)."""
         rows = self._rows("`batreplay --help` (warm bytecode)")
@@ -383,6 +400,8 @@ def parse_arguments() -> argparse.Namespace:
                         help="no AccaSim")
     parser.add_argument("--accasim-logs", nargs="+", default=["all"], help="logs on which AccaSim runs (EASY only)")
     parser.add_argument("--feedback", action="store_true", help="also a feedback replay (a60) on KTH-SP2")
+    parser.add_argument("--demand-rounds", action="store_true",
+                        help="also KTH-SP2 in 4 demand rounds of reads on 100 nodes with I/O links")
     parser.add_argument("--help-runs", type=int, default=5, help="runs of `batreplay --help` (0: none)")
     parser.add_argument("--keep", type=Path, help="keep every output in this folder (default: a temporary one)")
     args = parser.parse_args()
@@ -408,6 +427,8 @@ def main() -> None:
                 bench.simulations(key, LOGS[key], scheduler)
         if args.feedback:
             bench.feedback()
+        if args.demand_rounds:
+            bench.demand_rounds()
         if args.help_runs:
             bench.help()
     print(f"\n{args.repeat} repetition(s) interleaved, medians ({args.help_runs} for --help); wall / batreplay's "
