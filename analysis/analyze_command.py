@@ -24,6 +24,9 @@ shows seconds, hours or days, see :mod:`batreplay.analysis.metric`):
 - ``io_per_job.csv`` and ``io_per_node_type.csv``: what each job computed and moved (CPU time, I/O time, CPU
   efficiency, bytes read, written, sent and staged) and their sums per node type (:mod:`batreplay.analysis.job_io`),
   for every run directory whose jobs moved bytes;
+- ``node_io_over_time.csv``: mean bytes/s read and written and the I/O utilisation of each node type over bins of
+  time (:mod:`batreplay.analysis.node_io`), for every run whose folder holds the embedded engine's
+  ``node_io_rates.csv``;
 - ``figures/``: PNG and SVG of each figure of :mod:`batreplay.analysis.plots`;
 - ``report.html``: one self-contained page with these tables and figures (:mod:`batreplay.analysis.report`).
 
@@ -57,6 +60,7 @@ from batreplay.analysis.adequacy import StreamMismatchError, adequacy_metrics
 from batreplay.analysis.analyze_report import FIGURE_STEMS, draw_figures, merge_run_notes, report_content
 from batreplay.analysis.job_io import run_io
 from batreplay.analysis.lateness import job_lateness, lateness_metrics, lateness_per_user
+from batreplay.analysis.node_io import run_node_io
 from batreplay.analysis.node_types import UNTYPED, node_type_occupancy
 from batreplay.analysis.metrics import (
     DEFAULT_TAU,
@@ -90,10 +94,11 @@ WINDOWS_CSV = "windows.csv"
 NODE_TYPES_CSV = "node_types.csv"
 JOB_IO_CSV = "io_per_job.csv"
 NODE_TYPE_IO_CSV = "io_per_node_type.csv"
+NODE_IO_CSV = "node_io_over_time.csv"
 REPORT_HTML = "report.html"
 FIGURES_DIR = "figures"
 _OUTPUT_FILES = (METRICS_CSV, METRICS_JSON, PER_USER_CSV, LATENESS_CSV, ADEQUACY_LOG_CSV, ADEQUACY_PAIRS_CSV,
-                 WINDOWS_CSV, NODE_TYPES_CSV, JOB_IO_CSV, NODE_TYPE_IO_CSV, REPORT_HTML)
+                 WINDOWS_CSV, NODE_TYPES_CSV, JOB_IO_CSV, NODE_TYPE_IO_CSV, NODE_IO_CSV, REPORT_HTML)
 #: The first key of the ``metrics.json`` that :func:`analyze` writes, and its value: the mark by which a later analyze
 #: knows the folder's files are its own, to replace.
 WRITTEN_BY = ("written_by", "batreplay analyze")
@@ -287,6 +292,7 @@ class _RunResults:
     refusals: dict[str, StreamMismatchError] = field(default_factory=dict)
     io_job_tables: list[pd.DataFrame] = field(default_factory=list)
     io_type_tables: list[pd.DataFrame] = field(default_factory=list)
+    node_io_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
 def _per_run_results(runs: Sequence[RunData], log: pd.DataFrame | None, *, tau: float, window: TimeWindow | None,
@@ -341,6 +347,14 @@ def _add_job_io(run: RunData, results: _RunResults, notes: list[str]) -> None:
         results.io_job_tables.append(jobs.jobs.assign(run=run.name))
         results.io_type_tables.append(per_type.assign(run=run.name))
         notes += jobs.notes
+    try:
+        over_time, io_notes = run_node_io(run, plots.smoothing_bin)
+    except ValueError as err:  # (NodeIoError too)
+        notes.append(f"no node I/O over time: {err}")
+        return
+    notes += io_notes if measured is not None else []
+    if over_time is not None:
+        results.node_io_tables[run.name] = over_time
 
 
 def _pair_tables(runs: Sequence[RunData], notes: list[str]) -> list[pd.DataFrame]:
@@ -387,9 +401,12 @@ def _write_tables(out_dir: Path, runs: Sequence[RunData], results: _RunResults, 
         else None,
         "io_types": _first(pd.concat(results.io_type_tables, ignore_index=True), ["run"]) if results.io_type_tables
         else None,
+        "node_io": _first(pd.concat([t.assign(run=name) for name, t in results.node_io_tables.items()],
+                                    ignore_index=True), ["run"]) if results.node_io_tables else None,
     }
     for key, name in (("log", ADEQUACY_LOG_CSV), ("pairs", ADEQUACY_PAIRS_CSV), ("windows", WINDOWS_CSV),
-                      ("node_types", NODE_TYPES_CSV), ("io_jobs", JOB_IO_CSV), ("io_types", NODE_TYPE_IO_CSV)):
+                      ("node_types", NODE_TYPES_CSV), ("io_jobs", JOB_IO_CSV), ("io_types", NODE_TYPE_IO_CSV),
+                      ("node_io", NODE_IO_CSV)):
         if tables[key] is not None:
             tables[key].to_csv(out_dir / name, index=False)
             written.append(name)
@@ -505,7 +522,8 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
     if gantt is None:
         gantt = plots.default_gantt_window(runs, start=None if window is None else window.start)
     figures = draw_figures(runs, results.lateness_tables, gantt, out_dir / FIGURES_DIR,
-                           lambda done, total: progress(PROGRESS_STEPS[2], done, total))
+                           lambda done, total: progress(PROGRESS_STEPS[2], done, total),
+                           node_io_tables=results.node_io_tables)
     progress(PROGRESS_STEPS[3], 0, 1)
     content = report_content(runs, results.rows, tables["log"], results.refusals, tables["pairs"], tables["windows"],
                              figures, notes, parameters, written, FIGURES_DIR, tables["node_types"], tables["io_types"])

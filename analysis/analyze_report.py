@@ -109,25 +109,28 @@ def _runs_text(names: Sequence[str]) -> str:
 #: File stems of :func:`draw_figures`' figures, in report order (``user_mean_lateness`` only for runs that know
 #: recorded submission times).
 FIGURE_STEMS: tuple[str, ...] = ("submissions", "cumulative_jobs", "user_mean_lateness", "utilisation_queue",
-                                 "waiting_times", "node_type_occupancy", "gantt")
+                                 "waiting_times", "node_type_occupancy", "node_io", "gantt")
 
 
 def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataFrame], gantt_window: TimeWindow,
-                 folder: Path, on_figure: Callable[[int, int], None]) -> list[ReportFigure]:
+                 folder: Path, on_figure: Callable[[int, int], None], *,
+                 node_io_tables: Mapping[str, pd.DataFrame] | None = None) -> list[ReportFigure]:
     """Draw the report's figures of ``runs`` and save each as PNG and SVG in ``folder``.
 
     In order (file stems in brackets, :data:`FIGURE_STEMS`): jobs submitted per day (``submissions``, Madon et al. 2024, Fig. 2),
     cumulative jobs submitted and finished (``cumulative_jobs``, Fig. 3), mean lateness per user
     (``user_mean_lateness``, Fig. 4; only when ``lateness_tables`` is not empty), utilisation and waiting jobs
     (``utilisation_queue``), the waiting-time distribution (``waiting_times``), the slot occupancy per node type
-    over time (``node_type_occupancy``; only when a run's platform has node types) and a Gantt chart of
-    ``gantt_window`` (``gantt``).
+    over time (``node_type_occupancy``; only when a run's platform has node types), node I/O per node type over
+    time (``node_io``; only with ``node_io_tables``) and a Gantt chart of ``gantt_window`` (``gantt``).
 
     Args:
         lateness_tables: run name -> :func:`batreplay.analysis.lateness.lateness_per_user` of the runs that know
             recorded submission times.
         gantt_window: the Gantt chart's window of simulated time (seconds).
         on_figure: called as ``on_figure(done, total)`` before the first figure (``done = 0``) and after each.
+        node_io_tables: run name -> :func:`batreplay.analysis.node_io.node_io_over_time` of the runs whose folder
+            holds ``node_io_rates.csv``.
 
     Returns:
         One :class:`~batreplay.analysis.report.ReportFigure` per figure, captioned, in report order.
@@ -139,7 +142,7 @@ def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataF
     """
     divisor, unit = plots.time_unit(gantt_window.length)
     start_day, length_day = gantt_window.start / SECONDS_PER_DAY, gantt_window.length / SECONDS_PER_DAY
-    submissions, cumulative, user_lateness, utilisation, waiting, node_types, gantt = FIGURE_STEMS
+    submissions, cumulative, user_lateness, utilisation, waiting, node_types, node_io, gantt = FIGURE_STEMS
     makers: list[tuple[str, str, Callable[[], Any], str]] = [
         (submissions, "submissions", lambda: plots.plot_submissions(runs),
          "Jobs submitted per day: recorded submission times (rigid replay, dashed, when the runs know them) and "
@@ -164,6 +167,11 @@ def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataF
         makers.append((node_types, "node types", lambda: plots.plot_node_type_occupancy(runs),
                        "Slot occupancy of each node type over time (job slots held / slots of the type; one panel "
                        "per run on a platform of node types; node_types.csv gives the totals)."))
+    if node_io_tables:
+        makers.append((node_io, "node I/O", lambda: plots.plot_node_io(node_io_tables),
+                       "Node I/O per node type over time: bytes/s its nodes read from and wrote to storage, over the "
+                       "type's I/O rate times its nodes when the platform states it (means over bins; "
+                       "node_io_over_time.csv holds the values; recorded by the embedded engine)."))
     makers.append((gantt, "Gantt chart", lambda: plots.plot_gantt(runs, gantt_window),
                    f"Gantt chart of [{gantt_window.start / divisor:g}, {gantt_window.end / divisor:g}] {unit} of "
                    f"simulated time (from day {start_day:g}, {length_day:g} day{'s' if length_day != 1 else ''} "

@@ -19,9 +19,7 @@ import pandas as pd
 from procset import ProcSet
 
 from batreplay.formats.out_schedule import busy_periods
-
-#: The node type of hosts without a ``node_type`` property.
-UNTYPED = "(untyped)"
+from batreplay.platforms.model import UNTYPED  # (the node type of hosts without a node_type property)
 
 COLUMNS = ("node_type", "nodes", "slots", "speed", "nb_jobs", "busy_node_seconds", "node_utilisation",
            "used_slot_seconds", "slot_occupancy", "mean_waiting_time")

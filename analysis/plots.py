@@ -457,6 +457,45 @@ def plot_node_type_occupancy(runs: Sequence[RunData]) -> Figure:
     return figure
 
 
+def node_io_series(table: pd.DataFrame) -> tuple[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """What a figure of node I/O over time shows of ``table`` (:func:`batreplay.analysis.node_io.node_io_over_time`):
+    ``(label, {node type: (bin starts s, values)})``: the I/O utilisation when every type's I/O rate is known,
+    else the bytes/s read and written."""
+    utilisation = bool(table["io_utilisation"].notna().all())
+    series = {}
+    for name, rows in table.groupby("node_type", sort=False):
+        values = rows["io_utilisation"] if utilisation else rows["read_rate"] + rows["write_rate"]
+        series[str(name)] = (rows["bin_start"].to_numpy(dtype="float64"), values.to_numpy(dtype="float64"))
+    return ("I/O utilisation" if utilisation else "bytes/s read and written"), series
+
+
+def plot_node_io(tables: Mapping[str, pd.DataFrame]) -> Figure:
+    """Node I/O over time per node type (``tables``: run name -> :func:`batreplay.analysis.node_io.node_io_over_time`
+    table, bins of :func:`smoothing_bin` of the run's span), one panel per run: the I/O utilisation (bytes/s read
+    and written over the type's I/O capacity) when the platform states every type's I/O rate, else the bytes/s.
+
+    Raises:
+        ValueError: ``tables`` is empty.
+    """
+    if not tables:
+        raise ValueError("plot_node_io: no run with node I/O rates")
+    highest = max(float(t["bin_start"].max()) for t in tables.values())
+    lowest = min(float(t["bin_start"].min()) for t in tables.values())
+    divisor, unit = time_unit(highest - lowest)
+    figure, axes = _new_figure(len(tables), height=2.4)
+    for axis, (name, table) in zip(axes, tables.items()):
+        label, series = node_io_series(table)
+        for i, (node_type, (starts, values)) in enumerate(series.items()):
+            axis.step(starts / divisor, values, where="post", color=run_colour(i), linewidth=1.1, label=node_type)
+        axis.set(ylabel=label, title=name)
+        axis.set_ylim(bottom=0.0)
+        axis.grid(True, color="#e4e4e4", linewidth=0.5)
+        axis.legend(loc="upper right", fontsize="x-small", ncol=3)
+    axes[-1].set_xlabel(f"time ({unit}; means over bins)")
+    figure.suptitle("Node I/O per node type (reads and writes between nodes and storage)")
+    return figure
+
+
 def default_gantt_window(runs: Sequence[RunData], *, start: float | None = None) -> TimeWindow:
     """The Gantt chart's default window (s): one day from ``start``, or from the runs' first submission (then
     their whole span when shorter than a day)."""

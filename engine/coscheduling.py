@@ -36,6 +36,7 @@ class CoScheduledHosts:
         self.speeds = [float(s) for s in speeds]
         self.model = model
         self.tasks_on: list[list[SharedTask]] = [[] for _ in self.speeds]
+        self.watcher = None  # (as SharedHosts': co-scheduled jobs move no bytes, nothing watches their rates)
 
     def load(self, host: int) -> int:
         """Number of parallel tasks on ``host`` now."""

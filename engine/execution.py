@@ -191,10 +191,12 @@ def run_step(kernel: Kernel, machine: Machine, job: Job, profile: Mapping, alloc
         transfers = machine.transfers
         stores = profile["type"] in (PFS, DATA_STAGING)  # (nothing computed)
         try:
-            task = transfers.task(profile, transfers.hosts_of(profile, hosts, job.storage_mapping),
-                                  [] if stores else host_flops(profile, len(hosts)))
+            task_hosts = transfers.hosts_of(profile, hosts, job.storage_mapping)
+            task = transfers.task(profile, task_hosts, [] if stores else host_flops(profile, len(hosts)))
         except (EngineError, UnsupportedProfileError) as err:  # (mid-run: name the job)
             raise type(err)(f"job '{job.full_id}': {err}") from None
+        if profile["type"] == PFS:  # (node I/O over time)
+            transfers.io_trace.describe(task, profile, task_hosts)
         _run_shared_step(kernel, job, task, remaining, ended)
         return
     if machine.shared is not None and profile["type"] != "delay":

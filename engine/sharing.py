@@ -66,6 +66,8 @@ class SharedTask:
         latency: seconds the task waits before it takes any share (the largest latency of the routes it sends
             bytes over); waiting: it is waiting them out now (not in the solver).
         bound: the largest rate its routes' latencies allow (work units/s; inf: none), SimGrid's network bound.
+        io: for a task that reads and writes on storage hosts, ``((node type index, bytes read, bytes written),
+            ...)`` per unit of its work (:meth:`batreplay.engine.io_trace.IoTrace.describe`); None otherwise.
     """
 
     amounts: dict[int, float]
@@ -78,6 +80,7 @@ class SharedTask:
     latency: float = 0.0
     bound: float = float("inf")
     waiting: bool = False
+    io: tuple[tuple[int, float, float], ...] | None = None
 
     @classmethod
     def of_executors(cls, hosts: Sequence[int], flops: Sequence[float], **fields: Any) -> SharedTask:
@@ -131,6 +134,7 @@ class SharedHosts:
         self.capacities = [float(s) * int(c) for s, c in zip(speeds, cores)]
         self.tasks_on: list[list[SharedTask]] = [[] for _ in self.speeds]
         self.nb_hosts = len(self.speeds)  # the resources from this id on are links
+        self.watcher: Any = None  # told of every change of rates by the engine (an io_trace.IoTrace), or None
 
     def add_link(self, bandwidth: float) -> int:
         """Append a link of ``bandwidth`` bytes/s as a resource; its id."""

@@ -26,6 +26,7 @@ from batreplay.engine.direct import run_direct, runs_direct
 from batreplay.engine.inprocess import run_scheduler
 from batreplay.engine.simulator import BatsimEngine, EngineOptions
 from batreplay.engine.spec import EngineSpec
+from batreplay.formats.node_io import NODE_IO_FILE, write_node_io
 from batreplay.formats.out_jobs_writer import WrittenJobs, write_out_jobs_text
 from batreplay.formats.out_schedule import SUMMARY_COLUMNS, schedule_summary, write_out_schedule
 from batreplay.platforms.model import Platform
@@ -80,7 +81,8 @@ def simulate(platform: str | os.PathLike[str], workload: dict, decision_process:
              compute: Platform | None = None, on_progress: Callable[[float, int], None] | None = None,
              through_pybatsim: bool = False) -> Simulation:
     """Simulate ``workload`` on ``platform`` with ``decision_process`` deciding; write ``out_jobs.csv`` and
-    ``out_schedule.csv`` into ``out_dir`` (created if needed).
+    ``out_schedule.csv`` into ``out_dir`` (created if needed). The embedded engine also writes
+    ``node_io_rates.csv`` (:mod:`batreplay.formats.node_io`) when jobs read or write on storage hosts.
 
     Args:
         platform: a SimGrid platform file (the embedded engine reads its compute hosts with
@@ -185,6 +187,7 @@ def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir:
         raise SimulationError(f"simulation failed at t = {engine.now:.6f} s: {type(err).__name__}: {err}") from err
     messages, scheduler_seconds = connection.messages, connection.scheduler_seconds
     columns = engine.record_columns()
+    node_io = engine.io_columns()  # (None: no job read or wrote on a storage host)
     engine.forget_jobs()  # no longer needed: freed before the outputs are written
     connection.engine = None  # (the decision process, which the caller keeps, refers to its driver)
     del engine, connection
@@ -195,6 +198,8 @@ def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir:
     write_out_schedule(schedule_summary(times, compute.nb_compute, scheduler_seconds, time.perf_counter() - started,
                                         check=False, shared_hosts=spec.shares_hosts, nb_storage=len(compute.storage)),
                        out_dir / "out_schedule.csv")
+    if node_io is not None:
+        write_node_io(node_io, out_dir / NODE_IO_FILE)
     return messages, scheduler_seconds, jobs
 
 

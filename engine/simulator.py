@@ -52,6 +52,7 @@ from batreplay.engine.kernel import Kernel, printed_time
 from batreplay.engine.options import EngineError, EngineOptions
 from batreplay.engine.profiles import profiles_in_use, validate_profiles
 from batreplay.engine.transfers import Transfers
+from batreplay.platforms.model import UNTYPED
 from batreplay.platforms.routing import Network
 from batreplay.engine.records import Job, job_columns, job_records
 from batreplay.formats.out_jobs_writer import JobRecord
@@ -124,7 +125,9 @@ class BatsimEngine:
             transfers = Transfers(self.host_names + [name for name, _, _ in storage],
                                   [speed for _, speed in hosts] + [1.0] * len(storage),  # (storage hosts never compute)
                                   list(cores or [1] * len(hosts)) + [1] * len(storage), network, master_host,
-                                  nb_compute=len(hosts))
+                                  nb_compute=len(hosts),
+                                  node_types=[props.get("node_type") or UNTYPED for props, _ in host_properties]
+                                  if host_properties else None)
             problem = transfers.check_messages(self.host_names, message_bandwidth)
             if problem is not None:
                 raise EngineError(f"the embedded engine cannot time Batsim's messages on this platform: {problem}; "
@@ -165,6 +168,15 @@ class BatsimEngine:
             jobs.sort(key=lambda j: (j.subtime, j.full_id.encode()))
             self.server.start_submitter(wname, jobs)
         self.server.flush()
+
+    def io_columns(self) -> dict[str, list] | None:
+        """The read and write rates (bytes/s) of each node type's hosts over time
+        (:meth:`batreplay.engine.io_trace.IoTrace.columns`), or None when no job read or wrote on a storage host
+        (or the platform's links are not played)."""
+        transfers = self.handlers.machine.transfers
+        if transfers is None or not transfers.io_trace.times:
+            return None
+        return transfers.io_trace.columns()
 
     @property
     def records(self) -> list[JobRecord]:

@@ -37,11 +37,13 @@ from typing import Any
 
 from procset import ProcSet
 
+from batreplay.engine.io_trace import IoTrace
 from batreplay.engine.kernel import PRIO_DELIVERY, Kernel
 from batreplay.engine.options import EngineError
 from batreplay.engine.profiles import DATA_STAGING, PFS, UnsupportedProfileError
 from batreplay.engine.server import COMPLETED, Message
 from batreplay.engine.sharing import SharedHosts, SharedTask
+from batreplay.platforms.model import UNTYPED
 from batreplay.platforms.network import SIMGRID_LOOPBACK, Link, link_problem
 from batreplay.platforms.routing import Network
 
@@ -102,21 +104,27 @@ class Transfers:
         speeds: flop/s of one core of each of them; cores: their cores.
         network: the platform's routes; master: the master host's name.
         nb_compute: how many of ``names`` are compute hosts (the others are storage hosts; default: all).
+        node_types: the node type of each compute host (default: all of one type, ``"(untyped)"``), for
+            :attr:`io_trace`.
 
     Attributes:
         solver: the hosts (ids as Batsim's) and the links used so far (ids after the hosts').
         active: every message joins the solver (:meth:`carry`): the run has jobs that move bytes (:meth:`check`),
             or a message route's slowest link is not the server's message bandwidth (:meth:`check_messages`).
         messages_carried: how many messages crossed the links in the solver.
+        io_trace: the read and write rates of each node type's hosts over time (:mod:`.io_trace`), the solver's
+            watcher.
     """
 
     def __init__(self, names: Sequence[str], speeds: Sequence[float], cores: Sequence[int], network: Network,
-                 master: str, nb_compute: int | None = None) -> None:
+                 master: str, nb_compute: int | None = None, node_types: Sequence[str] | None = None) -> None:
         self.names, self.network, self.master = list(names), network, master
         self.nb_compute = len(self.names) if nb_compute is None else nb_compute
         # the storage host a PFS task uses without a storage mapping: the platform's only one
         self.storage = self.nb_compute if len(self.names) == self.nb_compute + 1 else None
         self.solver = SharedHosts(speeds, cores)
+        self.io_trace = IoTrace(list(node_types) if node_types is not None else [UNTYPED] * self.nb_compute)
+        self.solver.watcher = self.io_trace
         self.active = False
         self.messages_carried = 0
         self._link_ids: dict[str, int] = {}
@@ -334,7 +342,7 @@ def start_shared_task(kernel: Kernel, task: SharedTask, prio: int, ended: Callab
         if task.owner is None:  # stopped earlier in this step (a kill, a walltime's leftover): its end changes nothing
             return
         task.owner = None
-        update_rates(kernel, task.solver.remove(task))
+        update_rates(kernel, task.solver.remove(task), gone=task)
         ended(argument)
 
     def join(seq: int | None = None) -> None:  # (seq: its place among the started actions, kept from its latency)
@@ -363,12 +371,16 @@ def stop_shared_task(kernel: Kernel, task: SharedTask | None) -> None:
     if task.waiting:  # (still paying its latency: not in the solver)
         task.waiting = False
         return
-    update_rates(kernel, task.solver.remove(task))
+    update_rates(kernel, task.solver.remove(task), gone=task)
 
 
-def update_rates(kernel: Kernel, tasks: list[SharedTask]) -> None:
-    """Give each running task of ``tasks`` its new rate (tasks already ended in this step are left alone)."""
+def update_rates(kernel: Kernel, tasks: list[SharedTask], gone: SharedTask | None = None) -> None:
+    """Give each running task of ``tasks`` its new rate (tasks already ended in this step are left alone), after
+    ``gone`` (None: no task) left the solver; the solver's watcher (node I/O over time) is told."""
     for task in tasks:
         activity = task.owner
         if activity is not None and activity.alive and activity.rate != task.rate:
             task.owner = kernel.set_rate(activity, task.rate)
+    solver = (gone or tasks[0]).solver if gone is not None or tasks else None
+    if solver is not None and solver.watcher is not None:
+        solver.watcher.update(kernel.clock, tasks, gone)

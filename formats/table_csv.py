@@ -89,10 +89,11 @@ def csv_fields(values: Any, *, float_format: str | None = None, name: str = "") 
     raise TypeError(f"CSV column {name!r}: values of type {values.dtype} are not written as pandas would")
 
 
-def write_csv_table(stream: TextIO, columns: Mapping[str, Any], *, float_format: str | None = None) -> None:
+def write_csv_table(stream: TextIO, columns: Mapping[str, Any], *, float_format: str | None = None,
+                    header: bool = True) -> None:
     """Write ``columns`` (name -> values, all of the same length; see :func:`csv_fields`) to ``stream`` as
-    ``pandas.DataFrame(columns).to_csv(stream, index=False, float_format=float_format)`` does: a header line, then
-    one line per row.
+    ``pandas.DataFrame(columns).to_csv(stream, index=False, float_format=float_format)`` does: a header line
+    (unless ``header`` is False: more rows of a table written in parts), then one line per row.
 
     Raises:
         ValueError: no column, or columns of different lengths.
@@ -106,5 +107,6 @@ def write_csv_table(stream: TextIO, columns: Mapping[str, Any], *, float_format:
     if len(set(lengths.values())) > 1:
         raise ValueError(f"CSV columns of different lengths: {lengths}")
     writer = csv.writer(stream, **_DIALECT)
-    writer.writerow(list(columns))
+    if header:
+        writer.writerow(list(columns))
     writer.writerows(zip(*fields))

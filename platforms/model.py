@@ -14,12 +14,16 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Host", "Platform", "batsim_name_order"]
+__all__ = ["UNTYPED", "Host", "Platform", "batsim_name_order"]
 
 
 def batsim_name_order(name: str) -> bytes:
     """Sort key putting host names in the order Batsim numbers them (C++ ``std::string`` comparison: bytes)."""
     return name.encode("utf-8")
+
+
+#: The node type of hosts without a ``node_type`` property, in tables and outputs per node type.
+UNTYPED = "(untyped)"
 
 
 @dataclass(frozen=True)

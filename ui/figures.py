@@ -25,6 +25,7 @@ from batreplay.analysis.metrics import TimeWindow, job_metrics, running_jobs_ove
 from batreplay.analysis.plots import (
     cumulative_curve,
     gantt_rectangles,
+    node_io_series,
     queue_length_over_time,
     recorded_submissions,
     time_unit,
@@ -278,6 +279,25 @@ def utilisation_figure(run: RunData) -> go.Figure:
         dragmode="zoom", hovermode="x unified", showlegend=False,
         meta={"time_unit": unit, "seconds_per_unit": divisor, "utilisation": fraction},
     )
+    return figure
+
+
+def node_io_figure(run: RunData, table: pd.DataFrame) -> go.Figure:
+    """Node I/O per node type of ``run`` over time, one step line per type (``table``:
+    :func:`batreplay.analysis.node_io.node_io_over_time`): the I/O utilisation when the platform states every type's
+    I/O rate, else the bytes/s read and written (:func:`batreplay.analysis.plots.node_io_series`; the y axis title
+    says which). x = simulated time in the run's unit (``figure.layout.meta``: ``time_unit``, ``seconds_per_unit``,
+    ``quantity``)."""
+    divisor, unit = _unit(run)
+    label, series = node_io_series(table)
+    figure = go.Figure()
+    for i, (name, (starts, values)) in enumerate(series.items()):
+        figure.add_trace(_step_trace(starts / divisor, values, name, qualitative.Plotly[i % len(qualitative.Plotly)]))
+    figure.update_yaxes(title_text=label, rangemode="tozero")
+    figure.update_xaxes(title_text=f"simulated time ({unit}; means over bins)")
+    figure.update_layout(title={"text": f"{run.name}: node I/O per node type (reads and writes with storage)"},
+                         dragmode="zoom", hovermode="x unified",
+                         meta={"time_unit": unit, "seconds_per_unit": divisor, "quantity": label})
     return figure
 
 

@@ -238,7 +238,24 @@ def _io_section(run) -> list:
                                         columns=[{"name": column, "id": column} for column in per_type.columns],
                                         style_cell=TABLE_CELL, style_table={"overflowX": "auto"}),
             html.P(IO_TABLE_DESCRIPTION, className="field-note"),
-            html.Ul([html.Li(note) for note in jobs.notes], className="field-note")]
+            html.Ul([html.Li(note) for note in jobs.notes], className="field-note"),
+            *_node_io_graph(run)]
+
+
+def _node_io_graph(run) -> list:
+    """Node I/O per node type over time (:func:`batreplay.analysis.node_io.run_node_io`, bins as the report's), or
+    the note that says why there is none."""
+    from batreplay.analysis.node_io import run_node_io
+    from batreplay.analysis.plots import smoothing_bin
+    from batreplay.ui import figures
+
+    try:
+        table, notes = run_node_io(run, smoothing_bin)
+    except ValueError as err:
+        return [html.P(f"no node I/O over time: {err}", id="node-io-note")]
+    if table is None:
+        return [html.P(notes[0], id="node-io-note")] if notes else []
+    return [dcc.Graph(id="node-io", figure=figures.node_io_figure(run, table))]
 
 
 def run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:

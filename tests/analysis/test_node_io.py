@@ -1,0 +1,87 @@
+"""Node I/O utilisation over time (analysis/node_io.py): bin means of the engine's recorded rates, on a table worked out
+by hand and on the first SDSC-SP2 jobs in demand rounds on node types of two I/O rates, through ``batreplay run``,
+``batreplay analyze``, the report and the web GUI's run page."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import WORKLOADS
+
+from batreplay.analysis.node_io import node_io_over_time
+from batreplay.cli import main
+from batreplay.formats.node_io import NODE_IO_FILE
+from batreplay.ui.pages import run_detail_page
+from batreplay.ui.sandbox import Sandbox
+from test_job_io import _component
+
+SDSC_LOG = WORKLOADS / "SDSC-SP2-1998-4.2-cln.swf.gz"
+
+
+def test_bin_means_are_the_integral_of_the_recorded_steps_over_each_bin():
+    rates = pd.DataFrame({"time": [1.0, 5.0, 6.0], "node_type": ["a", "a", "b"], "read_rate": [10.0, 0.0, 4.0],
+                          "write_rate": [2.0, 0.0, 0.0]})
+    table = node_io_over_time(rates, {"a": 24.0, "b": float("nan")}, 0.0, 8.0, 4.0)
+    a = table[table["node_type"] == "a"]
+    b = table[table["node_type"] == "b"]
+    assert list(a["bin_start"]) == [0.0, 4.0]
+    assert list(a["read_rate"]) == [7.5, 2.5]  # 10 B/s over [1, 4] then [4, 5]
+    assert list(a["write_rate"]) == [1.5, 0.5]
+    assert list(a["io_utilisation"]) == [9.0 / 24.0, 3.0 / 24.0]
+    assert list(b["read_rate"]) == [0.0, 2.0]  # from 6 on, 4 B/s: half of the second bin
+    assert b["io_utilisation"].isna().all()  # the type's I/O rate is not stated
+    with pytest.raises(ValueError, match="node type 'c' is not a node type of the run's platform"):
+        node_io_over_time(rates.assign(node_type=["a", "a", "c"]), {"a": 1.0, "b": 1.0}, 0.0, 8.0, 4.0)
+    with pytest.raises(ValueError, match="bin_seconds must be > 0"):
+        node_io_over_time(rates, {"a": 1.0, "b": 1.0}, 0.0, 8.0, 0.0)
+
+
+def test_node_io_of_a_real_log_in_demand_rounds_gives_back_every_byte_the_jobs_read(tmp_path):
+    """300 SDSC-SP2 jobs, 4 demand rounds, 30 % of their run time reading, on 64 nodes of 2e8 and 64 of 5e7
+    bytes/s. Walltimes are 20 x the run time, so that every job completes and io_per_node_type.csv counts all the
+    bytes read: the bins of node_io_over_time.csv, times their width, must give them back per node type."""
+    types = tmp_path / "types.toml"
+    types.write_text('[[node_types]]\nname = "fast-io"\ncount = 64\nspeed = 1e9\nio_rate = 2e8\n\n'
+                     '[[node_types]]\nname = "slow-io"\ncount = 64\nspeed = 1e9\nio_rate = 5e7\n\n'
+                     '[storage]\nrate = 3e9\n')
+    assert main(["platform", "--node-types", str(types), "--out", str(tmp_path / "io.xml")]) == 0
+    assert main(["run", "--workload", str(SDSC_LOG), "--platform", str(tmp_path / "io.xml"), "--scheduler", "easy",
+                 "--max-jobs", "300", "--demand-rounds", "4", "--io-share", "0.3", "--reference-io-rate", "1e8",
+                 "--walltime-factor", "20", "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    assert (tmp_path / "run" / NODE_IO_FILE).is_file()
+    assert main(["analyze", str(tmp_path / "run"), "--out", str(tmp_path / "analysis")]) == 0
+    over_time = pd.read_csv(tmp_path / "analysis" / "node_io_over_time.csv")
+    per_type = pd.read_csv(tmp_path / "analysis" / "io_per_node_type.csv").set_index("node_type")
+    width = float(np.diff(over_time["bin_start"].unique())[0])
+    for name, rows in over_time.groupby("node_type"):
+        assert (rows["read_rate"] * width).sum() == pytest.approx(per_type.loc[name, "bytes_read"], rel=1e-9)
+        capacity = 64 * (2e8 if name == "fast-io" else 5e7)
+        np.testing.assert_allclose(rows["io_utilisation"], rows["read_rate"] / capacity, rtol=1e-12)
+        assert rows["io_utilisation"].between(0.0, 1.0 + 1e-9).all()
+    assert over_time.groupby("node_type")["io_utilisation"].max().gt(0.01).all()
+    assert (tmp_path / "analysis" / "figures" / "node_io.png").is_file()
+    assert "Node I/O per node type over time" in (tmp_path / "analysis" / "report.html").read_text()
+    # the web GUI's run page plots the same bins
+    page = run_detail_page(tmp_path, "run", Sandbox(tmp_path, [WORKLOADS, tmp_path]))
+    graph = _component(page, "node-io").figure
+    assert [trace.name for trace in graph.data] == ["fast-io", "slow-io"]
+    assert graph.layout.meta["quantity"] == "I/O utilisation"
+    fast = over_time[over_time["node_type"] == "fast-io"]["io_utilisation"].to_numpy()
+    np.testing.assert_allclose(np.asarray(graph.data[0].y, dtype=float), fast)
+
+    # a run of a real Batsim has no rates: the analysis and the run page say why
+    real = tmp_path / "real"
+    shutil.copytree(tmp_path / "run", real)
+    (real / NODE_IO_FILE).unlink()
+    manifest = json.loads((real / "run.json").read_text())
+    (real / "run.json").write_text(json.dumps(manifest | {"engine": "batsim"}))
+    assert main(["analyze", str(real), "--out", str(tmp_path / "analysis-real")]) == 0
+    notes = json.loads((tmp_path / "analysis-real" / "metrics.json").read_text())["notes"]
+    assert "node I/O over time: not recorded (a real Batsim's outputs" in json.dumps(notes)
+    assert not (tmp_path / "analysis-real" / "node_io_over_time.csv").exists()
+    page = run_detail_page(tmp_path, "real", Sandbox(tmp_path, [WORKLOADS, tmp_path]))
+    assert "not recorded" in _component(page, "node-io-note").children
