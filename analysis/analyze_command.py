@@ -26,7 +26,7 @@ shows seconds, hours or days, see :mod:`batreplay.analysis.metric`):
   for every run directory whose jobs moved bytes;
 - ``node_io_over_time.csv``: mean bytes/s read and written and the I/O utilisation of each node type over bins of
   time (:mod:`batreplay.analysis.node_io`), for every run whose folder holds the embedded engine's
-  ``node_io_rates.csv``;
+  ``node_io_rates.csv`` and whose platform is known;
 - ``figures/``: PNG and SVG of each figure of :mod:`batreplay.analysis.plots`;
 - ``report.html``: one self-contained page with these tables and figures (:mod:`batreplay.analysis.report`).
 
@@ -335,24 +335,25 @@ def _per_run_results(runs: Sequence[RunData], log: pd.DataFrame | None, *, tau: 
 
 
 def _add_job_io(run: RunData, results: _RunResults, notes: list[str]) -> None:
-    """Add ``run``'s CPU and I/O tables (:func:`batreplay.analysis.job_io.run_io`) to ``results`` and its notes to
-    ``notes``, when its jobs moved bytes; a workload file that cannot be measured is said in ``notes``."""
+    """Add ``run``'s CPU and I/O tables (:func:`batreplay.analysis.job_io.run_io`), when its jobs moved bytes, and
+    its node I/O over time (:func:`batreplay.analysis.node_io.run_node_io`), when its folder holds the engine's
+    rates, to ``results``, and their notes to ``notes`` (a file that cannot be read is said there)."""
+    measured = None
     try:
         measured = run_io(run)
     except ValueError as err:
         notes.append(f"no CPU and I/O times: {err}")
-        return
     if measured is not None:
         jobs, per_type = measured
         results.io_job_tables.append(jobs.jobs.assign(run=run.name))
         results.io_type_tables.append(per_type.assign(run=run.name))
         notes += jobs.notes
     try:
-        over_time, io_notes = run_node_io(run, plots.smoothing_bin)
+        over_time, io_notes = run_node_io(run, plots.smoothing_bin, moved_bytes=measured is not None)
     except ValueError as err:  # (NodeIoError too)
         notes.append(f"no node I/O over time: {err}")
         return
-    notes += io_notes if measured is not None else []
+    notes += io_notes
     if over_time is not None:
         results.node_io_tables[run.name] = over_time
 

@@ -30,17 +30,24 @@ from batreplay.platforms.model import UNTYPED, Platform
 __all__ = ["OVER_TIME_COLUMNS", "node_io_over_time", "run_node_io", "type_io_capacity"]
 
 #: Columns of :func:`node_io_over_time`'s table.
-OVER_TIME_COLUMNS = ("bin_start", "node_type", "read_rate", "write_rate", "io_utilisation")
+OVER_TIME_COLUMNS = ("bin_start", "bin_end", "node_type", "read_rate", "write_rate", "io_utilisation")
 
 
 def type_io_capacity(platform: Platform) -> dict[str, float]:
     """The I/O capacity of each node type of ``platform``, bytes/s: the sum of its hosts' ``io_rate`` property
     (NaN when one of them has none); types keyed as in ``node_io_rates.csv`` (``(untyped)`` for hosts without a
-    ``node_type``), in order of first host id."""
+    ``node_type``), in order of first host id.
+
+    Raises:
+        ValueError: an ``io_rate`` that is not a number (naming the platform file, host and property)."""
     capacity: dict[str, float] = {}
     for host in platform.hosts:
         text = host.prop(IO_RATE_PROPERTY)
-        rate = float(text) if text is not None else float("nan")
+        try:
+            rate = float(text) if text is not None else float("nan")
+        except ValueError:
+            raise ValueError(f"{platform.source or 'platform'}: host {host.name!r}, property {IO_RATE_PROPERTY}: "
+                             f"{text!r} is not a number of bytes/s") from None
         name = host.node_type or UNTYPED
         capacity[name] = capacity.get(name, 0.0) + rate
     return capacity
@@ -59,7 +66,7 @@ def _integral_at(times: np.ndarray, rates: np.ndarray, edges: np.ndarray) -> np.
 
 
 def node_io_over_time(rates: pd.DataFrame, capacity: dict[str, float], low: float, high: float,
-                      bin_seconds: float) -> pd.DataFrame:
+                      bin_seconds: float, *, source: str = NODE_IO_FILE) -> pd.DataFrame:
     """Mean read and write rates and I/O utilisation of each node type over bins of ``bin_seconds`` from ``low``
     to ``high`` (s; the last bin may run past ``high``).
 
@@ -67,20 +74,23 @@ def node_io_over_time(rates: pd.DataFrame, capacity: dict[str, float], low: floa
         rates: ``node_io_rates.csv`` as :func:`batreplay.formats.node_io.read_node_io` reads it.
         capacity: bytes/s of each node type (:func:`type_io_capacity`); every type of the platform gets rows,
             those with no I/O get zeros.
+        source: the file ``rates`` was read from (rows in file order), for error messages.
 
     Returns:
-        Columns :data:`OVER_TIME_COLUMNS` (``bin_start`` s, rates bytes/s, ``io_utilisation`` 0-1), one row per
-        bin and type, types in ``capacity``'s order.
+        Columns :data:`OVER_TIME_COLUMNS` (``bin_start`` and ``bin_end`` s, rates bytes/s, ``io_utilisation``
+        0-1), one row per bin and type, types in ``capacity``'s order.
 
     Raises:
         ValueError: ``bin_seconds`` not > 0; a node type in ``rates`` that ``capacity`` lacks (the run's
-            platform does not match its recording).
+            platform does not match its recording), naming ``source``, the line and the type.
     """
     if not bin_seconds > 0:
         raise ValueError(f"bin_seconds must be > 0, got {bin_seconds}")
-    unknown = sorted(set(rates["node_type"]) - capacity.keys())
-    if unknown:
-        raise ValueError(f"{NODE_IO_FILE}: node type {unknown[0]!r} is not a node type of the run's platform")
+    unknown = ~rates["node_type"].isin(list(capacity)).to_numpy()
+    if unknown.any():
+        row = int(np.flatnonzero(unknown)[0])
+        raise ValueError(f"{source}: line {row + 2}, column node_type: {rates['node_type'].iloc[row]!r} is not a "
+                         "node type of the run's platform")
     nb_bins = max(int(np.ceil((high - low) / bin_seconds)), 1)
     edges = low + bin_seconds * np.arange(nb_bins + 1)
     frames = []
@@ -92,31 +102,40 @@ def node_io_over_time(rates: pd.DataFrame, capacity: dict[str, float], low: floa
             moved = _integral_at(times, rows[column].to_numpy(dtype="float64"), edges)
             means[column] = np.diff(moved) / bin_seconds
         used = (means["read_rate"] + means["write_rate"]) / total if total > 0 else np.full(nb_bins, np.nan)
-        frames.append(pd.DataFrame({"bin_start": edges[:-1], "node_type": name, **means, "io_utilisation": used}))
+        frames.append(pd.DataFrame({"bin_start": edges[:-1], "bin_end": edges[1:], "node_type": name, **means,
+                                    "io_utilisation": used}))
     return pd.concat(frames, ignore_index=True)[list(OVER_TIME_COLUMNS)]
 
 
-def run_node_io(run, bin_width: Callable[[float], float]) -> tuple[pd.DataFrame | None, list[str]]:
+def run_node_io(run, bin_width: Callable[[float], float], *, moved_bytes: bool = False
+                ) -> tuple[pd.DataFrame | None, list[str]]:
     """:func:`node_io_over_time` of ``run`` (a :class:`batreplay.analysis.run_dir.RunData`) over its span (first
     submission to last finish or last recorded change, s) in bins of ``bin_width(span)`` seconds (the report
-    passes :func:`batreplay.analysis.plots.smoothing_bin`; 1 s for a span of 0), and notes. None when its folder
-    has no ``node_io_rates.csv`` (its jobs read and wrote nothing on storage hosts, or a real Batsim ran it: a note
-    says so) or its platform is unknown (a note).
+    passes :func:`batreplay.analysis.plots.smoothing_bin`; 1 s for a span of 0), and notes.
+
+    None, with a note saying why, when the folder has ``node_io_rates.csv`` but the run's platform is unknown, or
+    has none although ``moved_bytes`` (the caller found that the jobs' profiles move bytes): a real Batsim's run
+    (its outputs do not hold the rates), or an embedded run whose jobs read and wrote nothing on storage hosts or
+    made before the engine wrote the file. None without a note otherwise.
 
     Raises:
         batreplay.formats.node_io.NodeIoError: an unreadable ``node_io_rates.csv``.
-        ValueError: see :func:`node_io_over_time`."""
+        ValueError: see :func:`node_io_over_time` and :func:`type_io_capacity`."""
     path = run.path / NODE_IO_FILE
     if not path.is_file():
-        real = run.manifest.get("engine") == "batsim"
-        return None, ([f"node I/O over time: not recorded (a real Batsim's outputs do not hold the rates at which "
-                       f"bytes moved; the embedded engine writes {NODE_IO_FILE})"] if real else [])
+        if not moved_bytes:
+            return None, []
+        if run.manifest.get("engine") == "batsim":
+            return None, [f"node I/O over time: not recorded (a real Batsim's outputs do not hold the rates at "
+                          f"which bytes moved; the embedded engine writes {NODE_IO_FILE})"]
+        return None, [f"node I/O over time: no {NODE_IO_FILE} in the run directory (no job read or wrote on a "
+                      "storage host, or the run was made before batreplay recorded node I/O)"]
     if run.platform is None:
-        return None, [f"node I/O over time: {NODE_IO_FILE} present but the run's platform is unknown"]
+        return None, [f"node I/O over time: {path} present but the run's platform is unknown"]
     rates = read_node_io(path)
     jobs = run.jobs
     low = float(jobs["submission_time"].min())
     high = max(float(jobs["finish_time"].max()) if jobs["finish_time"].notna().any() else low,
                float(rates["time"].max()) if len(rates) else low)
     width = bin_width(high - low) if high > low else 1.0
-    return node_io_over_time(rates, type_io_capacity(run.platform), low, high, width), []
+    return node_io_over_time(rates, type_io_capacity(run.platform), low, high, width, source=str(path)), []

@@ -459,13 +459,16 @@ def plot_node_type_occupancy(runs: Sequence[RunData]) -> Figure:
 
 def node_io_series(table: pd.DataFrame) -> tuple[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
     """What a figure of node I/O over time shows of ``table`` (:func:`batreplay.analysis.node_io.node_io_over_time`):
-    ``(label, {node type: (bin starts s, values)})``: the I/O utilisation when every type's I/O rate is known,
-    else the bytes/s read and written."""
+    ``(label, {node type: (times s, values)})``, a step function (each value held from its time to the next: the
+    bins' starts, then the last bin's end with the last value, so that every bin, the last included, is drawn as a
+    segment): the I/O utilisation when every type's I/O rate is known, else the bytes/s read and written."""
     utilisation = bool(table["io_utilisation"].notna().all())
     series = {}
     for name, rows in table.groupby("node_type", sort=False):
-        values = rows["io_utilisation"] if utilisation else rows["read_rate"] + rows["write_rate"]
-        series[str(name)] = (rows["bin_start"].to_numpy(dtype="float64"), values.to_numpy(dtype="float64"))
+        values = (rows["io_utilisation"] if utilisation else rows["read_rate"] + rows["write_rate"]).to_numpy(
+            dtype="float64")
+        times = np.append(rows["bin_start"].to_numpy(dtype="float64"), float(rows["bin_end"].iloc[-1]))
+        series[str(name)] = (times, np.append(values, values[-1]))
     return ("I/O utilisation" if utilisation else "bytes/s read and written"), series
 
 

@@ -10,7 +10,8 @@ solver, :mod:`.transfers`), so it records them here, as a step function per node
   latency, as SimGrid's ``ptask_L07`` gives it no share then);
 - a node type's read (write) rate is the sum of those of its hosts.
 
-Only the bytes between compute hosts and storage hosts count as node I/O: ``data_staging`` (between two storage
+Bytes over routes without links (SimGrid moves them in no time) are not traced. Only the bytes between compute
+hosts and storage hosts count as node I/O: ``data_staging`` (between two storage
 hosts), ``parallel`` communication matrices (between compute hosts) and Batsim's own messages are left out.
 A task that lost its race with a walltime keeps moving bytes until its executor stops, as in SimGrid, and is
 counted until then. This module imports nothing from batreplay.
@@ -57,8 +58,8 @@ class IoTrace:
         one entry per group (:attr:`names` gives the group of an index). A task without bytes, or of one host
         (SimGrid runs it as a computation), is left alone."""
         read, write = float(profile.get("bytes_to_read", 0)), float(profile.get("bytes_to_write", 0))
-        if len(hosts) < 2 or read + write <= 0:
-            return
+        if len(hosts) < 2 or read + write <= 0 or not task.amounts:  # (no link on its routes: SimGrid moves the
+            return  # bytes in no time, at an infinite rate; nothing to trace)
         nb_compute = len(self.host_groups)
         compute = [host for host in hosts if host < nb_compute]
         if self._one_group and compute:
@@ -88,10 +89,13 @@ class IoTrace:
                 self._members[group].pop(id(gone), None)
                 dirty.add(group)
         for task in tasks:
-            if task.io is None or task.owner is None:  # (not I/O, or already ended in this step)
+            if task.io is None:
                 continue
             for group, read, write in task.io:
-                self._members[group][id(task)] = (task, read, write)
+                if task.owner is None:  # (out of the solver: transfers.py passes such a task as gone; kept safe)
+                    self._members[group].pop(id(task), None)
+                else:
+                    self._members[group][id(task)] = (task, read, write)
                 dirty.add(group)
         for group in sorted(dirty):
             self._record(now, group)

@@ -200,6 +200,8 @@ def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir:
                        out_dir / "out_schedule.csv")
     if node_io is not None:
         write_node_io(node_io, out_dir / NODE_IO_FILE)
+    else:  # (an earlier simulation's rates, in a folder reused, would be read as this one's)
+        (out_dir / NODE_IO_FILE).unlink(missing_ok=True)
     return messages, scheduler_seconds, jobs
 
 

@@ -71,7 +71,7 @@ def read_node_io(path: str | Path) -> pd.DataFrame:
     try:
         raw = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, ValueError, pd.errors.ParserError) as err:
-        raise NodeIoError(f"{path}: not a readable CSV file ({err})") from None
+        raise NodeIoError(f"{path}: not a readable CSV file ({' '.join(str(err).split())})") from None
     missing = [name for name in NODE_IO_COLUMNS if name not in raw.columns]
     if missing:
         raise NodeIoError(f"{path}: missing column(s) {', '.join(missing)}")

@@ -8,10 +8,11 @@ The data path, end to end::
     engine.simulator (embedded Batsim) <--engine.inprocess--> decision process
     --> out_jobs.csv, out_schedule.csv --analysis.metrics--> metrics.json
 
-A run directory holds: ``out_jobs.csv`` and ``out_schedule.csv`` (Batsim's formats), ``workload.json`` (the
-Batsim workload simulated, so that a real Batsim can replay it), ``jobs.csv`` (per-job facts from the
-SWF log: user id, recorded submission and wait times; the recorded submission on the simulation clock is
-``recorded_submission_time``, the reference of lateness), ``metrics.json`` (the summary printed at the end) and
+A run directory holds: ``out_jobs.csv`` and ``out_schedule.csv`` (Batsim's formats), on the embedded engine
+when jobs read or write on storage hosts ``node_io_rates.csv`` (:mod:`batreplay.formats.node_io`),
+``workload.json`` (the Batsim workload simulated, so that a real Batsim can replay it), ``jobs.csv`` (per-job
+facts from the SWF log: user id, recorded submission and wait times; the recorded submission on the simulation
+clock is ``recorded_submission_time``, the reference of lateness), ``metrics.json`` (the summary printed at the end) and
 ``run.json`` (parameters, input checksums, versions, wall time). It is written in a temporary sibling
 directory and renamed at the end: a failed run leaves nothing half-written (Batsim's standard error excepted,
 kept as ``NAME.failed-batsim.log`` when a real Batsim failed). ``force`` replaces only a directory holding a

@@ -228,9 +228,10 @@ def _io_section(run) -> list:
     try:
         measured = run_io(run)
     except ValueError as err:
-        return [title, html.P(f"no CPU and I/O times: {err}", id="io-note")]
+        return [title, html.P(f"no CPU and I/O times: {err}", id="io-note"), *_node_io_graph(run, True)]
     if measured is None:
-        return []
+        graph = _node_io_graph(run, False)
+        return [title, *graph] if graph else []
     jobs, per_type = measured
     shown = [{column: (f"{value:.4g}" if isinstance(value, float) else value) for column, value in row.items()}
              for row in per_type.to_dict("records")]
@@ -239,18 +240,18 @@ def _io_section(run) -> list:
                                         style_cell=TABLE_CELL, style_table={"overflowX": "auto"}),
             html.P(IO_TABLE_DESCRIPTION, className="field-note"),
             html.Ul([html.Li(note) for note in jobs.notes], className="field-note"),
-            *_node_io_graph(run)]
+            *_node_io_graph(run, True)]
 
 
-def _node_io_graph(run) -> list:
+def _node_io_graph(run, moved_bytes: bool) -> list:
     """Node I/O per node type over time (:func:`batreplay.analysis.node_io.run_node_io`, bins as the report's), or
-    the note that says why there is none."""
+    the note that says why there is none (``moved_bytes``: the jobs' profiles move bytes, or could not be read)."""
     from batreplay.analysis.node_io import run_node_io
     from batreplay.analysis.plots import smoothing_bin
     from batreplay.ui import figures
 
     try:
-        table, notes = run_node_io(run, smoothing_bin)
+        table, notes = run_node_io(run, smoothing_bin, moved_bytes=moved_bytes)
     except ValueError as err:
         return [html.P(f"no node I/O over time: {err}", id="node-io-note")]
     if table is None:

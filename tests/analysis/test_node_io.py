@@ -28,14 +28,15 @@ def test_bin_means_are_the_integral_of_the_recorded_steps_over_each_bin():
     table = node_io_over_time(rates, {"a": 24.0, "b": float("nan")}, 0.0, 8.0, 4.0)
     a = table[table["node_type"] == "a"]
     b = table[table["node_type"] == "b"]
-    assert list(a["bin_start"]) == [0.0, 4.0]
+    assert list(a["bin_start"]) == [0.0, 4.0] and list(a["bin_end"]) == [4.0, 8.0]
     assert list(a["read_rate"]) == [7.5, 2.5]  # 10 B/s over [1, 4] then [4, 5]
     assert list(a["write_rate"]) == [1.5, 0.5]
     assert list(a["io_utilisation"]) == [9.0 / 24.0, 3.0 / 24.0]
     assert list(b["read_rate"]) == [0.0, 2.0]  # from 6 on, 4 B/s: half of the second bin
     assert b["io_utilisation"].isna().all()  # the type's I/O rate is not stated
-    with pytest.raises(ValueError, match="node type 'c' is not a node type of the run's platform"):
-        node_io_over_time(rates.assign(node_type=["a", "a", "c"]), {"a": 1.0, "b": 1.0}, 0.0, 8.0, 4.0)
+    with pytest.raises(ValueError, match="rates.csv: line 4, column node_type: 'c' is not a node type of the run's"):
+        node_io_over_time(rates.assign(node_type=["a", "a", "c"]), {"a": 1.0, "b": 1.0}, 0.0, 8.0, 4.0,
+                          source="rates.csv")
     with pytest.raises(ValueError, match="bin_seconds must be > 0"):
         node_io_over_time(rates, {"a": 1.0, "b": 1.0}, 0.0, 8.0, 0.0)
 
@@ -56,7 +57,8 @@ def test_node_io_of_a_real_log_in_demand_rounds_gives_back_every_byte_the_jobs_r
     assert main(["analyze", str(tmp_path / "run"), "--out", str(tmp_path / "analysis")]) == 0
     over_time = pd.read_csv(tmp_path / "analysis" / "node_io_over_time.csv")
     per_type = pd.read_csv(tmp_path / "analysis" / "io_per_node_type.csv").set_index("node_type")
-    width = float(np.diff(over_time["bin_start"].unique())[0])
+    width = float(over_time["bin_end"].iloc[0] - over_time["bin_start"].iloc[0])
+    np.testing.assert_allclose(over_time["bin_end"] - over_time["bin_start"], width)
     for name, rows in over_time.groupby("node_type"):
         assert (rows["read_rate"] * width).sum() == pytest.approx(per_type.loc[name, "bytes_read"], rel=1e-9)
         capacity = 64 * (2e8 if name == "fast-io" else 5e7)
@@ -71,7 +73,7 @@ def test_node_io_of_a_real_log_in_demand_rounds_gives_back_every_byte_the_jobs_r
     assert [trace.name for trace in graph.data] == ["fast-io", "slow-io"]
     assert graph.layout.meta["quantity"] == "I/O utilisation"
     fast = over_time[over_time["node_type"] == "fast-io"]["io_utilisation"].to_numpy()
-    np.testing.assert_allclose(np.asarray(graph.data[0].y, dtype=float), fast)
+    np.testing.assert_allclose(np.asarray(graph.data[0].y, dtype=float), np.append(fast, fast[-1]))  # (+ the end)
 
     # a run of a real Batsim has no rates: the analysis and the run page say why
     real = tmp_path / "real"
@@ -85,3 +87,16 @@ def test_node_io_of_a_real_log_in_demand_rounds_gives_back_every_byte_the_jobs_r
     assert not (tmp_path / "analysis-real" / "node_io_over_time.csv").exists()
     page = run_detail_page(tmp_path, "real", Sandbox(tmp_path, [WORKLOADS, tmp_path]))
     assert "not recorded" in _component(page, "node-io-note").children
+
+    # an embedded run without the file (made before the engine wrote it): said, not silently skipped
+    older = tmp_path / "older"
+    shutil.copytree(tmp_path / "run", older)
+    (older / NODE_IO_FILE).unlink()
+    assert main(["analyze", str(older), "--out", str(tmp_path / "analysis-older")]) == 0
+    notes = json.dumps(json.loads((tmp_path / "analysis-older" / "metrics.json").read_text())["notes"])
+    assert f"node I/O over time: no {NODE_IO_FILE} in the run directory" in notes
+    # a rates file naming a type the platform lacks: one line naming the file, line and column
+    (older / NODE_IO_FILE).write_text("time,node_type,read_rate,write_rate\n0,fast-io,1,0\n2,gpu,1,0\n")
+    assert main(["analyze", str(older), "--out", str(tmp_path / "analysis-odd")]) == 0
+    notes = json.dumps(json.loads((tmp_path / "analysis-odd" / "metrics.json").read_text())["notes"])
+    assert f"no node I/O over time: {older / NODE_IO_FILE}: line 3, column node_type: 'gpu'" in notes

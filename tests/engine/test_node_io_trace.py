@@ -119,6 +119,9 @@ def test_simulate_writes_the_rates_for_jobs_that_read_and_nothing_for_jobs_that_
     simulate(tmp_path / "io.xml", computing, load_scheduler("easy"), tmp_path / "computing")
     assert (tmp_path / "computing" / "out_jobs.csv").is_file()
     assert not (tmp_path / "computing" / NODE_IO_FILE).exists()
+    # the same folder again, jobs that only compute: the earlier rates are not left to be read as this run's
+    simulate(tmp_path / "io.xml", computing, load_scheduler("easy"), tmp_path / "reading")
+    assert not (tmp_path / "reading" / NODE_IO_FILE).exists()
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -159,3 +162,36 @@ def test_hosts_without_a_node_type_are_one_untyped_group(tmp_path):
     assert trace["read_rate"].tolist() == pytest.approx([2e8, 0.0], rel=1e-12)
     assert trace["write_rate"].tolist() == pytest.approx([1e8, 0.0], rel=1e-12)
     assert trace["time"].iloc[1] - trace["time"].iloc[0] == pytest.approx(3.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("case", ["pfs-easy", "pfs-kill", "latency-pfs-kill", "pfs-slots", "latency-pfs-slots",
+                                  "staging-mapping"])
+def test_the_trace_follows_exactly_the_readers_and_writers_in_the_solver(case, monkeypatch):
+    """Recorded cases of real Batsim runs with kills and walltimes in the middle of reads, latencies, composed rounds
+    compute sharing and two storage hosts: after every change of rates, the tasks the trace sums are exactly the solver's tasks that
+    read or write, and every type's rates end at 0."""
+    from batsim_doubles import batsim_options, engine_for
+    from golden_recording import RECORDED, case_scheduler
+
+    from batreplay.engine.io_trace import IoTrace
+
+    engines = []
+    checks = []
+    update = IoTrace.update
+
+    def checked(self, now, tasks, gone=None):
+        update(self, now, tasks, gone)
+        solver = engines[0].handlers.machine.transfers.solver
+        in_solver = {id(task) for tasks_on in solver.tasks_on for task in tasks_on if task.io is not None}
+        summed = {key for members in self._members.values() for key in members}
+        assert summed == in_solver, f"t = {now}: the trace sums other tasks than the solver's readers and writers"
+        checks.append(len(summed))
+
+    monkeypatch.setattr(IoTrace, "update", checked)
+    case_dir = RECORDED / case
+    engines.append(engine_for(case_dir / "platform.xml", case_dir / "workload.json", batsim_options(case_dir)))
+    run_scheduler(engines[0], case_scheduler(case_dir))
+    trace = engines[0].io_columns()
+    assert trace is not None and max(checks) > 0
+    last = pd.DataFrame(trace).groupby("node_type").last()
+    assert (last["read_rate"] == 0).all() and (last["write_rate"] == 0).all()
