@@ -338,18 +338,19 @@ def _add_job_io(run: RunData, results: _RunResults, notes: list[str]) -> None:
     """Add ``run``'s CPU and I/O tables (:func:`batreplay.analysis.job_io.run_io`), when its jobs moved bytes, and
     its node I/O over time (:func:`batreplay.analysis.node_io.run_node_io`), when its folder holds the engine's
     rates, to ``results``, and their notes to ``notes`` (a file that cannot be read is said there)."""
-    measured = None
+    measured, unreadable = None, False
     try:
         measured = run_io(run)
     except ValueError as err:
         notes.append(f"no CPU and I/O times: {err}")
+        unreadable = True
     if measured is not None:
         jobs, per_type = measured
         results.io_job_tables.append(jobs.jobs.assign(run=run.name))
         results.io_type_tables.append(per_type.assign(run=run.name))
         notes += jobs.notes
     try:
-        over_time, io_notes = run_node_io(run, plots.smoothing_bin, moved_bytes=measured is not None)
+        over_time, io_notes = run_node_io(run, plots.smoothing_bin, moved_bytes=measured is not None or unreadable)
     except ValueError as err:  # (NodeIoError too)
         notes.append(f"no node I/O over time: {err}")
         return

@@ -18,6 +18,7 @@ batreplay.platforms.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -39,15 +40,18 @@ def type_io_capacity(platform: Platform) -> dict[str, float]:
     ``node_type``), in order of first host id.
 
     Raises:
-        ValueError: an ``io_rate`` that is not a number (naming the platform file, host and property)."""
+        ValueError: an ``io_rate`` that is not a finite number > 0 (naming the platform file, host and
+            property)."""
     capacity: dict[str, float] = {}
     for host in platform.hosts:
         text = host.prop(IO_RATE_PROPERTY)
         try:
             rate = float(text) if text is not None else float("nan")
         except ValueError:
+            rate = float("-inf")
+        if text is not None and not (math.isfinite(rate) and rate > 0):
             raise ValueError(f"{platform.source or 'platform'}: host {host.name!r}, property {IO_RATE_PROPERTY}: "
-                             f"{text!r} is not a number of bytes/s") from None
+                             f"{text!r} is not a finite number of bytes/s > 0")
         name = host.node_type or UNTYPED
         capacity[name] = capacity.get(name, 0.0) + rate
     return capacity
@@ -128,8 +132,13 @@ def run_node_io(run, bin_width: Callable[[float], float], *, moved_bytes: bool =
         if run.manifest.get("engine") == "batsim":
             return None, [f"node I/O over time: not recorded (a real Batsim's outputs do not hold the rates at "
                           f"which bytes moved; the embedded engine writes {NODE_IO_FILE})"]
+        if not run.manifest:
+            return None, [f"node I/O over time: no {NODE_IO_FILE} and no run.json (a real Batsim's output folder, "
+                          "whose outputs do not hold the rates at which bytes moved, or a folder of simulate() "
+                          "made before the embedded engine wrote the file)"]
         return None, [f"node I/O over time: no {NODE_IO_FILE} in the run directory (no job read or wrote on a "
-                      "storage host, or the run was made before batreplay recorded node I/O)"]
+                      "storage host over links the engine plays, or the run was made before batreplay recorded "
+                      "node I/O)"]
     if run.platform is None:
         return None, [f"node I/O over time: {path} present but the run's platform is unknown"]
     rates = read_node_io(path)

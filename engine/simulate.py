@@ -123,6 +123,8 @@ def simulate(platform: str | os.PathLike[str], workload: dict, decision_process:
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / NODE_IO_FILE).unlink(missing_ok=True)  # (an earlier simulation's rates in a folder reused, whichever
+    # engine runs now, would be read as this one's)
     started = time.perf_counter()
     direct = engine.name == "embedded" and not through_pybatsim and runs_direct(decision_process)
     if on_progress is not None and not direct:
@@ -200,8 +202,6 @@ def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir:
                        out_dir / "out_schedule.csv")
     if node_io is not None:
         write_node_io(node_io, out_dir / NODE_IO_FILE)
-    else:  # (an earlier simulation's rates, in a folder reused, would be read as this one's)
-        (out_dir / NODE_IO_FILE).unlink(missing_ok=True)
     return messages, scheduler_seconds, jobs
 
 

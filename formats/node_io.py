@@ -69,7 +69,7 @@ def read_node_io(path: str | Path) -> pd.DataFrame:
 
     path = Path(path)
     try:
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False, skip_blank_lines=False)  # (rows = file lines)
     except (OSError, ValueError, pd.errors.ParserError) as err:
         raise NodeIoError(f"{path}: not a readable CSV file ({' '.join(str(err).split())})") from None
     missing = [name for name in NODE_IO_COLUMNS if name not in raw.columns]

@@ -230,8 +230,7 @@ def _io_section(run) -> list:
     except ValueError as err:
         return [title, html.P(f"no CPU and I/O times: {err}", id="io-note"), *_node_io_graph(run, True)]
     if measured is None:
-        graph = _node_io_graph(run, False)
-        return [title, *graph] if graph else []
+        return _node_io_graph(run, False)
     jobs, per_type = measured
     shown = [{column: (f"{value:.4g}" if isinstance(value, float) else value) for column, value in row.items()}
              for row in per_type.to_dict("records")]
@@ -250,13 +249,14 @@ def _node_io_graph(run, moved_bytes: bool) -> list:
     from batreplay.analysis.plots import smoothing_bin
     from batreplay.ui import figures
 
+    title = html.H3("Node I/O per node type over time")
     try:
         table, notes = run_node_io(run, smoothing_bin, moved_bytes=moved_bytes)
     except ValueError as err:
-        return [html.P(f"no node I/O over time: {err}", id="node-io-note")]
+        return [title, html.P(f"no node I/O over time: {err}", id="node-io-note")]
     if table is None:
-        return [html.P(notes[0], id="node-io-note")] if notes else []
-    return [dcc.Graph(id="node-io", figure=figures.node_io_figure(run, table))]
+        return [title, html.P(notes[0], id="node-io-note")] if notes else []
+    return [title, dcc.Graph(id="node-io", figure=figures.node_io_figure(run, table))]
 
 
 def run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:

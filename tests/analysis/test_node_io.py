@@ -74,6 +74,8 @@ def test_node_io_of_a_real_log_in_demand_rounds_gives_back_every_byte_the_jobs_r
     assert graph.layout.meta["quantity"] == "I/O utilisation"
     fast = over_time[over_time["node_type"] == "fast-io"]["io_utilisation"].to_numpy()
     np.testing.assert_allclose(np.asarray(graph.data[0].y, dtype=float), np.append(fast, fast[-1]))  # (+ the end)
+    last_end = over_time[over_time["node_type"] == "fast-io"]["bin_end"].iloc[-1]
+    assert graph.data[0].x[-1] == pytest.approx(last_end / graph.layout.meta["seconds_per_unit"])
 
     # a run of a real Batsim has no rates: the analysis and the run page say why
     real = tmp_path / "real"
@@ -100,3 +102,40 @@ def test_node_io_of_a_real_log_in_demand_rounds_gives_back_every_byte_the_jobs_r
     assert main(["analyze", str(older), "--out", str(tmp_path / "analysis-odd")]) == 0
     notes = json.dumps(json.loads((tmp_path / "analysis-odd" / "metrics.json").read_text())["notes"])
     assert f"no node I/O over time: {older / NODE_IO_FILE}: line 3, column node_type: 'gpu'" in notes
+
+    # the rates are read whatever became of the CPU and I/O tables: workload.json gone, or unreadable
+    for name, change in (("no-workload", lambda folder: (folder / "workload.json").unlink()),
+                         ("bad-workload", lambda folder: (folder / "workload.json").write_text("[1, 2"))):
+        folder = tmp_path / name
+        shutil.copytree(tmp_path / "run", folder)
+        change(folder)
+        assert main(["analyze", str(folder), "--out", str(tmp_path / f"analysis-{name}")]) == 0
+        again = pd.read_csv(tmp_path / f"analysis-{name}" / "node_io_over_time.csv")
+        pd.testing.assert_frame_equal(again.drop(columns="run"), over_time.drop(columns="run"))
+        page = run_detail_page(tmp_path, name, Sandbox(tmp_path, [WORKLOADS, tmp_path]))
+        assert [trace.name for trace in _component(page, "node-io").figure.data] == ["fast-io", "slow-io"]
+
+
+def test_a_folder_without_run_json_is_said_to_be_a_real_batsims_and_bad_inputs_are_named(tmp_path):
+    from batreplay.analysis.node_io import run_node_io, type_io_capacity
+    from batreplay.formats.node_io import NodeIoError, read_node_io
+    from batreplay.platforms.generate import write_platform
+    from batreplay.platforms.reader import read_platform
+
+    class Folder:  # (what run_node_io reads of a RunData)
+        path, manifest, platform = tmp_path, {}, None
+        jobs = pd.DataFrame({"submission_time": [0.0], "finish_time": [1.0]})
+
+    table, notes = run_node_io(Folder(), lambda span: 60.0, moved_bytes=True)
+    assert table is None and notes == [f"node I/O over time: no {NODE_IO_FILE} and no run.json (a real Batsim's "
+                                       "output folder, whose outputs do not hold the rates at which bytes moved, or "
+                                       "a folder of simulate() made before the embedded engine wrote the file)"]
+    assert run_node_io(Folder(), lambda span: 60.0) == (None, [])  # (jobs that moved no bytes: nothing to say)
+    (tmp_path / NODE_IO_FILE).write_text("time,node_type,read_rate,write_rate\n0,a,1,0\n\n2,a,0,0\n")
+    with pytest.raises(NodeIoError, match="line 3, column time: '' is not a finite number"):  # (a blank line)
+        read_node_io(tmp_path / NODE_IO_FILE)
+    path = write_platform(tmp_path / "io.xml", 2, 1e9, io_rate=1e8)
+    path.write_text(path.read_text().replace("100000000.0", "-1e8", 1))
+    with pytest.raises(ValueError, match=r"io.xml: host '\w+', property io_rate: '-1e8' is not a finite number of "
+                                         r"bytes/s > 0"):
+        type_io_capacity(read_platform(path))
