@@ -12,8 +12,8 @@ generated platform). The embedded engine records the read and write rates of eac
   default). NaN for a type whose hosts do not all state an ``io_rate``.
 
 A run of a real Batsim has no ``node_io_rates.csv`` (Batsim 4.2.1's outputs hold when jobs ran, not how fast their
-bytes moved): :func:`run_node_io` says so in a note. It imports numpy, pandas, batreplay.formats and
-batreplay.platforms.
+bytes moved): :func:`run_node_io` says so in a note. It imports numpy, pandas, batreplay.analysis.metrics,
+batreplay.formats and batreplay.platforms.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from batreplay.analysis.metrics import time_weighted_means
 from batreplay.formats.node_io import NODE_IO_FILE, read_node_io
 from batreplay.platforms.generate import IO_RATE_PROPERTY
 from batreplay.platforms.model import UNTYPED, Platform
@@ -55,18 +56,6 @@ def type_io_capacity(platform: Platform) -> dict[str, float]:
         name = host.node_type or UNTYPED
         capacity[name] = capacity.get(name, 0.0) + rate
     return capacity
-
-
-def _integral_at(times: np.ndarray, rates: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """The integral from -inf to each edge of the step function ``rates[i]`` from ``times[i]`` on (0 before
-    ``times[0]``), bytes."""
-    if times.size == 0:
-        return np.zeros(edges.size)
-    cumulative = np.concatenate([[0.0], np.cumsum(rates[:-1] * np.diff(times))])
-    index = np.searchsorted(times, edges, side="right") - 1  # the last change at or before each edge
-    inside = index >= 0
-    safe = np.maximum(index, 0)
-    return np.where(inside, cumulative[safe] + rates[safe] * (edges - times[safe]), 0.0)
 
 
 def node_io_over_time(rates: pd.DataFrame, capacity: dict[str, float], low: float, high: float,
@@ -101,10 +90,8 @@ def node_io_over_time(rates: pd.DataFrame, capacity: dict[str, float], low: floa
     for name, total in capacity.items():
         rows = rates[rates["node_type"] == name]
         times = rows["time"].to_numpy(dtype="float64")
-        means = {}
-        for column in ("read_rate", "write_rate"):
-            moved = _integral_at(times, rows[column].to_numpy(dtype="float64"), edges)
-            means[column] = np.diff(moved) / bin_seconds
+        means = {column: time_weighted_means(times, rows[column].to_numpy(dtype="float64"), edges)
+                 for column in ("read_rate", "write_rate")}
         used = (means["read_rate"] + means["write_rate"]) / total if total > 0 else np.full(nb_bins, np.nan)
         frames.append(pd.DataFrame({"bin_start": edges[:-1], "bin_end": edges[1:], "node_type": name, **means,
                                     "io_utilisation": used}))

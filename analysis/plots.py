@@ -36,7 +36,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from procset import ProcSet
 
-from batreplay.analysis.metrics import SECONDS_PER_DAY, TimeWindow, running_jobs_over_time
+from batreplay.analysis.metrics import SECONDS_PER_DAY, TimeWindow, running_jobs_over_time, time_weighted_means
 from batreplay.formats.out_jobs import FULL_ID
 from batreplay.analysis.run_dir import RECORDED_SUBMISSION, RunData
 
@@ -95,44 +95,6 @@ def queue_length_over_time(jobs: pd.DataFrame) -> pd.DataFrame:
     steps = frame.groupby("time", sort=True).sum().cumsum().reset_index()
     steps["queued_jobs"] = steps["queued_jobs"].round().astype("int64")
     return steps
-
-
-def time_weighted_means(times: np.ndarray, values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Average of a step function over each bin ``[edges[k], edges[k+1]]``.
-
-    The step function is ``values[i]`` on ``[times[i], times[i+1])``, 0 before ``times[0]`` and
-    ``values[-1]`` after the last time. Exact: the integral of a step function is piecewise linear, so it is
-    interpolated at the bin edges.
-
-    Args:
-        times: increasing instants (s), shape (n,).
-        values: value from each instant on, shape (n,).
-        edges: increasing bin edges (s), shape (m + 1,), m >= 1.
-
-    Returns:
-        Shape (m,): mean value over each bin.
-
-    Raises:
-        ValueError: shapes differ, fewer than two edges, or edges not increasing.
-    """
-    times = np.asarray(times, dtype="float64")
-    values = np.asarray(values, dtype="float64")
-    edges = np.asarray(edges, dtype="float64")
-    if times.shape != values.shape:
-        raise ValueError(f"times and values differ in shape: {times.shape} vs {values.shape}")
-    if edges.size < 2 or np.any(np.diff(edges) <= 0):
-        raise ValueError("bin edges must be at least two increasing values")
-    if times.size == 0:
-        return np.zeros(edges.size - 1)
-    integral = np.concatenate([[0.0], np.cumsum(values[:-1] * np.diff(times))])
-
-    def primitive(t: np.ndarray) -> np.ndarray:
-        inside = np.interp(t, times, integral)
-        after = integral[-1] + values[-1] * np.maximum(t - times[-1], 0.0)
-        return np.where(t < times[0], 0.0, np.where(t > times[-1], after, inside))
-
-    cumulative = primitive(edges)
-    return np.diff(cumulative) / np.diff(edges)
 
 
 def _span(runs: Sequence[RunData]) -> tuple[float, float]:
