@@ -91,11 +91,8 @@ class IoTrace:
         for task in tasks:
             if task.io is None:
                 continue
-            for group, read, write in task.io:
-                if task.owner is None:  # (out of the solver: transfers.py passes such a task as gone; kept safe)
-                    self._members[group].pop(id(task), None)
-                else:
-                    self._members[group][id(task)] = (task, read, write)
+            for group, read, write in task.io:  # (tasks in the solver: one that leaves it comes as gone)
+                self._members[group][id(task)] = (task, read, write)
                 dirty.add(group)
         for group in sorted(dirty):
             self._record(now, group)
