@@ -165,7 +165,7 @@ def load_workload(path: str | Path, options: WorkloadOptions = WorkloadOptions()
             amount out of range included); NoJobsError (a ValueError): no job to simulate, an empty log or JSON
             ``jobs`` list, or every job dropped by the conversion (the message counts them per reason).
     """
-    from batreplay.workloads.batsim_workload import NoJobsError, read_workload_json, swf_to_workload
+    from batreplay.workloads.batsim_workload import NoJobsError, read_workload_json
     from batreplay.workloads.swf import read_swf
 
     path = Path(path)
@@ -186,7 +186,20 @@ def load_workload(path: str | Path, options: WorkloadOptions = WorkloadOptions()
         if options.max_jobs is not None:
             document = dict(document, jobs=document["jobs"][: options.max_jobs])
         return LoadedWorkload(document, None, [])
-    log = read_swf(path)
+    return convert_swf_log(read_swf(path), options, nb_res)
+
+
+def convert_swf_log(log: SwfLog, options: WorkloadOptions = WorkloadOptions(),
+                    nb_res: int | None = None) -> LoadedWorkload:
+    """The workload simulated from a parsed SWF log, converted with ``options`` (``nb_res`` as
+    :func:`load_workload`); the conversion ``batreplay run`` applies to an SWF file, for a log built in memory too
+    (:mod:`batreplay.sitemodels.generate`).
+
+    Raises:
+        NoJobsError, SwfFormatError, WorkloadError: as :func:`load_workload`.
+    """
+    from batreplay.workloads.batsim_workload import swf_to_workload
+
     converted = swf_to_workload(
         log,
         profile=options.profile,

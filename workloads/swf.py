@@ -703,3 +703,26 @@ def read_swf(path: str | Path, *, on_error: Literal["raise", "skip"] = "raise") 
     log = SwfLog(path=path, header=header, jobs=jobs, anomalies=None, header_entries=entries)  # type: ignore[arg-type]
     log.anomalies = _find_anomalies(path, jobs, log.max_procs, reader.errors)
     return log
+
+
+def swf_log_from_frame(path: str | Path, header_entries: list[tuple[str, str]], jobs: pd.DataFrame) -> SwfLog:
+    """An :class:`SwfLog` built in memory (a generated log, :mod:`batreplay.sitemodels.generate`), as
+    :func:`read_swf` would read it from a file holding those header lines and jobs: ``jobs`` has the 18
+    :data:`SWF_COLUMNS` and ``line`` (the line number each job would have); ``path`` names it in notes and errors.
+
+    Raises:
+        ValueError: a column missing or a column that is not numeric.
+    """
+    missing = [name for name in (*SWF_COLUMNS, "line") if name not in jobs.columns]
+    if missing or not all(np.issubdtype(jobs[name].dtype, np.number) for name in SWF_COLUMNS):
+        raise ValueError(f"{path}: an SWF job frame needs the numeric columns {', '.join(SWF_COLUMNS)} and line "
+                         f"(missing {missing})")
+    frame = jobs[[*SWF_COLUMNS, "line"]].astype({name: (np.float64 if name in FLOAT_COLUMNS else np.int64)
+                                                 for name in (*SWF_COLUMNS, "line")}).reset_index(drop=True)
+    header = {}
+    for key, value in header_entries:
+        header[key] = f"{header[key]}\n{value}" if key in header else value
+    log = SwfLog(path=Path(path), header=header, jobs=frame, anomalies=None,  # type: ignore[arg-type]
+                 header_entries=list(header_entries))
+    log.anomalies = _find_anomalies(Path(path), frame, log.max_procs, [])
+    return log
