@@ -5,7 +5,8 @@ Layers, lowest first (a module may import its own layer and lower ones only)::
     foundation  batreplay.atomic, batreplay.deadline, batreplay.console (files, wall-clock limits, the console),
                 batreplay.options (run options declared once: checks, flags, campaign keys, form fields),
                 batreplay.formats (Batsim's output files: the engine writes them, analysis reads them, so both stand on them)
-    inputs      batreplay.workloads, batreplay.platforms
+    inputs      batreplay.workloads, batreplay.platforms, batreplay.sitemodels (site models: fitted from logs, drawn as
+                workloads)
     decisions   batreplay.schedulers, batreplay.replay (users)
     engine      batreplay.engine (embedded Batsim, simulate()),
                 batreplay.realbatsim (a real Batsim over ZeroMQ, the other engine simulate() may choose)
@@ -31,7 +32,7 @@ from conftest import REPO_ROOT
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("batreplay.atomic", "batreplay.deadline", "batreplay.console", "batreplay.options",
                     "batreplay.formats")),
-    ("inputs", ("batreplay.workloads", "batreplay.platforms")),
+    ("inputs", ("batreplay.workloads", "batreplay.platforms", "batreplay.sitemodels")),
     ("decisions", ("batreplay.schedulers", "batreplay.replay")),
     ("engine", ("batreplay.engine", "batreplay.realbatsim")),
     ("analysis", ("batreplay.analysis",)),
@@ -44,7 +45,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 #: Source folder of each package of the ``batreplay`` namespace (pyproject's ``package-dir``).
 FOLDERS = {"batreplay": "batreplay", "batreplay.workloads": "workloads", "batreplay.platforms": "platforms",
-           "batreplay.formats": "formats", "batreplay.schedulers": "schedulers", "batreplay.replay": "replay",
+           "batreplay.sitemodels": "sitemodels", "batreplay.formats": "formats", "batreplay.schedulers": "schedulers", "batreplay.replay": "replay",
            "batreplay.engine": "engine", "batreplay.realbatsim": "realbatsim",
            "batreplay.analysis": "analysis", "batreplay.run": "run",
            "batreplay.campaign": "campaign", "batreplay.reports": "reports", "batreplay.ui": "ui"}

@@ -1,0 +1,189 @@
+"""The site model file (JSON, versioned): what ``batreplay model fit`` writes and every other model command reads.
+
+Field by field, with units, in ``docs/site-models.md``. In short::
+
+    {"format": "batreplay-site-model", "version": 1,
+     "source": {...},          # the log, its checksum, the jobs selected, dropped (per reason), the split
+     "reference": {...},       # node_speed (flop/s), reference_io_rate (bytes/s), io_share
+     "job_types": {...},       # the rule (batreplay.sitemodels.job_types)
+     "arrivals": {...},        # batreplay.sitemodels.arrivals
+     "types": [{"name", "share", "jobs", "job_slots", "cpu_demand", "io_demand", "cpu_io_correlation",
+                "demand_rounds", "requested_time_ratio"}, ...]}
+
+Reading checks every field and names the first wrong one as ``FILE: types[2].cpu_demand.edges: ...``; a file of
+another version is refused with both versions named. This module imports numpy and the sitemodels modules below it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from batreplay.atomic import write_json_atomically
+from batreplay.sitemodels.arrivals import ArrivalModel
+from batreplay.sitemodels.distributions import DistributionError, EmpiricalDistribution
+from batreplay.sitemodels.job_types import JobTypeRule
+
+FORMAT_NAME = "batreplay-site-model"
+FORMAT_VERSION = 1
+_DISTRIBUTIONS = ("job_slots", "cpu_demand", "io_demand", "demand_rounds")
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be read; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class JobTypeModel:
+    """One job type of a site model (Caspart et al. 2019, Sect. 4-5: a job type's parameters).
+
+    Attributes:
+        name: the type's name (from the rule, :mod:`batreplay.sitemodels.job_types`).
+        share: probability that a new job is of this type (its share of the calibration jobs).
+        jobs: calibration jobs of the type.
+        job_slots: job slots (SWF processors; Batsim resources ``res``) per job.
+        cpu_demand: flop per job slot (CPU seconds x the recorded node speed).
+        io_demand: bytes per job slot read from storage ((run time - CPU seconds) x the reference I/O rate).
+        cpu_io_correlation: Spearman rank correlation of CPU and I/O demand over the type's jobs (0 when either is
+            constant); drawing keeps it (:mod:`batreplay.sitemodels.sampling`).
+        demand_rounds: rounds of reading and computing per job.
+        requested_time_ratio: requested time / run time of the jobs that record one, or None when none does.
+    """
+
+    name: str
+    share: float
+    jobs: int
+    job_slots: EmpiricalDistribution
+    cpu_demand: EmpiricalDistribution
+    io_demand: EmpiricalDistribution
+    cpu_io_correlation: float
+    demand_rounds: EmpiricalDistribution
+    requested_time_ratio: EmpiricalDistribution | None
+
+    def to_json(self) -> dict:
+        document: dict[str, Any] = {"name": self.name, "share": self.share, "jobs": self.jobs,
+                                    "cpu_io_correlation": self.cpu_io_correlation}
+        for key in _DISTRIBUTIONS:
+            document[key] = getattr(self, key).to_json()
+        ratio = self.requested_time_ratio
+        document["requested_time_ratio"] = None if ratio is None else ratio.to_json()
+        return document
+
+    @classmethod
+    def from_json(cls, document: Any, where: str) -> JobTypeModel:
+        keys = {"name", "share", "jobs", "cpu_io_correlation", "requested_time_ratio", *_DISTRIBUTIONS}
+        _check_keys(document, keys, where)
+        name, share, jobs, rho = (document[k] for k in ("name", "share", "jobs", "cpu_io_correlation"))
+        if not isinstance(name, str) or not name:
+            raise DistributionError(f"{where}.name: expected a type name")
+        if type(share) not in (int, float) or not 0 < share <= 1:
+            raise DistributionError(f"{where}.share: expected a number in (0, 1], got {share!r}")
+        if type(jobs) is not int or jobs < 1:
+            raise DistributionError(f"{where}.jobs: expected an integer >= 1, got {jobs!r}")
+        if type(rho) not in (int, float) or not -1 <= rho <= 1:
+            raise DistributionError(f"{where}.cpu_io_correlation: expected a number in [-1, 1], got {rho!r}")
+        parts = {k: EmpiricalDistribution.from_json(document[k], f"{where}.{k}") for k in _DISTRIBUTIONS}
+        ratio = document["requested_time_ratio"]
+        ratio = None if ratio is None else EmpiricalDistribution.from_json(ratio, f"{where}.requested_time_ratio")
+        for key in ("job_slots", "demand_rounds"):
+            if parts[key].support()[0] < 1:
+                raise DistributionError(f"{where}.{key}: values must be >= 1")
+        for key in ("cpu_demand", "io_demand"):
+            if parts[key].support()[0] < 0:
+                raise DistributionError(f"{where}.{key}: values must be >= 0")
+        if ratio is not None and ratio.support()[0] <= 0:
+            raise DistributionError(f"{where}.requested_time_ratio: values must be > 0")
+        return cls(name, float(share), jobs, **parts, cpu_io_correlation=float(rho), requested_time_ratio=ratio)
+
+
+@dataclass(frozen=True)
+class SiteModel:
+    """A site model (module docstring). ``reference`` holds ``node_speed`` (flop/s of a recorded node),
+    ``reference_io_rate`` (bytes/s a recorded node read at) and ``io_share`` (or None); ``source``
+    describes the log and the split (``docs/site-models.md``)."""
+
+    source: dict
+    reference: dict
+    rule: JobTypeRule
+    arrivals: ArrivalModel
+    types: tuple[JobTypeModel, ...]
+
+    def to_json(self) -> dict:
+        return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "source": self.source, "reference": self.reference,
+                "job_types": self.rule.to_json(), "arrivals": self.arrivals.to_json(),
+                "types": [t.to_json() for t in self.types]}
+
+
+def write_model(model: SiteModel, path: str | Path) -> Path:
+    """Write ``model`` to ``path`` (JSON, atomically: a reader never sees half a file)."""
+    return write_json_atomically(path, model.to_json(), indent=1)
+
+
+def read_model(path: str | Path) -> SiteModel:
+    """The site model of the file ``path``.
+
+    Raises:
+        ModelFileError: not JSON (line and column named), another format or version, or a wrong field (named).
+        OSError: the file cannot be read.
+    """
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ModelFileError(f"{path}: line {err.lineno}, column {err.colno}: not JSON ({err.msg})") from None
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{path}: not a UTF-8 text file") from None
+    try:
+        return _model(document, str(path))
+    except DistributionError as err:
+        raise ModelFileError(str(err)) from None
+
+
+def _model(document: Any, where: str) -> SiteModel:
+    if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
+        raise DistributionError(f"{where}: not a batreplay site model (its 'format' is not {FORMAT_NAME!r})")
+    if document.get("version") != FORMAT_VERSION:
+        raise DistributionError(f"{where}: version {document.get('version')!r}; this batreplay reads version "
+                                f"{FORMAT_VERSION}")
+    _check_keys(document, {"format", "version", "source", "reference", "job_types", "arrivals", "types"}, where)
+    for key in ("source", "reference"):
+        if not isinstance(document[key], dict):
+            raise DistributionError(f"{where}: {key}: expected an object")
+    reference = _reference(document["reference"], f"{where}: reference")
+    try:
+        rule = JobTypeRule.from_json(document["job_types"])
+    except ValueError as err:
+        raise DistributionError(f"{where}: job_types: {err}") from None
+    arrivals = ArrivalModel.from_json(document["arrivals"], f"{where}: arrivals")
+    types = document["types"]
+    if not isinstance(types, list) or not types:
+        raise DistributionError(f"{where}: types: expected a list of at least one job type")
+    parsed = tuple(JobTypeModel.from_json(t, f"{where}: types[{k}]") for k, t in enumerate(types))
+    if abs(sum(t.share for t in parsed) - 1) > 1e-9 or len({t.name for t in parsed}) != len(parsed):
+        raise DistributionError(f"{where}: types: shares must sum to 1 and names be distinct")
+    return SiteModel(document["source"], reference, rule, arrivals, parsed)
+
+
+def _reference(document: dict, where: str) -> dict:
+    _check_keys(document, {"node_speed", "reference_io_rate", "io_share"}, where)
+    for key in ("node_speed", "reference_io_rate"):
+        value = document[key]
+        if type(value) not in (int, float) or not 0 < value < math.inf:
+            raise DistributionError(f"{where}.{key}: expected a number > 0, got {value!r}")
+    share = document["io_share"]
+    if share is not None and (type(share) not in (int, float) or not 0 <= share < 1):
+        raise DistributionError(f"{where}.io_share: expected null or a number in [0, 1), got {share!r}")
+    return dict(document)
+
+
+def _check_keys(document: Any, keys: set[str], where: str) -> None:
+    if not isinstance(document, dict):
+        raise DistributionError(f"{where}: expected an object")
+    if set(document) != keys:
+        missing, unknown = sorted(keys - set(document)), sorted(set(document) - keys)
+        raise DistributionError(f"{where}: " + "; ".join(
+            part for part in (f"missing {missing}" if missing else "", f"unknown {unknown}" if unknown else "")
+            if part))
