@@ -4,6 +4,7 @@
 - ``batreplay sessions``: partition an SWF log into user sessions, write the session graphs and statistics;
 - ``batreplay analyze``: metrics, figures and an HTML report of one or several runs;
 - ``batreplay platform``: write a SimGrid cluster platform (and its scaled variants);
+- ``batreplay model fit|generate``: site models fitted on a log, and workloads drawn from them;
 - ``batreplay campaign run|report``: experiment campaigns declared in ``expe/*.toml``;
 - ``batreplay fetch``: download a Parallel Workloads Archive log into the local cache.
 
@@ -200,8 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     from batreplay.campaign.cli import add_campaign_commands
     from batreplay.reports.cli import add_report_command
+    from batreplay.sitemodels.cli import add_model_commands
 
-    for add in (_add_run_command, _add_sessions_command, _add_analyze_command, _add_platform_command,
+    for add in (_add_run_command, _add_sessions_command, _add_analyze_command, _add_platform_command, add_model_commands,
                 lambda commands: add_campaign_commands(commands, add_report_command), _add_ui_command,
                 _add_fetch_command):
         add(commands)

@@ -59,6 +59,8 @@ def loaded(modules: list[str], names: tuple[str, ...]) -> list[str]:
     ["campaign", "--help"],
     ["campaign", "run", "--help"],
     ["campaign", "report", "--help"],
+    ["model", "fit", "--help"],
+    ["model", "generate", "--help"],
 ], ids=" ".join)
 def test_help_imports_no_heavy_library(argv, tmp_path):
     status, modules, output = command_imports(argv, tmp_path)
@@ -74,6 +76,8 @@ def test_help_imports_no_heavy_library(argv, tmp_path):
      "argument --engine: invalid choice: 'nosuch'"),
     (["sessions", "--workload", "x", "--out", "o", "--zero-runtime", "all"], "argument --zero-runtime: invalid choice"),
     (["campaign", "run", "x.toml", "--executor", "slurm"], "argument --executor: invalid choice: 'slurm'"),
+    (["model", "fit", "x.swf", "--out", "m.json", "--select", "site=1"], "argument --select: 'site=1': expected"),
+    (["model", "generate", "m.json", "--out", "w.swf"], "one of the arguments --jobs --days is required"),
     (["nosuch"], "invalid choice: 'nosuch'"),
 ], ids=lambda value: " ".join(value) if isinstance(value, list) else "")
 def test_argument_errors_import_no_heavy_library(argv, message, tmp_path):

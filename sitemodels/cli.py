@@ -1,0 +1,129 @@
+"""``batreplay model fit|generate``: the command-line side of site models (``docs/site-models.md``).
+
+:func:`add_model_commands` adds the ``model`` command to the ``batreplay`` parser; each subcommand's handler has the
+signature ``handler(args, console) -> exit status`` used by :mod:`batreplay.cli`. Only light modules are imported
+here (the defaults in :mod:`batreplay.sitemodels.choices`); each handler imports what it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from batreplay.sitemodels.choices import DEFAULT_MAX_BINS, DEFAULT_MIN_GAPS, FIELD_COLUMNS
+from batreplay.workloads.choices import DEFAULT_RECORDED_SPEED, DEFAULT_REFERENCE_IO_RATE
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def selection(text: str) -> tuple[str, list[int]]:
+    """``--select FIELD=V1,V2,...`` -> ``(FIELD, [V1, V2, ...])`` (argparse type: errors become usage errors)."""
+    name, sep, values = text.partition("=")
+    try:
+        numbers = [int(value) for value in values.split(",")] if sep else []
+    except ValueError:
+        numbers = []
+    if name not in FIELD_COLUMNS or not numbers:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected FIELD=V1,V2,... with FIELD one of "
+                                         f"{', '.join(FIELD_COLUMNS)} and whole numbers")
+    return name, numbers
+
+
+def _cmd_fit(args: argparse.Namespace, console: Console) -> int:
+    from batreplay.sitemodels.fit import FitOptions, check_model_path, fit_site_model, save_fit
+    from batreplay.sitemodels.job_types import JobTypeRule
+    from batreplay.workloads.resolve import resolve_workload
+
+    check_model_path(args.out)  # before the log is read
+    rule = JobTypeRule.parse(args.job_types)
+    select: dict[str, list[int]] = {}
+    for name, values in args.select or []:
+        select.setdefault(name, []).extend(values)
+    options = FitOptions(split=args.split, seed=args.seed, select=select or None, node_speed=args.speed,
+                         reference_io_rate=args.reference_io_rate, io_share=args.io_share,
+                         demand_rounds=args.demand_rounds, max_bins=args.max_bins, min_gaps=args.min_gaps)
+    fitted = fit_site_model(resolve_workload(args.log), rule, options)
+    for note in fitted.notes:
+        console.print(note, highlight=False, markup=False)
+    console.print(_types_table(fitted.model))
+    model_path, test_path = save_fit(fitted, args.out)
+    console.print(f"wrote {model_path} and its test jobs {test_path}", highlight=False, markup=False)
+    return 0
+
+
+def _types_table(model):
+    """The job types of a model as a rich table: share, calibration jobs, mean slots, CPU and I/O seconds alone."""
+    from rich.table import Table
+
+    table = Table(title="job types")
+    for name in ("type", "share", "jobs", "mean slots", "mean CPU s", "mean I/O s", "CPU-I/O rank corr."):
+        table.add_column(name, justify="left" if name == "type" else "right")
+    speed, rate = model.reference["node_speed"], model.reference["reference_io_rate"]
+    for t in model.types:
+        table.add_row(t.name, f"{t.share:.3f}", str(t.jobs), f"{t.job_slots.mean():.2f}",
+                      f"{t.cpu_demand.mean() / speed:.0f}", f"{t.io_demand.mean() / rate:.0f}",
+                      f"{t.cpu_io_correlation:.2f}")
+    return table
+
+
+def _cmd_generate(args: argparse.Namespace, console: Console) -> int:
+    from batreplay.sitemodels.generate import GenerateOptions, write_generated
+    from batreplay.sitemodels.model_file import read_model
+
+    options = GenerateOptions(jobs=args.jobs, days=args.days, seed=args.seed, rate_scale=args.rate_scale)
+    model = read_model(args.model)
+    path, log, notes = write_generated(model, options, args.out, model_path=args.model)
+    for note in notes:
+        console.print(note, highlight=False, markup=False)
+    span = float(log.jobs["submission_time"].iloc[-1]) / 86_400
+    console.print(f"wrote {path}: {log.n_jobs} jobs submitted over {span:.2f} days (seed {args.seed})",
+                  highlight=False, markup=False)
+    return 0
+
+
+def add_model_commands(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``model fit`` and ``model generate`` to the ``batreplay`` subcommands; returns the ``model`` parser."""
+    model = subparsers.add_parser("model", help="site models (Caspart et al. 2019): fit one on a log, draw "
+                                                "workloads from it")
+    commands = model.add_subparsers(dest="model_command", required=True)
+    fit = commands.add_parser("fit", help="fit a site model on a random share of a log's jobs, keep the others "
+                                          "to test it")
+    fit.add_argument("log", help="SWF log (.swf, .swf.gz), or the name of a log fetched with 'batreplay fetch'")
+    fit.add_argument("--job-types", default="all", metavar="RULE",
+                     help="how jobs are grouped into types: all, a field (" + ", ".join(FIELD_COLUMNS) + "), "
+                          "thresholds FIELD:T1,T2,... on a numeric field (processors, run_time, ...), or a TOML "
+                          "file (docs/site-models.md) (default: %(default)s)")
+    fit.add_argument("--select", type=selection, action="append", metavar="FIELD=V1,V2",
+                     help="fit on the jobs whose FIELD has one of these values only (e.g. partition=156,157, the "
+                          "GridKa sites of the LCG log); repeatable (all must hold)")
+    fit.add_argument("--split", type=float, default=0.5,
+                     help="share of the jobs to calibrate on, the others kept to test (default: %(default)s)")
+    fit.add_argument("--seed", type=int, default=0, help="seed of the split (default: %(default)s)")
+    fit.add_argument("--speed", type=float, default=DEFAULT_RECORDED_SPEED, metavar="FLOP_PER_S",
+                     help="node speed of the recorded machine: CPU seconds x speed = CPU demand (default: %(default)g)")
+    fit.add_argument("--io-share", type=float, default=None,
+                     help="share of each job's run time spent reading (default: run time minus the log's CPU time)")
+    fit.add_argument("--reference-io-rate", type=float, default=DEFAULT_REFERENCE_IO_RATE, metavar="BYTES_PER_S",
+                     help="bytes/s a node read at when the log was recorded (default: %(default)g)")
+    fit.add_argument("--demand-rounds", type=int, default=1,
+                     help="rounds of reading and computing of every job (default: %(default)s)")
+    fit.add_argument("--max-bins", type=int, default=DEFAULT_MAX_BINS,
+                     help="most bins of a histogram (default: %(default)s)")
+    fit.add_argument("--min-gaps", type=int, default=DEFAULT_MIN_GAPS,
+                     help="inter-arrival times an hour of the week needs for its own distribution (default: "
+                          "%(default)s)")
+    fit.add_argument("--out", required=True, help="model file to write (JSON); the test jobs go beside it")
+    fit.set_defaults(handler=_cmd_fit)
+
+    generate = commands.add_parser("generate", help="draw an open workload from a site model")
+    generate.add_argument("model", help="model file written by 'batreplay model fit'")
+    size = generate.add_mutually_exclusive_group(required=True)
+    size.add_argument("--jobs", type=int, help="number of jobs to draw")
+    size.add_argument("--days", type=float, help="days of submissions to draw")
+    generate.add_argument("--seed", type=int, default=0, help="seed of the draw (default: %(default)s)")
+    generate.add_argument("--rate-scale", type=float, default=1.0,
+                          help="arrival rate x this factor (default: %(default)s, the site's)")
+    generate.add_argument("--out", required=True, help="workload to write: .swf (SWF log) or .json (Batsim)")
+    generate.set_defaults(handler=_cmd_generate)
+    return model
