@@ -76,26 +76,32 @@ class UserModelEntry:
             that are about this model's replays: a kind some models declare shows the replays of those models
             only, a kind no model declares shows every replay (:mod:`batreplay.reports.user_models`). Plain names:
             this layer does not import the reports.
+        source: what the model replays: ``"log"`` (a workload log's jobs; a dynamic model among them uses sessions)
+            or ``"site-model"`` (jobs drawn from a site model file, given as the workload; its builder is called
+            ``builder(site_model, nb_res, slots, spec)``, see :func:`batreplay.replay.closed.build_closed_users`).
     """
 
     summary: str
     builder: str | Builder | None = None
     report_kinds: tuple[str, ...] = ()
+    source: str = "log"
 
     @property
     def dynamic(self) -> bool:
         """True when jobs reach Batsim by dynamic registration through the feedback broker."""
         return self.builder is not None
 
-    def build(self, document: dict, job_table: pd.DataFrame, spec: ReplaySpec):
-        """Call the builder (see :data:`Builder`). Raises ReplayError for a model without one."""
+    def build(self, *inputs: Any):
+        """Call the builder with ``inputs`` (see :data:`Builder`, and :attr:`source`), the replay's spec last.
+        Raises ReplayError for a model without one."""
+        spec = inputs[-1]
         builder = self.builder
         if builder is None:
             raise ReplayError(f"user model {spec.model!r} builds no users: its jobs stay in the static workload")
         if isinstance(builder, str):
             module, _, name = builder.partition(":")
             builder = getattr(importlib.import_module(module), name)
-        return builder(document, job_table, spec)
+        return builder(*inputs)
 
 
 #: The session rule of feedback replays when none is given (Madon, Da Costa, Pierson 2024: arrival, 60 min).
@@ -112,6 +118,10 @@ REGISTRY: dict[str, UserModelEntry] = {
                                report_kinds=("lateness", "user-lateness-percentiles", "submissions",
                                              "user-mean-lateness", "user-additional-lateness", "session-graphs",
                                              "weekly-submissions")),
+    # Caspart et al. 2019, Sect. 6: GridKa's batch system kept full; jobs drawn from a site model (batreplay model fit)
+    "closed": UserModelEntry("a closed workload: a population of jobs drawn from a site model (the --workload), each "
+                             "job that ends replaced at once (Caspart et al. 2019)",
+                             "batreplay.replay.closed:build_closed_users", source="site-model"),
 }
 #: Allowed user model names, in registry order: the choices of ``--replay`` and of campaign files.
 USER_MODELS: tuple[str, ...] = tuple(REGISTRY)
@@ -147,6 +157,9 @@ class ReplaySpec:
             :mod:`batreplay.replay.session_source`), for a model that uses sessions (see :meth:`applies_sessions`);
             None (the default) gives such a model :data:`DEFAULT_SESSIONS`. A model that uses no sessions
             (``rigid``) keeps None, and a run's ``run.json`` does not record it.
+        population, closed_jobs, closed_duration, model_seed: the closed replay's (:mod:`batreplay.replay.closed`):
+            jobs kept in the system (``"fill"`` or a whole number as text), jobs in all, seconds after which ended
+            jobs are not replaced, the seed of the draws. Refused with other models; recorded when set.
 
     Raises:
         UnknownUserModelError: ``model`` is not registered.
@@ -166,9 +179,23 @@ class ReplaySpec:
              "a60-style label, or a directory written by 'batreplay sessions'; refused with a model that uses "
              "none (rigid)", default_text=f"{DEFAULT_SESSIONS} with a model that uses sessions")
 
+    population: str | None = option(
+        None, optional=True, campaign="matrix", form=False, metavar="N|fill",
+        help="closed replay: jobs kept in the system, a whole number or 'fill' (the platform's job slots, the host "
+             "property slots, else 1 per host)", default_text="fill with --replay closed")
+    closed_jobs: int | None = option(None, kind=int, at_least=1, optional=True, campaign="matrix", form=False,
+                                     help="closed replay: jobs in all (the population included)",
+                                     default_text="none")
+    closed_duration: float | None = option(
+        None, kind=float, above=0, optional=True, unit="s", campaign="matrix", form=False,
+        help="closed replay: seconds after which jobs that end are not replaced", default_text="none")
+    model_seed: int = option(0, kind=int, at_least=0, campaign="matrix", form=False,
+                       help="closed replay: seed of the jobs drawn from the site model")
+
     def __post_init__(self) -> None:
         user_model(self.model)
         check_fields(self, ReplayError)
+        self._check_closed_options()
         if not self.applies_sessions:
             if self.sessions is not None:
                 raise ReplayError(f"--sessions {self.sessions!r}: the user model {self.model!r} (--replay) uses no "
@@ -184,10 +211,31 @@ class ReplaySpec:
         if not self.sessions.strip() or (looks_like_rule(self.sessions) and not is_session_directory(self.sessions)):
             parse_session_rule(self.sessions)
 
+    def _check_closed_options(self) -> None:
+        """The closed replay's options: refused with another model (they would be ignored); with it, a population
+        that is a whole number >= 1 or ``fill`` (the default), and a number of jobs or a duration."""
+        given = [name for name, value in (("population", self.population), ("closed_jobs", self.closed_jobs),
+                                          ("closed_duration", self.closed_duration)) if value is not None]
+        if self.model_seed != 0:
+            given.append("model_seed")
+        if user_model(self.model).source != "site-model":
+            if given:
+                raise ReplayError(f"--{given[0].replace('_', '-')}: an option of closed replays (--replay closed); "
+                                  f"the user model {self.model!r} does not use it")
+            return
+        if self.population is None:
+            object.__setattr__(self, "population", "fill")
+        if self.population != "fill" and not (self.population.isdigit() and int(self.population) >= 1):
+            raise ReplayError(f"--population {self.population!r}: expected a whole number >= 1 or 'fill'")
+        if self.closed_jobs is None and self.closed_duration is None:
+            raise ReplayError("--replay closed: give --closed-jobs N or --closed-duration SECONDS (or both): when "
+                              "jobs that end stop being replaced")
+
     @property
     def applies_sessions(self) -> bool:
-        """True when the user model reads :attr:`sessions` (the models that submit through the broker)."""
-        return self.dynamic
+        """True when the user model reads :attr:`sessions` (the models that submit a log's jobs through the
+        broker)."""
+        return self.dynamic and user_model(self.model).source == "log"
 
     @property
     def dynamic(self) -> bool:
@@ -199,6 +247,8 @@ class ReplaySpec:
         """Short name: the model for ``rigid``, else the session rule (``a60``) or the directory's name."""
         if not self.dynamic:
             return self.model
+        if not self.applies_sessions:
+            return f"{self.model}-{self.population}"
         from batreplay.replay.session_source import is_session_directory, looks_like_rule, parse_session_rule
         from batreplay.replay.sessions import session_spec_label
 
@@ -208,30 +258,42 @@ class ReplaySpec:
 
 
 def replay_decision_process(spec: ReplaySpec, document: dict, job_table: pd.DataFrame | None,
-                            inner) -> tuple[Any, list[str]]:
+                            inner, *, site_model: Any = None, slots: int | None = None) -> tuple[Any, list[str]]:
     """The decision process that replays a workload under ``spec``, around the scheduler ``inner``.
 
     For a model without builder (``rigid``) it is ``inner`` itself and the workload is simulated as it is. For the
     others it is a :class:`~batreplay.replay.broker.FeedbackBroker` owning the model's users: the caller then
     gives Batsim a workload without jobs and enables dynamic registration
-    (:data:`batreplay.replay.broker.REQUIRED_BATSIM_FLAGS`).
+    (:data:`batreplay.replay.broker.REQUIRED_BATSIM_FLAGS`). A model of source ``site-model`` (``closed``) draws its
+    jobs from ``site_model`` (a :class:`~batreplay.sitemodels.model_file.SiteModel`) on a platform of
+    ``document["nb_res"]`` compute hosts holding ``slots`` job slots.
 
     Returns:
         ``(decision_process, notes)``: notes are one line each, for the run's input notes.
 
     Raises:
-        ReplayError: a dynamic model on a JSON workload (``job_table`` None: no user ids nor recorded times), or
-            what the model's builder raises (see :func:`batreplay.replay.feedback_setup.feedback_users`).
+        ReplayError: a dynamic model of a log on a JSON workload (``job_table`` None: no user ids nor recorded
+            times), a closed model without a site model, or what the model's builder raises (see :func:`batreplay.replay.feedback_setup.feedback_users`).
         TypeError: a builder that returned something that is not a :class:`~batreplay.replay.protocol.UserModel`.
     """
     entry = user_model(spec.model)
     if not entry.dynamic:
         return inner, []
+    if entry.source == "site-model":
+        if site_model is None or slots is None:
+            raise ReplayError(f"{spec.model} replay draws its jobs from a site model: give a model file (batreplay "
+                              "model fit) as the workload")
+        return _broker(entry, spec, inner, site_model, document["nb_res"], slots)
     if job_table is None:
         raise ReplayError(f"{spec.model} replay needs an SWF log (user ids and recorded times), not a JSON workload")
+    return _broker(entry, spec, inner, document, job_table)
+
+
+def _broker(entry: UserModelEntry, spec: ReplaySpec, inner, *inputs: Any) -> tuple[Any, list[str]]:
+    """The feedback broker around ``inner`` with the users ``entry``'s builder makes of ``inputs``."""
     from batreplay.replay.broker import FeedbackBroker
 
-    users, requests, note = entry.build(document, job_table, spec)
+    users, requests, note = entry.build(*inputs, spec)
     if not isinstance(users, UserModel):
         raise TypeError(f"user model {spec.model!r}: its builder returned {type(users).__name__}, which lacks the "
                         "methods of batreplay.replay.protocol.UserModel")

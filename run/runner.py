@@ -42,7 +42,7 @@ from batreplay.formats.table_csv import write_csv_table
 from batreplay.platforms.reader import read_platform
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.replay.protocol import ReplayError
-from batreplay.replay.registry import replay_decision_process
+from batreplay.replay.registry import replay_decision_process, user_model
 from batreplay.run.spec import RunSpec
 from batreplay.schedulers.adapter import PolicyScheduler
 from batreplay.schedulers.registry import load_scheduler
@@ -115,6 +115,36 @@ def load_workload(spec: RunSpec, nb_res: int | None = None) -> tuple[dict, pd.Da
         except ValueError as err:
             raise RunError(f"{spec.workload}: {err}") from None
     return loaded.document, loaded.job_table, loaded.notes
+
+
+def _workload_inputs(spec: RunSpec, nb_res: int) -> tuple[Any, dict, pd.DataFrame | None, list[str]]:
+    """What a run's users replay: ``(site_model, document, job_table, notes)``, the site model None but for a user
+    model that draws jobs from one (:func:`_load_site_model`), the rest as :func:`load_workload` gives them."""
+    if user_model(spec.replay.model).source == "site-model":
+        return _load_site_model(spec, nb_res)
+    return None, *load_workload(spec, nb_res=nb_res)
+
+
+def _load_site_model(spec: RunSpec, nb_res: int) -> tuple[Any, dict, None, list[str]]:
+    """The site model of a closed replay's workload file, the Batsim workload it starts from (no job: they are
+    registered as they are drawn), no SWF table, and a note.
+
+    Raises:
+        RunError: a file that is not a site model (named), or a conversion option given with it (it would be
+            ignored: the model's jobs are drawn, not converted).
+    """
+    from batreplay.sitemodels.model_file import read_model
+    from batreplay.workloads.loading import WorkloadOptions
+
+    if spec.conversion != WorkloadOptions():
+        raise RunError(f"--replay {spec.replay.model}: the workload {spec.workload} is a site model whose jobs are "
+                       "drawn, not converted: leave out the workload conversion options (--profile, --max-jobs...)")
+    try:
+        model = read_model(spec.workload)
+    except ValueError as err:
+        raise RunError(f"--replay {spec.replay.model} draws jobs from a site model (batreplay model fit): {err}") from None
+    note = f"site model {spec.workload}: {len(model.types)} job types fitted on {model.source.get('log', '?')}"
+    return model, {"nb_res": nb_res, "jobs": [], "profiles": {}}, None, [note]
 
 
 def _versions() -> dict[str, str]:
@@ -288,7 +318,7 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
                        "over its own loopback link or on links the embedded engine does not know (events of one instant may be "
                        "grouped otherwise): give it a <route> to itself (as batreplay platform --io-rate does), "
                        "declare it in a <cluster>, or run with --engine batsim")
-    document, job_table, notes = load_workload(spec, nb_res=platform.nb_compute)
+    site_model, document, job_table, notes = _workload_inputs(spec, platform.nb_compute)
     try:  # a platform too slow for the workload: times where the embedded engine and Batsim part ways
         io = None if platform.network is None else (platform.network.slowest_bandwidth(), platform.nb_compute)
         check_simulated_times(document, float(min(platform.speeds)), io)
@@ -305,7 +335,9 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
         except ValueError as err:
             raise RunError(str(err)) from None
     try:
-        decision_process, replay_notes = replay_decision_process(spec.replay, document, job_table, scheduler)
+        decision_process, replay_notes = replay_decision_process(
+            spec.replay, document, job_table, scheduler, site_model=site_model,
+            slots=sum(host.slots for host in platform.hosts))
     except ReplayError as err:
         raise RunError(str(err)) from None
     notes.extend(replay_notes)

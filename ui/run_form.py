@@ -315,7 +315,8 @@ def form_choices(sandbox: Sandbox) -> dict[str, list[dict[str, str]]]:
     schedulers = [{"label": f"{name}: {describe(name)}", "value": name} for name in SCHEDULERS]
     schedulers += [{"label": f"scheduler file {sandbox.shown(path)}", "value": str(path)}
                    for path in sandbox.files((".py",))]  # pybatsim scheduler files (BatsimScheduler subclasses)
-    replays = [{"label": f"{name}: {entry.summary}", "value": name} for name, entry in USER_MODELS.items()]
+    replays = [{"label": f"{name}: {entry.summary}", "value": name} for name, entry in USER_MODELS.items()
+               if entry.source == "log"]  # (a closed replay draws from a site model: not a form of this page yet)
     engines = [{"label": "embedded (Batsim 4.2.1 exact, in-process)", "value": "embedded"}]
     try:
         engines.append({"label": f"real Batsim ({find_batsim()})", "value": "batsim"})
@@ -598,6 +599,9 @@ def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
     replay = form.replay or "rigid"
     flat: dict[str, Any] = {"replay": replay, "engine": engine, "scheduler_options": options,
                             **_generic_options(form, sandbox)}
+    if replay in USER_MODELS and USER_MODELS[replay].source != "log":
+        raise FormError(f"replay: {replay!r} draws its jobs from a site model; run it with batreplay run --replay "
+                        f"{replay}")
     if replay in USER_MODELS and USER_MODELS[replay].dynamic:
         flat["sessions"] = _sessions(form.sessions, sandbox)
     try:

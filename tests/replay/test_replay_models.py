@@ -41,8 +41,9 @@ KTH_EASY_A60_SHA256 = "94f6da365374bbc29c2317f772b7c32838ad4495a773702670310bec0
 # ------------------------------------------------------------------------------------------------ registry, spec
 
 def test_models_are_named_once_and_rigid_builds_nothing():
-    assert USER_MODELS == ("rigid", "feedback") == tuple(REGISTRY)
-    assert not REGISTRY["rigid"].dynamic and REGISTRY["feedback"].dynamic
+    assert USER_MODELS == ("rigid", "feedback", "closed") == tuple(REGISTRY)
+    assert not REGISTRY["rigid"].dynamic and REGISTRY["feedback"].dynamic and REGISTRY["closed"].dynamic
+    assert [entry.source for entry in REGISTRY.values()] == ["log", "log", "site-model"]
     inner = load_scheduler("easy")
     assert replay_decision_process(ReplaySpec(), {"jobs": []}, None, inner) == (inner, [])
 

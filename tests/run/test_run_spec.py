@@ -67,13 +67,16 @@ def test_defaults_live_in_the_parts():
     assert defaults["engine"] == spec.engine.name == "embedded"
     assert defaults["compute_sharing"] is spec.engine.compute_sharing is False
     # what does not apply is not recorded: the sessions of a rigid replay, compute sharing when off, no speedup model
+    closed = {"population", "closed_jobs", "closed_duration", "model_seed"}  # (closed replays only)
     assert set(spec.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS} - {
         "sessions", "compute_sharing", "speedup_model", "speedup_options", "demand_rounds", "io_share",
-        "reference_io_rate"}
+        "reference_io_rate"} - closed
     feedback = spec.replace(replay="feedback", compute_sharing=True, speedup_model="random",
                             speedup_options={"seed": 2}, zero_runtime="min", res_source="requested")
     rounds = {"demand_rounds", "io_share", "reference_io_rate"}  # (rigid replay only)
-    assert set(feedback.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS} - rounds
+    assert set(feedback.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS} - rounds - (
+        closed)
+    assert closed <= set(spec.replace(replay="closed", closed_jobs=5, closed_duration=9.0, model_seed=1).to_dict())
     assert rounds <= set(spec.replace(demand_rounds=2).to_dict())
     again = RunSpec.from_dict(feedback.to_dict()).engine
     assert (again.compute_sharing, again.speedup_model, again.speedup_options) == (True, "random", {"seed": 2})

@@ -44,7 +44,7 @@ def sandbox(tmp_path, monkeypatch):
 def test_the_choices_come_from_the_registries(sandbox):
     choices = form_choices(sandbox)
     assert [option["value"] for option in choices["scheduler"]] == list(SCHEDULER_NAMES)
-    assert {option["value"] for option in choices["replay"]} == {"rigid", "feedback"}
+    assert {option["value"] for option in choices["replay"]} == {"rigid", "feedback"}  # (closed: a site model)
     assert str(KTH.resolve()) in [option["value"] for option in choices["workload"]]  # (links followed)
     assert [option["value"] for option in choices["platform"]][:2] == ["kth-sp2", "sdsc-sp2"]
     assert [option["value"] for option in choices["variant"]][0] == "recorded"
