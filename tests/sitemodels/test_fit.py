@@ -98,16 +98,22 @@ def test_requested_time_ratios_are_recovered_and_absent_where_the_log_has_none(s
     assert types["group=3"].requested_time_ratio is None
 
 
-def test_arrivals_follow_the_log_by_hour_of_the_week_at_the_whole_sites_rate(synthetic):
+def test_arrivals_keep_the_rate_of_each_hour_of_the_week_at_the_whole_sites_scale(synthetic):
+    """The synthetic stream: 20 submissions per hour at night, 80 from 08:00 to 18:00 (UTC), Poisson. The model's
+    hourly rates are the whole site's (the calibration half's divided by 0.5), and its rescaled gaps exponential of
+    mean 1."""
     _, fitted = synthetic
     arrivals = fitted.model.arrivals
     assert arrivals.unix_start_time == MONDAY and arrivals.time_zone == "UTC" and arrivals.rate_scale == 0.5
-    # night hours (gaps from a submission at 02:00) are 4 times longer than day hours (14:00)
-    night, day = arrivals.day[2], arrivals.day[14]
-    assert night.mean() / day.mean() == pytest.approx(4.0, rel=0.25)
-    # the whole site's rate: 20 per hour at night (the fitted gaps are scaled by the calibration share, 0.5)
-    assert 3600 / night.mean() == pytest.approx(20.0, rel=0.2)
-    assert sum(arrivals.sources().values()) == 168
+    per_hour = np.asarray(arrivals.hourly_rates).reshape(7, 24) * 3600
+    night, day = per_hour[:, [0, 1, 2, 3, 4, 5, 20, 21, 22, 23]], per_hour[:, 9:17]
+    # each hour of the week is seen about 4 times, 10 (night) or 40 (day) calibration submissions each time
+    assert night.mean() == pytest.approx(20.0, rel=0.05) and day.mean() == pytest.approx(80.0, rel=0.05)
+    assert arrivals.rate_sources == {"week": 168, "day": 0, "pooled": 0}
+    gaps = arrivals.gaps
+    assert gaps.mean() == pytest.approx(1.0, rel=0.02)
+    grid = np.linspace(0, 8, 400)
+    assert np.max(np.abs(gaps.cdf(grid) - (1 - np.exp(-grid)))) < ks_bound(gaps.samples)
 
 
 def test_dropped_and_unselected_jobs_are_counted(tmp_path):
@@ -120,8 +126,12 @@ def test_dropped_and_unselected_jobs_are_counted(tmp_path):
     source = fitted.model.source
     assert source["not_selected"] == 1 and source["dropped"] == {"run_time": 1, "processors": 1,
                                                                  "submission_time": 0}
+    assert source["requested_processors_used"] == 0 and source["max_procs"] is None  # (a selection: no MaxProcs)
     assert source["kept"] == 3 and source["calibration_jobs"] == 3 and len(fitted.test_jobs) == 0
-    assert "1 run time missing or 0 s, 1 no processor count" in fitted.notes[0]
+    assert "1 not selected; dropped: 1 run time missing or 0 s, 1 no processor count" in fitted.notes[1]
+    assert fitted.notes[0].startswith(f"SWF anomalies in {log}")
+    assert any("2 of 3 calibration jobs have no requested time" in note for note in fitted.notes)
+    assert [t.requested_time_share for t in fitted.model.types] == [1.0, 0.0]
     assert any("no UnixStartTime header" in note for note in fitted.notes)
     with pytest.raises(ValueError, match="no job left to fit"):
         fit_site_model(log, JobTypeRule.parse("all"), FitOptions(select={"partition": [9]}))
@@ -164,7 +174,17 @@ def test_the_model_file_round_trips_and_names_a_wrong_field(gridka, tmp_path):
         (("types", 0, "cpu_demand", "edges"), [3, 2, 1], r"types\[0\].cpu_demand.edges: numbers must be strictly"),
         (("reference", "node_speed"), 0, r"reference.node_speed: expected a number > 0"),
         (("arrivals", "time_zone"), "Mars/Olympus", "arrivals.time_zone: unknown time zone 'Mars/Olympus'"),
-        (("types", 0, "job_slots", "values"), [0.0], r"types\[0\].job_slots: values must be >= 1"),
+        (("types", 0, "job_slots", "values"), [0.0], r"types\[0\].job_slots: values must be from 1 to"),
+        (("types", 0, "job_slots", "integer"), False, r"types\[0\].job_slots: a count: integer must be true"),
+        (("types", 0, "cpu_demand", "values"), [10**400], r"types\[0\].cpu_demand.values: expected a list of finite"),
+        (("types", 2, "name"), "group=abc", r"types\[2\].name: job type 'group=abc': the rule 'group' writes no"),
+        (("arrivals", "unix_start_time"), float("nan"), "arrivals.unix_start_time: expected a Unix time"),
+        (("arrivals", "unix_start_time"), 1e15, "arrivals.unix_start_time: expected a Unix time"),
+        (("arrivals", "time_zone"), 5, "arrivals.time_zone: time zone 5: expected an IANA name"),
+        (("arrivals", "gaps", "values"), [-1.0], r"arrivals.gaps: gaps must be >= 0"),
+        (("arrivals", "hourly_rates"), [0.0] * 168, "arrivals.hourly_rates: expected 168 finite numbers >= 0, not all"),
+        (("source", "max_procs"), "abc", "source.max_procs: expected null or an integer >= 1"),
+        (("types", 0, "requested_time_share"), 0.0, "requested_time_ratio is null exactly when"),
     ]
     for keys, value, message in cases:
         broken = json.loads(json.dumps(document))
