@@ -272,8 +272,9 @@ def replay_decision_process(spec: ReplaySpec, document: dict, job_table: pd.Data
         ``(decision_process, notes)``: notes are one line each, for the run's input notes.
 
     Raises:
-        ReplayError: a dynamic model of a log on a JSON workload (``job_table`` None: no user ids nor recorded
-            times), a closed model without a site model, or what the model's builder raises (see :func:`batreplay.replay.feedback_setup.feedback_users`).
+        ReplayError: a dynamic model of a log on a JSON workload (``job_table`` None: no user ids nor
+            recorded times), a closed model without a site model, or what the model's builder raises (see
+            :func:`batreplay.replay.feedback_setup.feedback_users`).
         TypeError: a builder that returned something that is not a :class:`~batreplay.replay.protocol.UserModel`.
     """
     entry = user_model(spec.model)

@@ -142,7 +142,8 @@ def _load_site_model(spec: RunSpec, nb_res: int) -> tuple[Any, dict, None, list[
     try:
         model = read_model(spec.workload)
     except ValueError as err:
-        raise RunError(f"--replay {spec.replay.model} draws jobs from a site model (batreplay model fit): {err}") from None
+        raise RunError(f"--replay {spec.replay.model} draws jobs from a site model (batreplay model fit): "
+                       f"{err}") from None
     note = f"site model {spec.workload}: {len(model.types)} job types fitted on {model.source.get('log', '?')}"
     return model, {"nb_res": nb_res, "jobs": [], "profiles": {}}, None, [note]
 

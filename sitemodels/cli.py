@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from batreplay.sitemodels.choices import DEFAULT_MAX_BINS, DEFAULT_MIN_GAPS, FIELD_COLUMNS
+from batreplay.sitemodels.choices import DEFAULT_MAX_BINS, FIELD_COLUMNS
 from batreplay.workloads.choices import DEFAULT_RECORDED_SPEED, DEFAULT_REFERENCE_IO_RATE
 
 if TYPE_CHECKING:
@@ -35,35 +35,39 @@ def _cmd_fit(args: argparse.Namespace, console: Console) -> int:
     from batreplay.sitemodels.job_types import JobTypeRule
     from batreplay.workloads.resolve import resolve_workload
 
-    check_model_path(args.out)  # before the log is read
+    check_model_path(args.out, force=args.force)  # before the log is read
     rule = JobTypeRule.parse(args.job_types)
     select: dict[str, list[int]] = {}
     for name, values in args.select or []:
         select.setdefault(name, []).extend(values)
     options = FitOptions(split=args.split, seed=args.seed, select=select or None, node_speed=args.speed,
                          reference_io_rate=args.reference_io_rate, io_share=args.io_share,
-                         demand_rounds=args.demand_rounds, max_bins=args.max_bins, min_gaps=args.min_gaps)
+                         demand_rounds=args.demand_rounds, max_bins=args.max_bins)
     fitted = fit_site_model(resolve_workload(args.log), rule, options)
     for note in fitted.notes:
         console.print(note, highlight=False, markup=False)
-    console.print(_types_table(fitted.model))
-    model_path, test_path = save_fit(fitted, args.out)
+    console.print(_types_table(fitted))
+    model_path, test_path = save_fit(fitted, args.out, force=args.force)
     console.print(f"wrote {model_path} and its test jobs {test_path}", highlight=False, markup=False)
     return 0
 
 
-def _types_table(model):
-    """The job types of a model as a rich table: share, calibration jobs, mean slots, CPU and I/O seconds alone."""
+def _types_table(fitted):
+    """The job types of a fit as a rich table: share, calibration jobs, mean slots, mean CPU and I/O seconds alone
+    on a recorded node, their sum beside the calibration jobs' mean run time (what drawing within bins moves)."""
     from rich.table import Table
 
-    table = Table(title="job types")
-    for name in ("type", "share", "jobs", "mean slots", "mean CPU s", "mean I/O s", "CPU-I/O rank corr."):
-        table.add_column(name, justify="left" if name == "type" else "right")
+    table = Table(title="job types (means: slots; seconds alone on a recorded node: CPU, I/O, both; the "
+                        "calibration jobs' run time)")
+    table.add_column("type", no_wrap=True)
+    for name in ("share", "jobs", "slots", "CPU s", "I/O s", "model s", "log s", "CPU-I/O rank corr."):
+        table.add_column(name, justify="right")
+    model = fitted.model
     speed, rate = model.reference["node_speed"], model.reference["reference_io_rate"]
     for t in model.types:
-        table.add_row(t.name, f"{t.share:.3f}", str(t.jobs), f"{t.job_slots.mean():.2f}",
-                      f"{t.cpu_demand.mean() / speed:.0f}", f"{t.io_demand.mean() / rate:.0f}",
-                      f"{t.cpu_io_correlation:.2f}")
+        cpu, io = t.cpu_demand.mean() / speed, t.io_demand.mean() / rate
+        table.add_row(t.name, f"{t.share:.3f}", str(t.jobs), f"{t.job_slots.mean():.2f}", f"{cpu:.0f}", f"{io:.0f}",
+                      f"{cpu + io:.0f}", f"{fitted.mean_run_times[t.name]:.0f}", f"{t.cpu_io_correlation:.2f}")
     return table
 
 
@@ -73,7 +77,7 @@ def _cmd_generate(args: argparse.Namespace, console: Console) -> int:
 
     options = GenerateOptions(jobs=args.jobs, days=args.days, seed=args.seed, rate_scale=args.rate_scale)
     model = read_model(args.model)
-    path, log, notes = write_generated(model, options, args.out, model_path=args.model)
+    path, log, notes = write_generated(model, options, args.out, model_path=args.model, force=args.force)
     for note in notes:
         console.print(note, highlight=False, markup=False)
     span = float(log.jobs["submission_time"].iloc[-1]) / 86_400
@@ -110,10 +114,8 @@ def add_model_commands(subparsers: argparse._SubParsersAction) -> argparse.Argum
                      help="rounds of reading and computing of every job (default: %(default)s)")
     fit.add_argument("--max-bins", type=int, default=DEFAULT_MAX_BINS,
                      help="most bins of a histogram (default: %(default)s)")
-    fit.add_argument("--min-gaps", type=int, default=DEFAULT_MIN_GAPS,
-                     help="inter-arrival times an hour of the week needs for its own distribution (default: "
-                          "%(default)s)")
     fit.add_argument("--out", required=True, help="model file to write (JSON); the test jobs go beside it")
+    fit.add_argument("--force", action="store_true", help="replace the model file and its test jobs if they exist")
     fit.set_defaults(handler=_cmd_fit)
 
     generate = commands.add_parser("generate", help="draw an open workload from a site model")
@@ -125,5 +127,6 @@ def add_model_commands(subparsers: argparse._SubParsersAction) -> argparse.Argum
     generate.add_argument("--rate-scale", type=float, default=1.0,
                           help="arrival rate x this factor (default: %(default)s, the site's)")
     generate.add_argument("--out", required=True, help="workload to write: .swf (SWF log) or .json (Batsim)")
+    generate.add_argument("--force", action="store_true", help="replace the --out file if it exists")
     generate.set_defaults(handler=_cmd_generate)
     return model

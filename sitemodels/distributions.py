@@ -4,7 +4,8 @@ Caspart et al. 2019 (Sect. 5, parameter extraction) describe each job parameter 
 exported from the site's monitoring data. Here a distribution is one of two kinds:
 
 - ``discrete``: the values seen and their probabilities, when the sample has at most ``max_bins`` distinct values
-  (processors, demand rounds, the few run times of a small type). Drawing gives exactly those values.
+  (the few run times of a small type), or is of an integer quantity (job slots, demand rounds) with at most
+  :data:`~batreplay.sitemodels.choices.MAX_DISCRETE_INTEGERS` of them. Drawing gives exactly those values.
 - ``histogram``: atoms (values holding at least ``1 / max_bins`` of the sample each, such as 0 s inter-arrival
   times of jobs submitted together, or run times cut at one walltime) with their probabilities, and bins (edges)
   with the probability of the rest. The edges are quantiles of the values that are not atoms: up to ``max_bins``
@@ -13,10 +14,12 @@ exported from the site's monitoring data. Here a distribution is one of two kind
   its probability, then a value uniformly within the bin.
 
 Its cumulative distribution function (:meth:`EmpiricalDistribution.cdf`) steps at each atom and rises linearly
-through each bin. On ``n`` values it lies within ``1 / max_bins`` of the sample's empirical one wherever the bins
-are, and equals it at the edges and atoms; with the Dvoretzky-Kiefer-Wolfowitz inequality, its Kolmogorov-Smirnov
-distance to the true distribution of the sample is below ``1 / max_bins + sqrt(ln(2 / alpha) / (2 n))`` with
-probability ``1 - alpha`` (``tests/sitemodels/test_distributions.py`` checks it on known distributions).
+through each bin. Within a bin it and the sample's empirical one both rise by the bin's probability, so they differ by
+at most the largest bin's probability: ``1 / max_bins`` for values without ties (a value tied at an edge adds its
+share, below ``1 / max_bins`` too, or it would be an atom). With the Dvoretzky-Kiefer-Wolfowitz inequality, its
+Kolmogorov-Smirnov distance to the distribution ``n`` values without ties came from is then below ``1 / max_bins +
+sqrt(ln(2 / alpha) / (2 n))`` with probability ``1 - alpha`` (``tests/sitemodels/test_distributions.py`` checks it on
+known distributions).
 
 Units are those of the quantity fitted (seconds, flop, bytes, processors); a distribution holds no unit itself.
 This module imports numpy only.
@@ -31,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from batreplay.sitemodels.choices import DEFAULT_MAX_BINS
+from batreplay.sitemodels.choices import DEFAULT_MAX_BINS, MAX_DISCRETE_INTEGERS
 
 #: Probabilities of a distribution read from a file may sum to 1 within this tolerance.
 PROBABILITY_SUM_TOLERANCE = 1e-9
@@ -76,13 +79,13 @@ class EmpiricalDistribution:
                              f"max_bins {max_bins})")
         distinct, counts = np.unique(x, return_counts=True)
         n = x.size
-        if distinct.size <= max_bins:
+        if distinct.size <= (max(max_bins, MAX_DISCRETE_INTEGERS) if integer else max_bins):
             return cls("discrete", tuple(distinct.tolist()), tuple((counts / n).tolist()), (), (), n, integer)
         heavy = counts * max_bins >= n
         rest = x[~np.isin(x, distinct[heavy])]
         if rest.size == 0 or np.unique(rest).size < 2:  # every value an atom, or one value left: all atoms
             return cls("discrete", tuple(distinct.tolist()), tuple((counts / n).tolist()), (), (), n, integer)
-        n_bins = max(1, min(max_bins, round(max_bins * rest.size / n)))
+        n_bins = max(1, math.ceil(max_bins * rest.size / n))  # (rounding up: no bin above 1 / max_bins)
         edges = np.unique(np.quantile(rest, _probability_grid(n_bins, rest.size)))
         in_bins, _ = np.histogram(rest, bins=edges)
         return cls("histogram", tuple(distinct[heavy].tolist()), tuple((counts[heavy] / n).tolist()),
@@ -94,9 +97,10 @@ class EmpiricalDistribution:
         return self.quantile(rng.random(size))
 
     def quantile(self, u: Any) -> np.ndarray:
-        """The smallest x with P(X <= x) >= u, for each ``u`` in [0, 1) (any shape): the inverse of :meth:`cdf`,
-        increasing in ``u``, so that one uniform draw per job maps to its value (and correlated uniforms to
-        correlated values, see :mod:`batreplay.sitemodels.sampling`). Rounded when :attr:`integer`."""
+        """A value x with P(X <= x) >= u for each ``u`` in [0, 1) (any shape): the inverse of :meth:`cdf` (at a
+        probability an atom reaches exactly, the atom or the next value), increasing in ``u``, so that one uniform
+        draw per job maps to its value (and correlated uniforms to correlated values, see
+        :mod:`batreplay.sitemodels.sampling`). Rounded when :attr:`integer`."""
         fs, xs = self._inverse
         out = np.interp(np.asarray(u, dtype=np.float64), fs, xs)
         return np.rint(out) if self.integer else out
@@ -183,8 +187,18 @@ def _probability_grid(n_bins: int, n: int) -> np.ndarray:
     return np.unique(np.clip(grid, 0.0, 1.0))
 
 
+def finite_number(value: Any) -> bool:
+    """A JSON number (not a boolean) that is finite as a float (an integer of 400 digits is not)."""
+    if type(value) not in (int, float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def _numbers(items: Any, where: str, *, increasing: bool = False, length: int | None = None) -> list[float]:
-    if not isinstance(items, list) or not all(type(v) in (int, float) and math.isfinite(v) for v in items):
+    if not isinstance(items, list) or not all(finite_number(v) for v in items):
         raise DistributionError(f"{where}: expected a list of finite numbers")
     if length is not None and len(items) != length:
         raise DistributionError(f"{where}: {len(items)} numbers, expected {length}")

@@ -33,12 +33,12 @@ import pandas as pd
 
 from batreplay.atomic import open_text_atomically
 from batreplay.sitemodels.arrivals import ArrivalModel
-from batreplay.sitemodels.choices import DEFAULT_MAX_BINS, DEFAULT_MIN_GAPS, FIELD_COLUMNS
+from batreplay.sitemodels.choices import DEFAULT_MAX_BINS, FIELD_COLUMNS
 from batreplay.sitemodels.distributions import EmpiricalDistribution
 from batreplay.sitemodels.job_types import JobTypeRule
 from batreplay.sitemodels.model_file import JobTypeModel, SiteModel, write_model
 from batreplay.workloads.choices import DEFAULT_RECORDED_SPEED, DEFAULT_REFERENCE_IO_RATE
-from batreplay.workloads.demand_rounds import cpu_seconds
+from batreplay.workloads.demand_rounds import CPU_TIME_NOTES, cpu_seconds
 from batreplay.workloads.swf import SwfLog, read_swf
 
 #: Why a selected job is dropped before the split -> the note's words.
@@ -63,7 +63,6 @@ class FitOptions:
     io_share: float | None = None
     demand_rounds: int = 1
     max_bins: int = DEFAULT_MAX_BINS
-    min_gaps: int = DEFAULT_MIN_GAPS
 
     def __post_init__(self) -> None:
         checks = [(0 < self.split <= 1, f"--split {self.split}: expected a share of the jobs in (0, 1]"),
@@ -72,7 +71,8 @@ class FitOptions:
                   (0 < self.reference_io_rate < np.inf, f"--reference-io-rate {self.reference_io_rate}: expected "
                                                         "bytes/s > 0"),
                   (self.io_share is None or 0 <= self.io_share < 1, f"--io-share {self.io_share}: expected [0, 1)"),
-                  (self.max_bins >= 1 and self.min_gaps >= 1, "max_bins and min_gaps must be >= 1")]
+                  (self.max_bins >= 1, f"--max-bins {self.max_bins}: expected an integer >= 1"),
+                  (self.seed >= 0, f"--seed {self.seed}: expected an integer >= 0")]
         checks += [(name in FIELD_COLUMNS, f"--select {name}: expected one of {', '.join(FIELD_COLUMNS)}")
                    for name in (self.select or {})]
         for ok, message in checks:
@@ -82,11 +82,13 @@ class FitOptions:
 
 @dataclass(frozen=True)
 class FittedModel:
-    """A fit's result: the model, the test set's jobs (``job_id``, ``swf_line``), and the notes to print."""
+    """A fit's result: the model, the test set's jobs (``job_id``, ``swf_line``), the notes to print, and each
+    type's mean recorded run time over its calibration jobs (s), to set beside the model's."""
 
     model: SiteModel
     test_jobs: pd.DataFrame
     notes: list[str]
+    mean_run_times: dict[str, float]
 
 
 def fit_site_model(log_path: str | Path, rule: JobTypeRule, options: FitOptions = FitOptions()) -> FittedModel:
@@ -98,10 +100,9 @@ def fit_site_model(log_path: str | Path, rule: JobTypeRule, options: FitOptions 
             misses values, or an unknown time zone in the log's header.
     """
     log = read_swf(log_path)
-    jobs, dropped, not_selected = _usable_jobs(log, options)
+    jobs, counts = _usable_jobs(log, options)
     if len(jobs) == 0:
-        raise ValueError(f"{log.path}: no job left to fit ({not_selected} not selected; dropped: "
-                         f"{_drop_text(dropped)})")
+        raise ValueError(f"{log.path}: no job left to fit ({_count_text(counts)})")
     calibration, test = _split(len(jobs), options)
     if calibration.size < 2:
         raise ValueError(f"{log.path}: {calibration.size} calibration job(s): a model needs two or more")
@@ -110,37 +111,52 @@ def fit_site_model(log_path: str | Path, rule: JobTypeRule, options: FitOptions 
     demands = _demands(cal, options)
     types = tuple(_type_model(name, np.flatnonzero(codes == k), demands, options) for k, name in enumerate(names))
     start, zone, clock_notes = _clock(log)
-    arrivals = ArrivalModel.fit(cal["submission_time"].to_numpy(), start, zone, rate_scale=len(cal) / len(jobs),
-                                min_gaps=options.min_gaps, max_bins=options.max_bins)
-    source = _source(log, options, len(jobs), dropped, not_selected, len(cal), len(test))
+    try:
+        arrivals = ArrivalModel.fit(cal["submission_time"].to_numpy(), start, zone, rate_scale=len(cal) / len(jobs),
+                                    max_bins=options.max_bins)
+    except ValueError as err:
+        raise ValueError(f"{log.path}: arrivals (headers UnixStartTime, TimeZoneString): {err}") from None
+    source = _source(log, options, len(jobs), counts, len(cal), len(test))
     model = SiteModel(source, {"node_speed": options.node_speed, "reference_io_rate": options.reference_io_rate,
                                "io_share": options.io_share}, rule, arrivals, types)
-    notes = [f"{log.path}: {len(jobs)} jobs kept ({not_selected} not selected; dropped: {_drop_text(dropped)}); "
+    span = (cal["submission_time"].max() - cal["submission_time"].min()) / 86_400
+    notes = [log.anomalies.summary(),
+             f"{log.path}: {len(jobs)} jobs kept ({_count_text(counts)}); "
              f"{len(cal)} to calibrate, {len(test)} to test (split {options.split}, seed {options.seed})",
              *clock_notes, *demands["notes"],
-             "arrivals: hours of the week drawing from their own gaps, their hour of the day's, all gaps: "
-             + ", ".join(f"{v} {k}" for k, v in arrivals.sources().items())]
-    return FittedModel(model, jobs.iloc[test][["job_id", "line"]].rename(columns={"line": "swf_line"}), notes)
+             f"arrivals: {len(cal)} calibration submissions over {span:.2f} days, the site's mean rate "
+             f"{arrivals.mean_rate() * 86_400:.1f} jobs/day; hours of the week whose rate is their own, their hour "
+             "of the day's, the mean: " + ", ".join(f"{v} {k}" for k, v in arrivals.sources().items())]
+    run = cal["run_time"].to_numpy()
+    means = {name: float(run[codes == k].mean()) for k, name in enumerate(names)}
+    return FittedModel(model, jobs.iloc[test][["job_id", "line"]].rename(columns={"line": "swf_line"}), notes, means)
 
 
-def _usable_jobs(log: SwfLog, options: FitOptions) -> tuple[pd.DataFrame, dict[str, int], int]:
-    """The selected jobs a model can describe, with their ``processors`` column; drops per reason; not selected."""
+def _usable_jobs(log: SwfLog, options: FitOptions) -> tuple[pd.DataFrame, dict]:
+    """The selected jobs a model can describe, with their ``processors`` column; and the counts: ``not_selected``,
+    ``dropped`` per reason, ``requested_processors_used`` (kept jobs whose processors are the requested ones)."""
     frame = log.jobs
     selected = np.ones(len(frame), dtype=bool)
     for name, values in (options.select or {}).items():
         selected &= frame[FIELD_COLUMNS[name]].isin(list(values)).to_numpy()
     frame = frame[selected]
-    processors = frame["allocated_processors"].where(frame["allocated_processors"] > 0, frame["requested_processors"])
+    allocated = frame["allocated_processors"]
+    processors = allocated.where(allocated > 0, frame["requested_processors"])
     bad = {"run_time": ~(frame["run_time"] > 0), "processors": ~(processors > 0),
            "submission_time": ~(frame["submission_time"] >= 0)}
     keep = ~(bad["run_time"] | bad["processors"] | bad["submission_time"])
     dropped = {reason: int(mask.sum()) for reason, mask in bad.items()}  # a job may count under several reasons
-    return frame[keep].assign(processors=processors[keep]).reset_index(drop=True), dropped, int((~selected).sum())
+    counts = {"not_selected": int((~selected).sum()), "dropped": dropped,
+              "requested_processors_used": int((keep & ~(allocated > 0)).sum())}  # kept, with a note
+    return frame[keep].assign(processors=processors[keep]).reset_index(drop=True), counts
 
 
-def _drop_text(dropped: Mapping[str, int]) -> str:
-    text = ", ".join(f"{count} {DROP_REASONS[reason]}" for reason, count in dropped.items() if count)
-    return text or "none"
+def _count_text(counts: Mapping) -> str:
+    dropped = ", ".join(f"{count} {DROP_REASONS[reason]}" for reason, count in counts["dropped"].items() if count)
+    text = f"{counts['not_selected']} not selected; dropped: {dropped or 'none'}"
+    if counts["requested_processors_used"]:
+        text += f"; {counts['requested_processors_used']} kept jobs take their requested processors (none allocated)"
+    return text
 
 
 def _split(n: int, options: FitOptions) -> tuple[np.ndarray, np.ndarray]:
@@ -155,15 +171,14 @@ def _demands(cal: pd.DataFrame, options: FitOptions) -> dict:
     run = cal["run_time"].to_numpy(dtype=np.float64)
     cpu, noted = cpu_seconds(run, cal["average_cpu_time"].to_numpy(dtype=np.float64), options.io_share)
     requested = cal["requested_time"].to_numpy(dtype=np.float64)
-    words = {"missing": "have no CPU time (SWF field 6): all their run time is CPU demand (give --io-share for an "
-                        "I/O share)",
-             "capped": "have a CPU time above their run time: it is cut to the run time",
-             "zero": "have a CPU time of 0: all their run time is I/O demand"}
+    missing_request = int((requested <= 0).sum())
     return {"slots": cal["processors"].to_numpy(dtype=np.float64), "cpu": cpu * options.node_speed,
             "io": np.rint((run - cpu) * options.reference_io_rate),
             "ratio": np.where(requested > 0, requested / run, np.nan),
-            "notes": [f"{int(mask.sum())} of {len(run)} calibration jobs {words[reason]}"
-                      for reason, mask in noted.items() if mask.any()]}
+            "notes": [f"{int(mask.sum())} of {len(run)} calibration jobs {CPU_TIME_NOTES[reason]}"
+                      for reason, mask in noted.items() if mask.any()]
+            + ([f"{missing_request} of {len(run)} calibration jobs have no requested time (SWF field 9): each type "
+                "keeps its share of them (requested_time_share)"] if missing_request else [])}
 
 
 def _type_model(name: str, rows: np.ndarray, demands: dict, options: FitOptions) -> JobTypeModel:
@@ -179,6 +194,7 @@ def _type_model(name: str, rows: np.ndarray, demands: dict, options: FitOptions)
         io_demand=EmpiricalDistribution.fit(io, max_bins=bins),
         cpu_io_correlation=_rank_correlation(cpu, io),
         demand_rounds=EmpiricalDistribution.fit(np.full(rows.size, options.demand_rounds), integer=True),
+        requested_time_share=ratio.size / rows.size,
         requested_time_ratio=EmpiricalDistribution.fit(ratio, max_bins=bins) if ratio.size else None)
 
 
@@ -202,21 +218,28 @@ def _clock(log: SwfLog) -> tuple[float, str, list[str]]:
     return float(start or 0), zone or "UTC", notes
 
 
-def _source(log: SwfLog, options: FitOptions, kept: int, dropped: dict, not_selected: int, n_cal: int,
-            n_test: int) -> dict:
+def _source(log: SwfLog, options: FitOptions, kept: int, counts: dict, n_cal: int, n_test: int) -> dict:
     with open(log.path, "rb") as file:
         digest = hashlib.file_digest(file, "sha256").hexdigest()
     return {"log": log.path.name, "sha256": digest,
-            "jobs_in_log": log.n_jobs, "max_procs": log.max_procs, "select": {k: list(v) for k, v in (options.select or {}).items()},
-            "not_selected": not_selected, "dropped": dropped, "kept": kept, "split": options.split,
+            "jobs_in_log": log.n_jobs, "max_procs": None if options.select else log.max_procs,
+            "select": {k: list(v) for k, v in (options.select or {}).items()},
+            **counts, "kept": kept, "split": options.split,
             "seed": options.seed, "calibration_jobs": n_cal, "test_jobs": n_test, "max_bins": options.max_bins}
 
 
-def check_model_path(model_path: str | Path) -> None:
-    """Refuse a model file name that does not end in ``.json`` (ValueError naming ``--out``): a fit never writes
-    over a log or anything else."""
-    if not str(model_path).endswith(".json"):
+def check_model_path(model_path: str | Path, force: bool = False) -> None:
+    """Refuse (ValueError naming ``--out``) a model file name that does not end in ``.json``, in a folder that does
+    not exist, or that exists, as its test jobs' file, unless ``force``: a fit never writes over a log or anything
+    it was not asked to."""
+    path = Path(model_path)
+    if not path.name.endswith(".json"):
         raise ValueError(f"--out {model_path}: a model file is JSON: give a name ending in .json")
+    if not path.parent.is_dir():
+        raise ValueError(f"--out {model_path}: no folder {path.parent}")
+    for existing in (path, held_out_path(path)):
+        if existing.exists() and not force:
+            raise ValueError(f"--out {model_path}: {existing} exists; give --force to replace it")
 
 
 def held_out_path(model_path: str | Path) -> Path:
@@ -225,14 +248,14 @@ def held_out_path(model_path: str | Path) -> Path:
     return path.with_name(f"{path.name.removesuffix('.json')}.test-jobs.csv")
 
 
-def save_fit(fitted: FittedModel, model_path: str | Path) -> tuple[Path, Path]:
+def save_fit(fitted: FittedModel, model_path: str | Path, force: bool = False) -> tuple[Path, Path]:
     """Write the test set (CSV: ``job_id``, ``swf_line``; :func:`held_out_path`) and then the model (its
     ``source.test_jobs_file`` names the CSV), each atomically; returns both paths.
 
     Raises:
-        ValueError: ``model_path`` does not end in ``.json`` (:func:`check_model_path`).
+        ValueError: as :func:`check_model_path`.
     """
-    check_model_path(model_path)
+    check_model_path(model_path, force)
     test_path = held_out_path(model_path)
     with open_text_atomically(test_path) as out:
         fitted.test_jobs.to_csv(out, index=False)

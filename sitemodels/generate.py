@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from batreplay.sitemodels.arrivals import MAX_JOBS
 from batreplay.sitemodels.model_file import SiteModel
 from batreplay.sitemodels.sampling import alone_seconds, draw_jobs, draw_types
 from batreplay.workloads.loading import LoadedWorkload, WorkloadOptions, convert_swf_log
@@ -52,8 +53,10 @@ class GenerateOptions:
     def __post_init__(self) -> None:
         if (self.jobs is None) == (self.days is None):
             raise ValueError("model generate: give --jobs N or --days D (one of them)")
-        if self.jobs is not None and self.jobs < 1:
-            raise ValueError(f"--jobs {self.jobs}: expected an integer >= 1")
+        if self.jobs is not None and not 1 <= self.jobs <= MAX_JOBS:
+            raise ValueError(f"--jobs {self.jobs}: expected an integer from 1 to {MAX_JOBS:,}")
+        if self.seed < 0:
+            raise ValueError(f"--seed {self.seed}: expected an integer >= 0")
         if self.days is not None and not 0 < self.days < np.inf:
             raise ValueError(f"--days {self.days}: expected a number of days > 0")
         if not 0 < self.rate_scale < np.inf:
@@ -88,6 +91,10 @@ def _header(model: SiteModel, options: GenerateOptions, n_jobs: int) -> list[tup
     entries = [("Version", "2.2"), ("Computer", "batreplay site model"),
                ("Note", f"drawn from a site model of {source.get('log', '?')} (sha256 {source.get('sha256', '?')}), "
                         f"seed {options.seed}, rate scale {options.rate_scale:g}"),
+               ("Note", f"as drawn: --profile parallel_homogeneous --recorded-speed "
+                        f"{model.reference['node_speed']:g}, and for jobs that read (CPU time below the run time) "
+                        f"--demand-rounds {model_rounds(model)} --reference-io-rate "
+                        f"{model.reference['reference_io_rate']:g}"),
                ("MaxJobs", str(n_jobs)), ("MaxRecords", str(n_jobs)),
                ("UnixStartTime", str(int(model.arrivals.unix_start_time))),
                ("TimeZoneString", model.arrivals.time_zone)]
@@ -103,32 +110,44 @@ def swf_text(log: SwfLog) -> str:
                                                        float_format="%.17g")
 
 
+def model_rounds(model: SiteModel) -> int:
+    """The one number of demand rounds of every job of the model.
+
+    Raises:
+        ValueError: types whose rounds are not all one same number (one conversion gives every job the same
+            rounds; an SWF log records none).
+    """
+    rounds = {t.demand_rounds.values[0] if t.demand_rounds.kind == "discrete" and len(t.demand_rounds.values) == 1
+              else None for t in model.types}
+    if len(rounds) != 1 or None in rounds:
+        raise ValueError("model generate: the job types do not all have one same number of demand rounds; a drawn "
+                         "workload gives every job the same rounds")
+    return int(rounds.pop())
+
+
 def generated_workload(model: SiteModel, log: SwfLog) -> LoadedWorkload:
     """The Batsim workload of a generated log (module docstring), with the conversion's notes.
 
     Raises:
         ValueError: types whose demand rounds differ (one conversion gives every job the same number of rounds).
     """
-    rounds = {value for t in model.types for value in t.demand_rounds.values}
-    if len(rounds) != 1:
-        raise ValueError(f"model generate: the job types have {sorted(rounds)} demand rounds; a Batsim workload is "
-                         "converted with one number of rounds for all jobs: write SWF (.swf) instead")
+    rounds = model_rounds(model)
     reads = bool((log.jobs["average_cpu_time"] < log.jobs["run_time"]).any())
     options = WorkloadOptions(profile="parallel_homogeneous", recorded_speed=model.reference["node_speed"],
-                              demand_rounds=int(rounds.pop()) if reads else None,
+                              demand_rounds=rounds if reads else None,
                               reference_io_rate=model.reference["reference_io_rate"] if reads else
                               WorkloadOptions().reference_io_rate)
     return convert_swf_log(log, options)
 
 
 def write_generated(model: SiteModel, options: GenerateOptions, out: str | Path,
-                    model_path: str | Path | None = None) -> tuple[Path, SwfLog, list[str]]:
+                    model_path: str | Path | None = None, force: bool = False) -> tuple[Path, SwfLog, list[str]]:
     """Draw a workload and write it at ``out``: SWF for ``.swf``, Batsim JSON for ``.json`` (atomically); returns
     the path, the log drawn and the notes of its conversion (JSON) or none.
 
     Raises:
-        ValueError: another file ending, ``out`` is the model file ``model_path``; and as
-            :func:`generated_workload`.
+        ValueError: another file ending, ``out`` is the model file ``model_path``, exists (without ``force``) or
+            its folder does not; and as :func:`model_rounds`.
     """
     from batreplay.atomic import write_json_atomically, write_text_atomically
 
@@ -137,8 +156,16 @@ def write_generated(model: SiteModel, options: GenerateOptions, out: str | Path,
         raise ValueError(f"--out {out}: expected a .swf (SWF log) or .json (Batsim workload) file name")
     if model_path is not None and out.resolve() == Path(model_path).resolve():
         raise ValueError(f"--out {out}: that is the model file; give another name")
+    if out.exists() and not force:
+        raise ValueError(f"--out {out}: the file exists; give --force to replace it")
+    if not out.parent.is_dir():
+        raise ValueError(f"--out {out}: no folder {out.parent}")
+    rounds = model_rounds(model)
     log = generated_log(model, options, name=out.name)
     if out.name.endswith(".swf"):
-        return write_text_atomically(out, swf_text(log)), log, []
+        reads = model.reference["reference_io_rate"], model.reference["node_speed"]
+        note = (f"jobs that read: run with --demand-rounds {rounds} --reference-io-rate {reads[0]:g} "
+                f"--recorded-speed {reads[1]:g} --profile parallel_homogeneous")
+        return write_text_atomically(out, swf_text(log)), log, [log.anomalies.summary(), note]
     workload = generated_workload(model, log)
     return write_json_atomically(out, workload.document), log, workload.notes

@@ -8,8 +8,8 @@ A site model describes each job type by its own distributions. A rule (option ``
   partitions are sites);
 - thresholds on a numeric field, ``FIELD:T1,T2,...`` with increasing thresholds, e.g.
   ``processors:1,8,64``: types ``processors<=1``, ``1<processors<=8``, ..., ``processors>64`` (a type no job
-  falls in is left out). Numeric fields: ``processors`` (allocated, else requested), ``run_time``,
-  ``requested_time``, ``average_cpu_time``, ``used_memory``, ``requested_memory``;
+  falls in is left out), and ``FIELD unknown`` for the jobs whose value is not recorded (-1). Numeric fields:
+  ``processors`` (allocated, else requested), ``run_time``, ``requested_time``, ``average_cpu_time``;
 - a TOML file (a path ending in ``.toml``) mapping values of one field to named types::
 
       field = "group"          # one of the fields above
@@ -18,8 +18,11 @@ A site model describes each job type by its own distributions. A rule (option ``
       name = "atlas"
       values = [3, 4]
 
-A type's values round-trip: :meth:`JobTypeRule.swf_value` gives, for a generated job of a type, the value to write
-in a field or mapping rule's field so that the rule puts it back in the same type. This module imports numpy and tomllib.
+A type's values round-trip for field and mapping rules: :meth:`JobTypeRule.swf_value` gives, for a generated job
+of a type, the value to write in the rule's field so that the rule puts it back in the same type. A thresholds
+rule's types need not: a drawn job's processors stay within its type's interval (they are drawn from the type's
+values), but its run time is the sum of its drawn CPU and I/O times and may leave the interval. This module imports
+numpy and tomllib.
 """
 
 from __future__ import annotations
@@ -36,8 +39,7 @@ from batreplay.sitemodels.choices import FIELD_COLUMNS
 
 #: Numeric fields thresholds may be given on -> the SWF column (``processors`` is computed: see module docstring).
 NUMERIC_COLUMNS: dict[str, str] = {"processors": "processors", "run_time": "run_time",
-                                   "requested_time": "requested_time", "average_cpu_time": "average_cpu_time",
-                                   "used_memory": "used_memory", "requested_memory": "requested_memory"}
+                                   "requested_time": "requested_time", "average_cpu_time": "average_cpu_time"}
 
 
 @dataclass(frozen=True)
@@ -115,11 +117,14 @@ class JobTypeRule:
 
     def _by_thresholds(self, x: np.ndarray) -> tuple[np.ndarray, list[str]]:
         bins = np.searchsorted(np.asarray(self.thresholds), x, side="left")  # x <= t[0] -> 0, ...
+        bins[x < 0] = len(self.thresholds) + 1  # -1: not recorded (SWF)
         used, codes = np.unique(bins, return_inverse=True)
         return codes.reshape(-1), [self._interval_name(int(k)) for k in used]
 
     def _interval_name(self, k: int) -> str:
         t = [f"{v:g}" for v in self.thresholds]
+        if k == len(t) + 1:
+            return f"{self.field} unknown"
         if k == 0:
             return f"{self.field}<={t[0]}"
         return f"{self.field}>{t[-1]}" if k == len(t) else f"{t[k - 1]}<{self.field}<={t[k]}"
@@ -146,8 +151,9 @@ class JobTypeRule:
         Raises:
             ValueError: an ``all`` or thresholds rule, or a name that is not one of the rule's types.
         """
-        if self.kind == "field" and name.startswith(f"{self.field}="):
-            return int(name.partition("=")[2])
+        value = name.removeprefix(f"{self.field}=")
+        if self.kind == "field" and value != name and value.lstrip("-").isdigit():
+            return int(value)
         if self.kind == "mapping" and (name == self.rest or name in dict(self.mapping)):
             return dict(self.mapping)[name][0] if name != self.rest else -1
         raise ValueError(f"job type {name!r}: the rule {self.text!r} writes no field value for it")
@@ -172,6 +178,8 @@ class JobTypeRule:
         if not isinstance(document, dict) or not isinstance(document.get("rule"), str):
             raise ValueError("expected an object with the rule's text ('rule')")
         kind, field = document.get("kind"), document.get("field")
+        if kind in ("all", "field", "thresholds") and document["rule"].strip().endswith(".toml"):
+            raise ValueError(f"kind {kind!r}: the rule {document['rule']!r} names a file")
         if kind in ("all", "field", "thresholds"):
             rule = cls.parse(document["rule"], option="rule")
             if (rule.kind, rule.field, list(rule.thresholds)) != (kind, field, document.get("thresholds", [])):
@@ -184,6 +192,7 @@ class JobTypeRule:
                         for name, values in document["mapping"].items())
         if not mapping or (rest is not None and not isinstance(rest, str)):
             raise ValueError("mapping: expected at least one type, and rest null or a type name")
+        _check_mapping(mapping, rest, "mapping")
         return cls(document["rule"], "mapping", field, mapping=mapping, rest=rest)
 
 
@@ -210,11 +219,19 @@ def _read_mapping(path: Path) -> JobTypeRule:
     if not isinstance(tables, list) or not tables:
         raise ValueError(f"{path}: expected at least one [[types]] table")
     mapping = [_mapping_type(table, f"{path}: types[{k}]") for k, table in enumerate(tables)]
+    _check_mapping(mapping, rest, str(path))
+    return JobTypeRule(str(path), "mapping", field, mapping=tuple(mapping), rest=rest)
+
+
+def _check_mapping(mapping, rest: str | None, where: str) -> None:
+    """Type names and listed values each once; no listed -1 beside a ``rest`` type (whose drawn jobs get -1)."""
     names = [name for name, _ in mapping] + ([rest] if rest else [])
     values = [v for _, listed in mapping for v in listed]
     if len(set(names)) != len(names) or len(set(values)) != len(values):
-        raise ValueError(f"{path}: type names and listed values must each appear once")
-    return JobTypeRule(str(path), "mapping", field, mapping=tuple(mapping), rest=rest)
+        raise ValueError(f"{where}: type names and listed values must each appear once")
+    if rest and -1 in values:
+        raise ValueError(f"{where}: -1 (unknown) is listed, and the rest type's drawn jobs are written with -1: list "
+                         "-1 or give rest, not both")
 
 
 def _mapping_type(table: Any, where: str) -> tuple[str, tuple[int, ...]]:

@@ -24,9 +24,13 @@ from typing import Any
 
 from batreplay.atomic import write_json_atomically
 from batreplay.sitemodels.arrivals import ArrivalModel
-from batreplay.sitemodels.distributions import DistributionError, EmpiricalDistribution
+from batreplay.sitemodels.distributions import DistributionError, EmpiricalDistribution, finite_number
 from batreplay.sitemodels.job_types import JobTypeRule
 
+#: Range of each drawn quantity: job slots up to Batsim's 32-bit resource counts, flop and bytes up to what Batsim's
+#: JSON reader takes exactly (2**64 flop, 2**53 bytes), rounds as ``--demand-rounds``, ratios finite and > 0.
+_RANGES = {"job_slots": (1, 2**31 - 1), "cpu_demand": (0, 2.0**64), "io_demand": (0, 2.0**53),
+           "demand_rounds": (1, 1_000_000), "requested_time_ratio": (1e-9, 1e9)}
 FORMAT_NAME = "batreplay-site-model"
 FORMAT_VERSION = 1
 _DISTRIBUTIONS = ("job_slots", "cpu_demand", "io_demand", "demand_rounds")
@@ -50,6 +54,8 @@ class JobTypeModel:
         cpu_io_correlation: Spearman rank correlation of CPU and I/O demand over the type's jobs (0 when either is
             constant); drawing keeps it (:mod:`batreplay.sitemodels.sampling`).
         demand_rounds: rounds of reading and computing per job.
+        requested_time_share: share of the type's jobs that record a requested time (the others are drawn
+            without one: -1 in SWF, no walltime in Batsim).
         requested_time_ratio: requested time / run time of the jobs that record one, or None when none does.
     """
 
@@ -61,11 +67,13 @@ class JobTypeModel:
     io_demand: EmpiricalDistribution
     cpu_io_correlation: float
     demand_rounds: EmpiricalDistribution
+    requested_time_share: float
     requested_time_ratio: EmpiricalDistribution | None
 
     def to_json(self) -> dict:
         document: dict[str, Any] = {"name": self.name, "share": self.share, "jobs": self.jobs,
-                                    "cpu_io_correlation": self.cpu_io_correlation}
+                                    "cpu_io_correlation": self.cpu_io_correlation,
+                                    "requested_time_share": self.requested_time_share}
         for key in _DISTRIBUTIONS:
             document[key] = getattr(self, key).to_json()
         ratio = self.requested_time_ratio
@@ -74,29 +82,34 @@ class JobTypeModel:
 
     @classmethod
     def from_json(cls, document: Any, where: str) -> JobTypeModel:
-        keys = {"name", "share", "jobs", "cpu_io_correlation", "requested_time_ratio", *_DISTRIBUTIONS}
+        keys = {"name", "share", "jobs", "cpu_io_correlation", "requested_time_share", "requested_time_ratio",
+                *_DISTRIBUTIONS}
         _check_keys(document, keys, where)
-        name, share, jobs, rho = (document[k] for k in ("name", "share", "jobs", "cpu_io_correlation"))
+        name, share, jobs, rho, known = (document[k] for k in ("name", "share", "jobs", "cpu_io_correlation",
+                                                                "requested_time_share"))
         if not isinstance(name, str) or not name:
             raise DistributionError(f"{where}.name: expected a type name")
-        if type(share) not in (int, float) or not 0 < share <= 1:
-            raise DistributionError(f"{where}.share: expected a number in (0, 1], got {share!r}")
+        for key, value, low, high, interval in (("share", share, 0, 1, "(0, 1]"),
+                                                ("cpu_io_correlation", rho, -1, 1, "[-1, 1]"),
+                                                ("requested_time_share", known, 0, 1, "[0, 1]")):
+            if not finite_number(value) or not low <= value <= high or (key == "share" and value == 0):
+                raise DistributionError(f"{where}.{key}: expected a number in {interval}, got {value!r}")
         if type(jobs) is not int or jobs < 1:
             raise DistributionError(f"{where}.jobs: expected an integer >= 1, got {jobs!r}")
-        if type(rho) not in (int, float) or not -1 <= rho <= 1:
-            raise DistributionError(f"{where}.cpu_io_correlation: expected a number in [-1, 1], got {rho!r}")
         parts = {k: EmpiricalDistribution.from_json(document[k], f"{where}.{k}") for k in _DISTRIBUTIONS}
         ratio = document["requested_time_ratio"]
         ratio = None if ratio is None else EmpiricalDistribution.from_json(ratio, f"{where}.requested_time_ratio")
+        for key, (low, high) in _RANGES.items():
+            value = ratio if key == "requested_time_ratio" else parts[key]
+            if value is not None and not (low <= value.support()[0] and value.support()[1] <= high):
+                raise DistributionError(f"{where}.{key}: values must be from {low:g} to {high:g}")
         for key in ("job_slots", "demand_rounds"):
-            if parts[key].support()[0] < 1:
-                raise DistributionError(f"{where}.{key}: values must be >= 1")
-        for key in ("cpu_demand", "io_demand"):
-            if parts[key].support()[0] < 0:
-                raise DistributionError(f"{where}.{key}: values must be >= 0")
-        if ratio is not None and ratio.support()[0] <= 0:
-            raise DistributionError(f"{where}.requested_time_ratio: values must be > 0")
-        return cls(name, float(share), jobs, **parts, cpu_io_correlation=float(rho), requested_time_ratio=ratio)
+            if not parts[key].integer or any(v != round(v) for v in parts[key].values + parts[key].edges):
+                raise DistributionError(f"{where}.{key}: a count: integer must be true and values whole numbers")
+        if (ratio is None) != (known == 0):
+            raise DistributionError(f"{where}: requested_time_ratio is null exactly when requested_time_share is 0")
+        return cls(name, float(share), jobs, **parts, cpu_io_correlation=float(rho), requested_time_share=float(known),
+                   requested_time_ratio=ratio)
 
 
 @dataclass(frozen=True)
@@ -164,6 +177,15 @@ def _model(document: Any, where: str) -> SiteModel:
     parsed = tuple(JobTypeModel.from_json(t, f"{where}: types[{k}]") for k, t in enumerate(types))
     if abs(sum(t.share for t in parsed) - 1) > 1e-9 or len({t.name for t in parsed}) != len(parsed):
         raise DistributionError(f"{where}: types: shares must sum to 1 and names be distinct")
+    if rule.kind in ("field", "mapping"):  # every type must be one the rule can write back
+        for k, job_type in enumerate(parsed):
+            try:
+                rule.swf_value(job_type.name)
+            except ValueError as err:
+                raise DistributionError(f"{where}: types[{k}].name: {err}") from None
+    max_procs = document["source"].get("max_procs")
+    if max_procs is not None and (type(max_procs) is not int or max_procs < 1):
+        raise DistributionError(f"{where}: source.max_procs: expected null or an integer >= 1, got {max_procs!r}")
     return SiteModel(document["source"], reference, rule, arrivals, parsed)
 
 
@@ -171,10 +193,10 @@ def _reference(document: dict, where: str) -> dict:
     _check_keys(document, {"node_speed", "reference_io_rate", "io_share"}, where)
     for key in ("node_speed", "reference_io_rate"):
         value = document[key]
-        if type(value) not in (int, float) or not 0 < value < math.inf:
+        if not finite_number(value) or not 0 < value < math.inf:
             raise DistributionError(f"{where}.{key}: expected a number > 0, got {value!r}")
     share = document["io_share"]
-    if share is not None and (type(share) not in (int, float) or not 0 <= share < 1):
+    if share is not None and (not finite_number(share) or not 0 <= share < 1):
         raise DistributionError(f"{where}.io_share: expected null or a number in [0, 1), got {share!r}")
     return dict(document)
 

@@ -1,11 +1,13 @@
 """Drawing jobs of a site model's job types: the demands of one job at a time or of many at once.
 
 Each job of a type gets its job slots, demand rounds and requested-time ratio drawn independently from the type's
-distributions, and its CPU and I/O demand drawn together: two standard normal variables with correlation
+distributions (a requested time at all with the type's ``requested_time_share``), and its CPU and I/O demand drawn
+together: two standard normal variables with correlation
 ``2 sin(pi rho / 6)`` (the Pearson correlation whose Gaussian copula has Spearman's rank correlation ``rho``, the
 type's ``cpu_io_correlation``) are turned into uniforms and then into demands through each distribution's quantile
-function. So each demand keeps its fitted distribution and the pair its rank correlation (a log whose I/O is a fixed
-share of the run time, ``rho`` = 1, gives CPU and I/O demands that grow together, as in the log).
+function. So each demand keeps its fitted distribution, and the pair a rank correlation close to the type's (equal
+for continuous demands; atoms, such as a share of jobs without I/O, tie ranks and move it). A log whose I/O is a
+fixed share of the run time, ``rho`` = 1, gives CPU and I/O demands that grow together, as in the log.
 
 What a job lasts on a node of the model's recorded speed and reference I/O rate, alone: ``cpu / node_speed +
 io / reference_io_rate`` seconds. Imports numpy and scipy (the normal distribution).
@@ -60,11 +62,13 @@ def _draw_type(job_type: JobTypeModel, rng: np.random.Generator, n: int) -> dict
     first, second = rng.standard_normal(n), rng.standard_normal(n)
     coupled = rho * first + math.sqrt(max(0.0, 1 - rho * rho)) * second
     ratio = job_type.requested_time_ratio
-    return {"slots": job_type.job_slots.sample(rng, n),
-            "cpu": job_type.cpu_demand.quantile(ndtr(first)),
-            "io": job_type.io_demand.quantile(ndtr(coupled)),
-            "rounds": job_type.demand_rounds.sample(rng, n),
-            "ratio": ratio.sample(rng, n) if ratio is not None else np.full(n, np.nan)}
+    drawn = {"slots": job_type.job_slots.sample(rng, n),
+             "cpu": job_type.cpu_demand.quantile(ndtr(first)),
+             "io": job_type.io_demand.quantile(ndtr(coupled)),
+             "rounds": job_type.demand_rounds.sample(rng, n),
+             "ratio": ratio.sample(rng, n) if ratio is not None else np.full(n, np.nan)}
+    drawn["ratio"][rng.random(n) >= job_type.requested_time_share] = np.nan  # (jobs without a requested time)
+    return drawn
 
 
 def alone_seconds(model: SiteModel, jobs: DrawnJobs) -> np.ndarray:

@@ -45,7 +45,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 #: Source folder of each package of the ``batreplay`` namespace (pyproject's ``package-dir``).
 FOLDERS = {"batreplay": "batreplay", "batreplay.workloads": "workloads", "batreplay.platforms": "platforms",
-           "batreplay.sitemodels": "sitemodels", "batreplay.formats": "formats", "batreplay.schedulers": "schedulers", "batreplay.replay": "replay",
+           "batreplay.sitemodels": "sitemodels",
+           "batreplay.formats": "formats", "batreplay.schedulers": "schedulers", "batreplay.replay": "replay",
            "batreplay.engine": "engine", "batreplay.realbatsim": "realbatsim",
            "batreplay.analysis": "analysis", "batreplay.run": "run",
            "batreplay.campaign": "campaign", "batreplay.reports": "reports", "batreplay.ui": "ui"}

@@ -68,8 +68,8 @@ def cpu_seconds(run: np.ndarray, average_cpu: np.ndarray, io_share: float | None
     return np.where(missing, run, np.minimum(average_cpu, run)), noted
 
 
-#: The notes of :func:`cpu_seconds`'s reasons: what became of those jobs.
-_NOTES = {"missing": "have no CPU time in the log (SWF field 6): they only compute (give --io-share for an I/O share)",
+#: The notes of :func:`cpu_seconds`'s reasons: what became of those jobs (also in a site model's fit).
+CPU_TIME_NOTES = {"missing": "have no CPU time in the log (SWF field 6): they only compute (give --io-share for an I/O share)",
           "capped": "have a CPU time above their run time: it is cut to the run time, they only compute",
           "zero": "have a CPU time of 0: they only read"}
 
@@ -105,7 +105,7 @@ def apply_demand_rounds(document: dict, job_table: Any, average_cpu: np.ndarray,
     for job, name in zip(document["jobs"], job_profiles):
         job["profile"] = name
     job_table["profile"] = job_profiles
-    notes = [f"demand rounds: {int(mask.sum())} of {len(run)} jobs {_NOTES[reason]}"
+    notes = [f"demand rounds: {int(mask.sum())} of {len(run)} jobs {CPU_TIME_NOTES[reason]}"
              for reason, mask in noted.items() if mask.any()]
     return dict(document, profiles=profiles), notes
 

@@ -94,3 +94,22 @@ def test_json_round_trip_and_field_errors():
         EmpiricalDistribution.from_json(fitted.to_json() | {"kind": "normal"}, "m.json: x")
     with pytest.raises(DistributionError, match=r"^m.json: x.samples: expected an integer >= 1"):
         EmpiricalDistribution.from_json(fitted.to_json() | {"samples": 0}, "m.json: x")
+
+
+def test_an_integer_quantity_with_many_values_draws_only_values_seen():
+    """Processor counts of a real log take more than 50 values: kept discrete, drawing never invents one."""
+    values = np.random.default_rng(6).choice(np.arange(1, 700, 7), size=5000)
+    fitted = EmpiricalDistribution.fit(values, integer=True)
+    assert fitted.kind == "discrete" and len(fitted.values) == len(np.unique(values)) > 50
+    assert set(fitted.sample(np.random.default_rng(7), 5000).tolist()) <= set(values.tolist())
+    continuous = EmpiricalDistribution.fit(values.astype(float))  # the same numbers, not counts: a histogram
+    assert continuous.kind == "histogram"
+
+
+def test_no_bin_holds_more_than_one_max_bins_th_of_the_values():
+    """Atoms take most of the values, the rest clustered: bins are never wider than 1 / max_bins."""
+    rng = np.random.default_rng(8)
+    data = np.concatenate([np.zeros(93_000), rng.uniform(0, 1, 2300), rng.uniform(0.4, 0.45, 2400),
+                           rng.uniform(0.5, 1, 2300)])
+    fitted = EmpiricalDistribution.fit(data)
+    assert max(fitted.bin_probabilities) <= 1 / 50 + 1e-12

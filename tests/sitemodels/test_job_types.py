@@ -50,6 +50,7 @@ def test_a_toml_mapping_names_types_and_refuses_unlisted_values_without_rest(tmp
     ("processors:8,1", "thresholds must be finite and increasing"),
     ("processors:a", "thresholds must be numbers"),
     ("run_time", "expected 'all'"),
+    ("used_memory:1000", "expected 'all'"),  # (drawn jobs record no memory: no type to draw back)
 ])
 def test_bad_rules_are_refused_naming_the_option(text, message):
     with pytest.raises(ValueError, match=f"^--job-types {text!r}: {message}"):
@@ -84,3 +85,15 @@ def test_rules_round_trip_through_the_model_file(text):
 def test_a_missing_mapping_file_is_named(tmp_path):
     with pytest.raises(ValueError, match=f"^{tmp_path / 'no.toml'}: no such job types file$"):
         JobTypeRule.parse(str(tmp_path / "no.toml"))
+
+
+def test_jobs_without_a_value_get_a_type_of_their_own_under_thresholds():
+    rule = JobTypeRule.parse("requested_time:3600")
+    codes, names = rule.assign([-1, 600, 7200, -1])
+    assert names == ["requested_time<=3600", "requested_time>3600", "requested_time unknown"]
+    assert codes.tolist() == [2, 0, 1, 2]
+
+
+def test_a_model_files_rule_never_reads_a_file():
+    with pytest.raises(ValueError, match="names a file"):
+        JobTypeRule.from_json({"rule": "types.toml", "kind": "thresholds", "field": "processors", "thresholds": [1]})

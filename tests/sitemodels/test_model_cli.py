@@ -26,6 +26,16 @@ def test_fit_generate_and_run_a_gridka_model(tmp_path, capsys, monkeypatch):
 
     assert main(["model", "generate", "gridka.json", "--jobs", "150", "--seed", "2", "--out", "w.json"]) == 0
     assert "wrote w.json: 150 jobs submitted over" in capsys.readouterr().out
+    written = (tmp_path / "w.json").read_bytes()
+    for argv in (["model", "generate", "gridka.json", "--jobs", "9", "--out", "w.json"],
+                 ["model", "fit", str(LCG), "--out", "gridka.json"]):
+        with pytest.raises(SystemExit):  # an existing output is replaced only with --force
+            main(argv)
+        assert "exists; give --force to replace it" in capsys.readouterr().err
+    assert (tmp_path / "w.json").read_bytes() == written
+    assert main(["model", "generate", "gridka.json", "--jobs", "150", "--seed", "2", "--out", "w.json",
+                 "--force"]) == 0
+    assert (tmp_path / "w.json").read_bytes() == written  # the same seed: the same workload
     assert main(["platform", "--nodes", "40", "--io-rate", "1e8", "--out", "io.xml"]) == 0
     assert main(["run", "--workload", "w.json", "--platform", "io.xml", "--scheduler", "easy", "--out", "run",
                  "--quiet"]) == 0
@@ -38,6 +48,9 @@ def test_fit_generate_and_run_a_gridka_model(tmp_path, capsys, monkeypatch):
     (["model", "fit", str(LCG), "--split", "1.5", "--out", "m.json"], "--split 1.5: expected a share"),
     (["model", "fit", str(LCG), "--job-types", "site", "--out", "m.json"], "--job-types 'site': expected 'all'"),
     (["model", "fit", str(LCG), "--out", "m.txt"], "--out m.txt: a model file is JSON"),
+    (["model", "fit", str(LCG), "--out", "no/m.json"], "--out no/m.json: no folder no"),
+    (["model", "fit", str(LCG), "--seed", "-1", "--out", "m.json"], "--seed -1: expected an integer >= 0"),
+    (["model", "generate", "nosuch.json", "--jobs", "20000000", "--out", "w.swf"], "--jobs 20000000: expected"),
     (["model", "generate", "nosuch.json", "--jobs", "3", "--out", "w.swf"], "nosuch.json: No such file"),
 ])
 def test_bad_input_gets_a_one_line_error_and_writes_nothing(argv, message, tmp_path, capsys, monkeypatch):

@@ -604,3 +604,21 @@ def test_a_json_document_given_as_an_swf_log_is_named(tmp_path, golden_dir):
     with pytest.raises(SwfFormatError, match=r"line 1, field '.*': expected 18 fields, found \d+ \(this is JSON, "
                                              r"not SWF: a Batsim workload goes in a \.json file\)$"):
         read_swf(path)
+
+
+def test_a_log_built_in_memory_is_checked_as_read_swf_checks_a_file(tmp_path):
+    """swf_log_from_frame (generated logs): the same frame and anomalies as the same lines read from a file."""
+    import pandas as pd
+
+    from batreplay.workloads.swf import SWF_COLUMNS, swf_log_from_frame
+
+    lines = ["1 0 -1 100 2 -1 -1 2 50 -1 1 1 1 -1 -1 -1 -1 -1", "2 10 -1 0 1 -1 -1 1 60 -1 1 1 1 -1 -1 -1 -1 -1"]
+    path = tmp_path / "two.swf"
+    path.write_text("; MaxProcs: 4\n" + "\n".join(lines) + "\n")
+    read = read_swf(path)
+    frame = pd.DataFrame([[float(v) for v in line.split()] for line in lines], columns=list(SWF_COLUMNS))
+    built = swf_log_from_frame(path, [("MaxProcs", "4")], frame.assign(line=[2, 3]))
+    assert built.jobs.equals(read.jobs) and built.header == read.header and built.max_procs == 4
+    assert built.anomalies.counts == read.anomalies.counts  # run time 0, run time above requested
+    with pytest.raises(ValueError, match="needs the numeric columns"):
+        swf_log_from_frame(path, [], frame.drop(columns=["status"]).assign(line=[2, 3]))
