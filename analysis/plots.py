@@ -117,7 +117,8 @@ def recorded_submissions(runs: Sequence[RunData]) -> np.ndarray | None:
     return None
 
 
-def _new_figure(rows: int = 1, *, height: float = 3.6, sharex: bool = True) -> tuple[Figure, list]:
+def new_figure(rows: int = 1, *, height: float = 3.6, sharex: bool = True) -> tuple[Figure, list]:
+    """A figure of ``rows`` panels stacked (``height`` inches each, 8 wide), and its axes, top first."""
     figure = Figure(figsize=(8.0, height * rows), layout="constrained")
     axes = figure.subplots(rows, 1, sharex=sharex, squeeze=False)[:, 0]
     return figure, list(axes)
@@ -156,7 +157,7 @@ def plot_submissions(runs: Sequence[RunData], *, bin_seconds: float = SECONDS_PE
     if edges.size < 2:
         edges = np.array([low, low + bin_seconds])
     divisor, unit = time_unit(high - low)
-    figure, (axis,) = _new_figure()
+    figure, (axis,) = new_figure()
     recorded = recorded_submissions(runs)
     series = [("recorded (rigid)", recorded, RECORDED_COLOUR, "--")] if recorded is not None else []
     series += [(run.name, run.jobs["submission_time"].to_numpy(dtype="float64"), run_colour(i), "-")
@@ -201,7 +202,7 @@ def plot_cumulative_jobs(runs: Sequence[RunData]) -> Figure:
         raise ValueError("plot_cumulative_jobs: no run")
     low, high = _span(runs)
     divisor, unit = time_unit(high - low)
-    figure, (top, bottom) = _new_figure(2, height=3.0)
+    figure, (top, bottom) = new_figure(2, height=3.0)
     recorded = recorded_submissions(runs)
     if recorded is not None:
         top.step(*cumulative_curve(recorded, divisor), where="post", color=RECORDED_COLOUR, linestyle="--",
@@ -266,7 +267,7 @@ def plot_user_mean_lateness(per_user: Mapping[str, pd.DataFrame]) -> Figure:
     """
     if not per_user:
         raise ValueError("plot_user_mean_lateness: no run with recorded submission times")
-    figure, (axis,) = _new_figure(height=4.2)
+    figure, (axis,) = new_figure(height=4.2)
     for i, (name, table) in enumerate(per_user.items()):
         axis.scatter(table["nb_jobs"].to_numpy(), table["mean_lateness"].to_numpy(), s=12, alpha=0.7,
                      color=run_colour(i), label=name)
@@ -342,7 +343,7 @@ def plot_utilisation_and_queue(runs: Sequence[RunData]) -> Figure:
                        (queue["time"].to_numpy(), queue["queued_jobs"].to_numpy(dtype="float64"))))
     long = any(max(a[0].size, b[0].size) > MAX_CURVE_POINTS for a, b in curves) and high > low
     width = smoothing_bin(high - low) if long else None
-    figure, (top, bottom) = _new_figure(2, height=3.0)
+    figure, (top, bottom) = new_figure(2, height=3.0)
     for i, (run, pair) in enumerate(zip(runs, curves)):
         for axis, (times, values) in zip((top, bottom), pair):
             x, y = _step_or_binned(times, values, low, width)
@@ -368,7 +369,7 @@ def plot_waiting_times(runs: Sequence[RunData]) -> Figure:
     """
     if not runs:
         raise ValueError("plot_waiting_times: no run")
-    figure, (axis,) = _new_figure(1, height=3.6)
+    figure, (axis,) = new_figure(1, height=3.6)
     highest = 1.0
     for i, run in enumerate(runs):
         ran = run.jobs[run.jobs["starting_time"].notna()]
@@ -402,7 +403,7 @@ def plot_node_type_occupancy(runs: Sequence[RunData]) -> Figure:
     low, high = _span(typed)
     divisor, unit = time_unit(high - low)
     width = smoothing_bin(high - low) if high > low else 1.0
-    figure, axes = _new_figure(len(typed), height=2.4)
+    figure, axes = new_figure(len(typed), height=2.4)
     for axis, run in zip(axes, typed):
         hosts = run.platform.hosts
         table = slot_occupancy_over_time(run.jobs, [h.node_type or UNTYPED for h in hosts], [h.slots for h in hosts],
@@ -447,7 +448,7 @@ def plot_node_io(tables: Mapping[str, pd.DataFrame]) -> Figure:
     highest = max(float(t["bin_start"].max()) for t in tables.values())
     lowest = min(float(t["bin_start"].min()) for t in tables.values())
     divisor, unit = time_unit(highest - lowest)
-    figure, axes = _new_figure(len(tables), height=2.4)
+    figure, axes = new_figure(len(tables), height=2.4)
     for axis, (name, table) in zip(axes, tables.items()):
         label, series = node_io_series(table)
         for i, (node_type, (starts, values)) in enumerate(series.items()):
@@ -548,7 +549,7 @@ def plot_gantt(runs: Sequence[RunData], window: TimeWindow) -> Figure:
     if not runs:
         raise ValueError("plot_gantt: no run")
     divisor, unit = time_unit(window.length)
-    figure, axes = _new_figure(len(runs), height=3.2)
+    figure, axes = new_figure(len(runs), height=3.2)
     palette = matplotlib.colormaps["tab20"].colors
     drawn = []
     for run, axis in zip(runs, axes):

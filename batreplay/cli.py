@@ -4,7 +4,8 @@
 - ``batreplay sessions``: partition an SWF log into user sessions, write the session graphs and statistics;
 - ``batreplay analyze``: metrics, figures and an HTML report of one or several runs;
 - ``batreplay platform``: write a SimGrid cluster platform (and its scaled variants);
-- ``batreplay model fit|generate``: site models fitted on a log, and workloads drawn from them;
+- ``batreplay model fit|generate|validate``: site models fitted on a log, workloads drawn from them, and their
+  validation on the log's held-out jobs;
 - ``batreplay campaign run|report``: experiment campaigns declared in ``expe/*.toml``;
 - ``batreplay fetch``: download a Parallel Workloads Archive log into the local cache.
 
@@ -202,8 +203,10 @@ def build_parser() -> argparse.ArgumentParser:
     from batreplay.campaign.cli import add_campaign_commands
     from batreplay.reports.cli import add_report_command
     from batreplay.sitemodels.cli import add_model_commands
+    from batreplay.validation.cli import add_validate_command
 
-    for add in (_add_run_command, _add_sessions_command, _add_analyze_command, _add_platform_command, add_model_commands,
+    for add in (_add_run_command, _add_sessions_command, _add_analyze_command, _add_platform_command,
+                lambda commands: add_model_commands(commands, add_validate_command),
                 lambda commands: add_campaign_commands(commands, add_report_command), _add_ui_command,
                 _add_fetch_command):
         add(commands)

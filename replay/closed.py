@@ -46,7 +46,8 @@ BLOCK = 1024
 
 class DrawnRequests(Mapping[int, dict[str, Any]]):
     """Job number (from 1) -> what the job asks for, ``{"res": job slots, "walltime": s, "profile": {...}}``,
-    drawn from ``model`` when first asked, in blocks of :data:`BLOCK` jobs from one generator seeded by ``seed``.
+    drawn from ``model`` when first asked, in blocks of :data:`BLOCK` jobs from one generator seeded by ``seed``;
+    :attr:`job_types` holds the type of each job drawn so far (its name in the model).
 
     Raises:
         ReplayError: the model has I/O demand (module docstring), or a job's CPU demand is out of the flop range
@@ -63,6 +64,7 @@ class DrawnRequests(Mapping[int, dict[str, Any]]):
         self.model = model
         self.rng = np.random.default_rng(seed)
         self.requests: list[dict[str, Any]] = []
+        self.job_types: list[str] = []  # the type of each job drawn, in job order
 
     def __getitem__(self, job: int) -> dict[str, Any]:
         if job < 1:
@@ -80,6 +82,7 @@ class DrawnRequests(Mapping[int, dict[str, Any]]):
     def _draw_block(self) -> None:
         jobs = draw_jobs(self.model, draw_types(self.model, self.rng, BLOCK), self.rng)
         speed = self.model.reference["node_speed"]
+        self.job_types += [self.model.types[k].name for k in jobs.type_index.tolist()]
         for slots, cpu, ratio in zip(jobs.slots.tolist(), jobs.cpu.tolist(), jobs.ratio.tolist()):
             flop = json_flop(max(cpu, 1.0))  # (at least 1 flop: both engines' smallest amount)
             walltime = -1.0 if math.isnan(ratio) else max(1.0, round(ratio * flop / speed))

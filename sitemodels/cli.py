@@ -8,6 +8,7 @@ here (the defaults in :mod:`batreplay.sitemodels.choices`); each handler imports
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from batreplay.sitemodels.choices import DEFAULT_MAX_BINS, FIELD_COLUMNS
@@ -86,8 +87,11 @@ def _cmd_generate(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def add_model_commands(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add ``model fit`` and ``model generate`` to the ``batreplay`` subcommands; returns the ``model`` parser."""
+def add_model_commands(subparsers: argparse._SubParsersAction,
+                       *more: Callable[[argparse._SubParsersAction], object]) -> argparse.ArgumentParser:
+    """Add ``model fit`` and ``model generate`` to the ``batreplay`` subcommands, then each of ``more``'s (a function
+    given the ``model`` subcommands, e.g. :func:`batreplay.validation.cli.add_validate_command`, of a layer above
+    this one); returns the ``model`` parser."""
     model = subparsers.add_parser("model", help="site models (Caspart et al. 2019): fit one on a log, draw "
                                                 "workloads from it")
     commands = model.add_subparsers(dest="model_command", required=True)
@@ -129,4 +133,6 @@ def add_model_commands(subparsers: argparse._SubParsersAction) -> argparse.Argum
     generate.add_argument("--out", required=True, help="workload to write: .swf (SWF log) or .json (Batsim)")
     generate.add_argument("--force", action="store_true", help="replace the --out file if it exists")
     generate.set_defaults(handler=_cmd_generate)
+    for add in more:
+        add(commands)
     return model

@@ -65,6 +65,12 @@ class GenerateOptions:
 
 def generated_log(model: SiteModel, options: GenerateOptions, name: str = "generated.swf") -> SwfLog:
     """An SWF log drawn from ``model`` (module docstring); ``name`` names it in notes."""
+    return drawn_log(model, options, name)[0]
+
+
+def drawn_log(model: SiteModel, options: GenerateOptions, name: str = "generated.swf") -> tuple[SwfLog, list[str]]:
+    """:func:`generated_log`, and the type each job was drawn from (names, in job order: a thresholds rule's
+    field may put a drawn job in another type, see :mod:`batreplay.sitemodels.job_types`)."""
     rng = np.random.default_rng(options.seed)
     horizon = None if options.days is None else options.days * SECONDS_PER_DAY
     times = model.arrivals.submission_times(rng, jobs=options.jobs, horizon=horizon, rate_scale=options.rate_scale)
@@ -83,7 +89,7 @@ def generated_log(model: SiteModel, options: GenerateOptions, name: str = "gener
         frame[model.rule.column()] = [model.rule.swf_value(names[k]) for k in jobs.type_index.tolist()]
     header = _header(model, options, times.size)
     frame["line"] = np.arange(len(header) + 1, len(header) + 1 + times.size)
-    return swf_log_from_frame(name, header, frame)
+    return swf_log_from_frame(name, header, frame), [model.types[k].name for k in jobs.type_index.tolist()]
 
 
 def _header(model: SiteModel, options: GenerateOptions, n_jobs: int) -> list[tuple[str, str]]:

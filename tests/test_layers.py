@@ -12,6 +12,7 @@ Layers, lowest first (a module may import its own layer and lower ones only)::
                 batreplay.realbatsim (a real Batsim over ZeroMQ, the other engine simulate() may choose)
     analysis    batreplay.analysis
     run         batreplay.run (one run: its specification and run directory)
+    validation  batreplay.validation (site models against a log's held-out jobs: it makes and reads runs)
     campaign    batreplay.campaign
     reports     batreplay.reports (campaign reports: they read campaign results)
     ui          batreplay.ui (the web GUI: it launches runs and campaigns, and shows their analysis)
@@ -37,6 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("engine", ("batreplay.engine", "batreplay.realbatsim")),
     ("analysis", ("batreplay.analysis",)),
     ("run", ("batreplay.run",)),
+    ("validation", ("batreplay.validation",)),
     ("campaign", ("batreplay.campaign",)),
     ("reports", ("batreplay.reports",)),
     ("ui", ("batreplay.ui",)),
@@ -48,7 +50,7 @@ FOLDERS = {"batreplay": "batreplay", "batreplay.workloads": "workloads", "batrep
            "batreplay.sitemodels": "sitemodels",
            "batreplay.formats": "formats", "batreplay.schedulers": "schedulers", "batreplay.replay": "replay",
            "batreplay.engine": "engine", "batreplay.realbatsim": "realbatsim",
-           "batreplay.analysis": "analysis", "batreplay.run": "run",
+           "batreplay.analysis": "analysis", "batreplay.run": "run", "batreplay.validation": "validation",
            "batreplay.campaign": "campaign", "batreplay.reports": "reports", "batreplay.ui": "ui"}
 
 

@@ -61,6 +61,7 @@ def loaded(modules: list[str], names: tuple[str, ...]) -> list[str]:
     ["campaign", "report", "--help"],
     ["model", "fit", "--help"],
     ["model", "generate", "--help"],
+    ["model", "validate", "--help"],
 ], ids=" ".join)
 def test_help_imports_no_heavy_library(argv, tmp_path):
     status, modules, output = command_imports(argv, tmp_path)

@@ -1,0 +1,90 @@
+"""``batreplay model validate``: the command-line side of :mod:`batreplay.validation.validate`.
+
+:func:`add_validate_command` adds ``validate`` to the ``model`` subcommands that
+:func:`batreplay.sitemodels.cli.add_model_commands` makes (this layer is above it). Light imports only; the handler
+imports what it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from batreplay.validation.choices import MODES
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    import json
+
+    from batreplay.validation.validate import ValidationOptions, validate_model
+    from batreplay.workloads.resolve import resolve_workload
+
+    options = ValidationOptions(mode=args.mode, population=args.population, seed=args.seed, warm_up=args.warm_up,
+                                scheduler=args.scheduler,
+                                scheduler_options=json.loads(args.scheduler_options) if args.scheduler_options else {},
+                                engine=args.engine)
+    printed: list[str] = []
+
+    def show(notes: list[str]) -> None:  # the held-out jobs' notes, before the simulation
+        for note in notes:
+            console.print(note, highlight=False, markup=False)
+            printed.append(note)
+
+    result = validate_model(args.model, resolve_workload(args.log), args.platform, args.out, options,
+                            against=args.against, on_notes=show)
+    console.print(_table(result))
+    show([note for note in result.notes if note not in printed])
+    console.print(f"validation.csv, validation.json, figures/ and the simulation in {result.out_dir}",
+                  highlight=False, markup=False)
+    return 0
+
+
+def _table(result):
+    """The comparisons as a rich table (values with 4 significant digits, deviations in %)."""
+    from rich.table import Table
+
+    window = f"{result.window[0]:.0f} to {result.window[1]:.0f} s"
+    table = Table(title=f"validation on the held-out jobs, window {window}",
+                  caption="log: the held-out jobs; model: the simulation; dev.: (model - log) / log; dist.: KS, or "
+                          "total variation for shares; -: not recorded in the log")
+    table.add_column("measure (unit)", no_wrap=True)
+    for name in ("log", "model", "dev.", "dist."):
+        table.add_column(name, justify="right", no_wrap=True)
+    for row in result.rows:
+        table.add_row(f"{row.measure} ({row.unit})", _number(row.measured), _number(row.simulated),
+                      "-" if row.deviation is None else f"{100 * row.deviation:+.1f} %", _number(row.distance))
+    return table
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
+def add_validate_command(models: argparse._SubParsersAction) -> None:
+    """Add ``validate`` to the ``model`` subcommands."""
+    from batreplay.engine.choices import ENGINES
+
+    validate = models.add_parser("validate", help="simulate a site model and compare it with the log's held-out jobs")
+    validate.add_argument("model", help="model file written by 'batreplay model fit'")
+    validate.add_argument("--log", required=True,
+                          help="the SWF log the model was fitted on (a path or a fetched log's name; checksum checked)")
+    validate.add_argument("--against", default=None, metavar="TEST_JOBS",
+                          help="the held-out jobs (default: the model's NAME.test-jobs.csv beside it)")
+    validate.add_argument("--platform", required=True, help="platform file or shipped platform name")
+    validate.add_argument("--scheduler", default="easy", help="scheduler name or file (default: %(default)s)")
+    validate.add_argument("--scheduler-options", default=None, metavar="JSON", help="JSON object for the scheduler")
+    validate.add_argument("--mode", choices=MODES, default="closed",
+                          help="closed: a population kept in the system (Caspart et al. 2019); open: a workload "
+                               "drawn at the held-out jobs' rate (default: %(default)s)")
+    validate.add_argument("--population", default=None, metavar="N|fill",
+                          help="closed: jobs kept in the system (default: the held-out jobs' mean number in the "
+                               "system over the window)")
+    validate.add_argument("--seed", type=int, default=0, help="seed of the jobs drawn (default: %(default)s)")
+    validate.add_argument("--warm-up", type=float, default=0.0, metavar="SECONDS",
+                          help="seconds left out at the window's start (default: %(default)s)")
+    validate.add_argument("--engine", choices=ENGINES, default="embedded", help="(default: %(default)s)")
+    validate.add_argument("--out", required=True, help="folder to write (must not exist)")
+    validate.set_defaults(handler=_cmd_validate)

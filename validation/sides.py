@@ -1,0 +1,120 @@
+"""The two sides of a site model's validation: the log's held-out jobs, and the jobs a simulation of the model ran.
+
+The held-out (test) jobs are those ``batreplay model fit`` left out of the calibration, listed in the CSV beside the
+model (:func:`batreplay.sitemodels.fit.held_out_path`) by their SWF line; the log must be the very file the model was
+fitted on (its SHA-256 is checked). The simulation runs the model with :func:`batreplay.run.runner.run`:
+
+- ``closed`` (Caspart et al. 2019, Sect. 6): ``--replay closed`` keeps a population of jobs in the system until the
+  window's end; the population defaults to the test jobs' mean number in the system over the window (Little's law:
+  then the throughputs agree exactly when the run times and waits do);
+- ``open``: a workload drawn from the model (``batreplay model generate``) up to the window's end, at the rate of the
+  test jobs (the model's rate x their share of the jobs), converted as ``batreplay run`` converts it.
+
+Times are seconds from the log's ``UnixStartTime``, the model's time 0, on both sides. This module imports numpy,
+pandas and the layers below (workloads, site models, replay, run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from batreplay.sitemodels.fit import held_out_path
+from batreplay.sitemodels.model_file import SiteModel
+from batreplay.validation.measures import JobTable
+from batreplay.workloads.swf import read_swf
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """The test jobs (their :class:`JobTable`), the window they span (s), their mean number in the system over it,
+    and notes on what the log does not record."""
+
+    jobs: JobTable
+    window: tuple[float, float]
+    mean_in_system: float
+    notes: list[str] = field(default_factory=list)
+
+
+def held_out_jobs(model: SiteModel, model_path: Path, log_path: Path, against: Path | None,
+                  warm_up: float) -> HeldOut:
+    """The held-out jobs of ``model`` in the log at ``log_path``, listed in ``against`` (default: beside the model);
+    the window runs from their first submission + ``warm_up`` (s) to their last submission.
+
+    Raises:
+        ValueError: a log other than the model's (checksum), a test file naming lines that are not jobs of the log,
+            no test job, or a warm-up that leaves less than an hour.
+    """
+    with open(log_path, "rb") as file:
+        digest = hashlib.file_digest(file, "sha256").hexdigest()
+    if digest != model.source.get("sha256"):
+        raise ValueError(f"{log_path}: not the log {model.source.get('log')} the model was fitted on (its SHA-256 "
+                         "differs)")
+    against = against if against is not None else held_out_path(model_path)
+    listed = pd.read_csv(against)
+    if list(listed.columns) != ["job_id", "swf_line"] or listed.empty:
+        raise ValueError(f"{against}: expected the columns job_id,swf_line and at least one job (a test jobs file of "
+                         "batreplay model fit)")
+    log = read_swf(log_path)
+    jobs = log.jobs.set_index("line")
+    missing = ~listed["swf_line"].isin(jobs.index)
+    if missing.any() or not (jobs.loc[listed["swf_line"][~missing], "job_id"].to_numpy() == listed["job_id"][~missing]
+                             ).all():
+        raise ValueError(f"{against}: {int(missing.sum())} lines are not job lines of {log_path}, or job numbers "
+                         "differ from the log's")
+    return _held_out_table(model, jobs.loc[listed["swf_line"]].reset_index(), warm_up, log_path)
+
+
+def _held_out_table(model: SiteModel, frame: pd.DataFrame, warm_up: float, log_path: Path) -> HeldOut:
+    submit = frame["submission_time"].to_numpy(dtype=np.float64)
+    run = frame["run_time"].to_numpy(dtype=np.float64)
+    wait = frame["wait_time"].to_numpy(dtype=np.float64)
+    notes = []
+    waits_known = bool((wait >= 0).all())
+    if not waits_known:
+        notes.append(f"{int((wait < 0).sum())} of {len(wait)} test jobs record no waiting time ({log_path}): waits "
+                     "are not compared, and those jobs are taken to start at their submission")
+    start = submit + np.where(wait >= 0, wait, 0.0)
+    processors = frame["allocated_processors"].where(frame["allocated_processors"] > 0,
+                                                     frame["requested_processors"]).to_numpy()
+    rule = model.rule
+    codes, names = rule.assign(frame[rule.column()] if rule.column() else np.zeros(len(frame)))
+    cpu = frame["average_cpu_time"].to_numpy(dtype=np.float64)
+    if not (cpu >= 0).any():
+        notes.append(f"the test jobs record no CPU time ({log_path}): CPU efficiency is not compared")
+    table = JobTable(submit, start, start + run, processors, np.asarray(names, dtype=object)[codes],
+                     np.where(cpu >= 0, cpu, np.nan), waits_known)
+    window = (float(submit.min()) + warm_up, float(submit.max()))
+    if window[1] - window[0] < 3600:
+        raise ValueError(f"validation window from {window[0]:g} to {window[1]:g} s (the test jobs' submissions, "
+                         f"after a warm-up of {warm_up:g} s): at least an hour is needed")
+    in_system = np.clip(np.minimum(table.end, window[1]) - np.maximum(table.submit, window[0]), 0, None).sum()
+    return HeldOut(table, window, float(in_system / (window[1] - window[0])), notes)
+
+
+def simulated_jobs(out_jobs: pd.DataFrame, job_types: dict[int, str], cpu_flop: dict[int, float],
+                   speed: float) -> tuple[JobTable, int]:
+    """The simulated side from a run's ``out_jobs.csv`` (:func:`batreplay.formats.out_jobs.read_out_jobs`), each
+    job's type and CPU demand (flop per slot) by job number, and the platform's node speed (flop/s): CPU seconds =
+    flop / speed. Rejected jobs (no start) are left out; their count is returned."""
+    ran = out_jobs[out_jobs["starting_time"].notna()]
+    ids = ran["job_id"].astype(np.int64).tolist()
+    table = JobTable(ran["submission_time"].to_numpy(), ran["starting_time"].to_numpy(), ran["finish_time"].to_numpy(),
+                     ran["requested_number_of_resources"].to_numpy(),
+                     np.asarray([job_types[k] for k in ids], dtype=object),
+                     np.asarray([cpu_flop[k] / speed for k in ids], dtype=np.float64))
+    return table, len(out_jobs) - len(ran)
+
+
+def run_options(mode: str, model_path: Path, held_out: HeldOut, population: str | None, seed: int) -> dict[str, Any]:
+    """The run options (``batreplay run``'s, by name) of a closed simulation of the model up to the window's end."""
+    if mode != "closed":
+        raise ValueError(f"validation mode {mode!r}: only closed runs are described by run options")
+    chosen = population if population is not None else str(max(1, round(held_out.mean_in_system)))
+    return {"workload": str(model_path), "replay": "closed", "population": chosen,
+            "closed_duration": held_out.window[1], "model_seed": seed}

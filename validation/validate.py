@@ -1,0 +1,163 @@
+"""``batreplay model validate``: simulate a site model and compare it with the log's held-out jobs.
+
+:func:`validate_model` reads the model and its test jobs (:mod:`batreplay.validation.sides`), simulates the model on
+the platform with the scheduler given (closed or open, :data:`~batreplay.validation.choices.MODES`), compares the two
+sides (:mod:`batreplay.validation.measures`) and writes, in the output folder: ``validation.csv`` and
+``validation.json`` (the table; the JSON also holds the options, the window, the notes and what a held-out half can
+tell), the figures (:mod:`batreplay.validation.figures`) and the simulation's run directory, ``simulation/``. The
+folder is written in a hidden sibling and moved into place at the end: a failed validation leaves nothing.
+
+What the held-out half can tell: whether jobs drawn from the model, on this platform and scheduler, end at the rate,
+with the run times, types and platform use that the log's other half recorded. What it cannot: a log records one
+schedule on one machine, so the measured side includes that machine's scheduler and load; a model validated on it
+is validated on what the log measures (no I/O in an SWF log, for instance), not on what the site would do otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from batreplay.atomic import commit_directory, make_staging_directory, write_json_atomically
+from batreplay.formats.out_jobs import read_out_jobs
+from batreplay.platforms.reader import read_platform
+from batreplay.replay.closed import DrawnRequests
+from batreplay.run.runner import resolve_platform, run
+from batreplay.run.spec import RunSpec
+from batreplay.sitemodels.generate import GenerateOptions, drawn_log, generated_workload
+from batreplay.sitemodels.model_file import read_model
+from batreplay.validation.measures import Comparison, JobTable, compare
+from batreplay.validation.choices import MODES
+from batreplay.validation.sides import HeldOut, held_out_jobs, run_options, simulated_jobs
+
+#: What a held-out half can and cannot tell, written in every validation.json (module docstring).
+SCOPE = ("The held-out jobs tell whether jobs drawn from the model, on this platform and scheduler, end at the rate, "
+         "with the run times, types and platform use that the log's other half recorded. A log records one schedule "
+         "on one machine: the measured side includes that machine's scheduler and load, and the model is validated "
+         "on what the log measures (an SWF log records no I/O), not on what the site would do otherwise.")
+
+
+@dataclass(frozen=True)
+class ValidationOptions:
+    """How the model is simulated: ``mode`` (:data:`MODES`), ``population`` (closed; None: the test jobs' mean
+    number in the system), ``seed`` (of the jobs drawn), ``warm_up`` (s left out at the window's start), the
+    ``scheduler`` and its options, the ``engine``.
+
+    Raises:
+        ValueError: an unknown mode, a population with an open run, a negative seed or warm-up.
+    """
+
+    mode: str = "closed"
+    population: str | None = None
+    seed: int = 0
+    warm_up: float = 0.0
+    scheduler: str = "easy"
+    scheduler_options: dict = field(default_factory=dict)
+    engine: str = "embedded"
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"--mode {self.mode!r}: expected one of {', '.join(MODES)}")
+        if self.population is not None and self.mode != "closed":
+            raise ValueError("--population: closed runs only (--mode closed)")
+        if self.seed < 0 or not 0 <= self.warm_up < float("inf"):
+            raise ValueError(f"--seed {self.seed}, --warm-up {self.warm_up}: expected values >= 0")
+
+
+@dataclass(frozen=True)
+class Validation:
+    """A validation's result: the table, the window (s), the notes, and the folder written."""
+
+    rows: list[Comparison]
+    window: tuple[float, float]
+    notes: list[str]
+    out_dir: Path
+
+
+def validate_model(model_path: str | Path, log_path: str | Path, platform: str | Path, out_dir: str | Path,
+                   options: ValidationOptions = ValidationOptions(), *, against: str | Path | None = None,
+                   on_notes: Callable[[list[str]], None] | None = None) -> Validation:
+    """Validate the model at ``model_path`` on its held-out jobs of ``log_path`` (module docstring).
+
+    Raises:
+        ValueError: as :func:`batreplay.validation.sides.held_out_jobs`; a folder ``out_dir`` that exists;
+            RunError from the simulation.
+    """
+    model_path, out_dir = Path(model_path), Path(out_dir)
+    if out_dir.exists():
+        raise ValueError(f"--out {out_dir}: the folder exists; give another")
+    model = read_model(model_path)
+    held = held_out_jobs(model, model_path, Path(log_path), None if against is None else Path(against),
+                         options.warm_up)
+    if on_notes is not None:
+        on_notes(list(held.notes))
+    staging = make_staging_directory(out_dir)
+    try:
+        simulated, notes = _simulate(model, model_path, held, platform, staging, options)
+        hosts = read_platform(resolve_platform(platform)).hosts
+        rows = compare(held.jobs, simulated, held.window, sum(host.slots for host in hosts))
+        notes = held.notes + notes
+        _write(staging, rows, held, options, notes, model_path, log_path, platform)
+        from batreplay.validation.figures import write_figures  # matplotlib, once the simulation is done
+
+        write_figures(staging, held, simulated, sum(host.slots for host in hosts))
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    commit_directory(staging, out_dir)
+    return Validation(rows, held.window, notes, out_dir)
+
+
+def _simulate(model, model_path: Path, held: HeldOut, platform, staging: Path,
+              options: ValidationOptions) -> tuple[JobTable, list[str]]:
+    """Run the model (closed or open) into ``staging / "simulation"``; the simulated job table and notes."""
+    common: dict[str, Any] = {"platform": str(platform), "scheduler": options.scheduler,
+                              "scheduler_options": options.scheduler_options, "engine": options.engine,
+                              "out_dir": str(staging / "simulation")}
+    if options.mode == "closed":
+        run(RunSpec.build(**run_options("closed", model_path, held, options.population, options.seed), **common))
+        requests = DrawnRequests(model, options.seed)
+        out_jobs = read_out_jobs(staging / "simulation" / "out_jobs.csv")
+        last = int(out_jobs["job_id"].astype(np.int64).max())
+        flop = {k: float(requests[k]["profile"]["cpu"]) for k in range(1, last + 1)}
+        types = dict(enumerate(requests.job_types[:last], start=1))
+    else:
+        share = model.source["test_jobs"] / model.source["kept"]
+        drawn = GenerateOptions(days=held.window[1] / 86_400 + 1e-9, seed=options.seed, rate_scale=share)
+        log, type_names = drawn_log(model, drawn, name="workload-drawn.swf")
+        workload = staging / "workload-drawn.json"
+        write_json_atomically(workload, generated_workload(model, log).document)
+        run(RunSpec.build(workload=str(workload), **common))
+        out_jobs = read_out_jobs(staging / "simulation" / "out_jobs.csv")
+        ids = log.jobs["job_id"].astype(np.int64).tolist()
+        cpu = log.jobs["average_cpu_time"].to_numpy(dtype=np.float64) * model.reference["node_speed"]
+        flop, types = dict(zip(ids, cpu.tolist())), dict(zip(ids, type_names))
+    speeds = read_platform(resolve_platform(platform)).speeds
+    notes = [] if np.ptp(speeds) == 0 else [f"hosts of several speeds: CPU seconds counted at their mean, "
+                                            f"{speeds.mean():g} flop/s"]
+    table, rejected = simulated_jobs(out_jobs, types, flop, float(speeds.mean()))
+    if rejected:
+        notes.append(f"{rejected} simulated jobs were rejected (never ran): left out of the comparison")
+    return table, notes
+
+
+def _write(folder: Path, rows: list[Comparison], held: HeldOut, options: ValidationOptions, notes: list[str],
+           model_path, log_path, platform) -> None:
+    """``validation.json`` and ``validation.csv`` (module docstring)."""
+    import pandas as pd
+
+    table = pd.DataFrame([dataclasses.asdict(row) for row in rows])
+    table.to_csv(folder / "validation.csv", index=False)
+    document = {"model": str(model_path), "log": str(log_path), "platform": str(platform),
+                "options": dataclasses.asdict(options), "window": list(held.window),
+                "test_jobs_mean_in_system": held.mean_in_system, "notes": notes, "scope": SCOPE,
+                "comparisons": [dataclasses.asdict(row) for row in rows]}
+    (folder / "validation.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
