@@ -16,16 +16,31 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
-    import json
+#: The parts of a run description whose options ``model validate`` takes, as ``batreplay run`` declares them.
+RUN_PARTS = ("scheduler", "engine")
 
+
+def _run_values(args: argparse.Namespace) -> dict:
+    """The scheduler's and the engine's run options given (declared once, :func:`batreplay.run.spec.run_options`),
+    a JSON object given as text parsed by its declaration."""
+    from batreplay.run.spec import FLAT_FIELDS, run_options
+
+    values = {}
+    for declaration in run_options():
+        if FLAT_FIELDS.get(declaration.name, ("",))[0] in RUN_PARTS:
+            value = getattr(args, declaration.name)
+            if declaration.kind is dict and isinstance(value, str):
+                value = declaration.parse_text(value)
+            values[declaration.name] = value
+    return values
+
+
+def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from batreplay.validation.validate import ValidationOptions, validate_model
     from batreplay.workloads.resolve import resolve_workload
 
     options = ValidationOptions(mode=args.mode, population=args.population, seed=args.seed, warm_up=args.warm_up,
-                                scheduler=args.scheduler,
-                                scheduler_options=json.loads(args.scheduler_options) if args.scheduler_options else {},
-                                engine=args.engine)
+                                run=_run_values(args))
     printed: list[str] = []
 
     def show(notes: list[str]) -> None:  # the held-out jobs' notes, before the simulation
@@ -60,13 +75,11 @@ def _table(result):
 
 
 def _number(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4g}"
+    return "-" if value is None else f"{value:.3g}"
 
 
 def add_validate_command(models: argparse._SubParsersAction) -> None:
     """Add ``validate`` to the ``model`` subcommands."""
-    from batreplay.engine.choices import ENGINES
-
     validate = models.add_parser("validate", help="simulate a site model and compare it with the log's held-out jobs")
     validate.add_argument("model", help="model file written by 'batreplay model fit'")
     validate.add_argument("--log", required=True,
@@ -74,8 +87,15 @@ def add_validate_command(models: argparse._SubParsersAction) -> None:
     validate.add_argument("--against", default=None, metavar="TEST_JOBS",
                           help="the held-out jobs (default: the model's NAME.test-jobs.csv beside it)")
     validate.add_argument("--platform", required=True, help="platform file or shipped platform name")
-    validate.add_argument("--scheduler", default="easy", help="scheduler name or file (default: %(default)s)")
-    validate.add_argument("--scheduler-options", default=None, metavar="JSON", help="JSON object for the scheduler")
+    from batreplay.run.spec import FLAT_FIELDS, run_options
+
+    for declaration in run_options():  # the scheduler's and the engine's options, as batreplay run declares them
+        if FLAT_FIELDS.get(declaration.name, ("",))[0] in RUN_PARTS:
+            flag, settings = declaration.argument()
+            if declaration.name == "scheduler":
+                settings = {**settings, "required": False, "default": "easy",
+                            "help": "scheduler name or file (default: easy)"}
+            validate.add_argument(flag, **settings)
     validate.add_argument("--mode", choices=MODES, default="closed",
                           help="closed: a population kept in the system (Caspart et al. 2019); open: a workload "
                                "drawn at the held-out jobs' rate (default: %(default)s)")
@@ -85,6 +105,5 @@ def add_validate_command(models: argparse._SubParsersAction) -> None:
     validate.add_argument("--seed", type=int, default=0, help="seed of the jobs drawn (default: %(default)s)")
     validate.add_argument("--warm-up", type=float, default=0.0, metavar="SECONDS",
                           help="seconds left out at the window's start (default: %(default)s)")
-    validate.add_argument("--engine", choices=ENGINES, default="embedded", help="(default: %(default)s)")
     validate.add_argument("--out", required=True, help="folder to write (must not exist)")
     validate.set_defaults(handler=_cmd_validate)

@@ -151,5 +151,5 @@ def _type_rows(log_types: np.ndarray, simulated_types: np.ndarray) -> list[Compa
     shares = [np.array([np.mean(side == name) if side.size else 0.0 for name in names])
               for side in (log_types, simulated_types)]
     distance = 0.5 * float(np.abs(shares[0] - shares[1]).sum()) if log_types.size and simulated_types.size else None
-    return [_row(f"share of {name}", "of ended jobs", shares[0][k], shares[1][k],
+    return [_row(f"share of {name}", "ended", shares[0][k], shares[1][k],
                  "total variation (all types)", distance) for k, name in enumerate(names)]

@@ -87,6 +87,11 @@ def _held_out_table(model: SiteModel, frame: pd.DataFrame, warm_up: float, log_p
     cpu = frame["average_cpu_time"].to_numpy(dtype=np.float64)
     if not (cpu >= 0).any():
         notes.append(f"the test jobs record no CPU time ({log_path}): CPU efficiency is not compared")
+    above = cpu > run
+    if above.any():  # as the fit takes them (batreplay.workloads.demand_rounds.cpu_seconds)
+        notes.append(f"{int(above.sum())} test jobs record a CPU time above their run time: cut to the run time, as "
+                     "the fit does (an efficiency of 1)")
+        cpu = np.where(above, run, cpu)
     table = JobTable(submit, start, start + run, processors, np.asarray(names, dtype=object)[codes],
                      np.where(cpu >= 0, cpu, np.nan), waits_known)
     window = (float(submit.min()) + warm_up, float(submit.max()))

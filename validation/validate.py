@@ -46,8 +46,9 @@ SCOPE = ("The held-out jobs tell whether jobs drawn from the model, on this plat
 @dataclass(frozen=True)
 class ValidationOptions:
     """How the model is simulated: ``mode`` (:data:`MODES`), ``population`` (closed; None: the test jobs' mean
-    number in the system), ``seed`` (of the jobs drawn), ``warm_up`` (s left out at the window's start), the
-    ``scheduler`` and its options, the ``engine``.
+    number in the system), ``seed`` (of the jobs drawn), ``warm_up`` (s left out at the window's start), and ``run``:
+    the scheduler's and the engine's run options by name (``scheduler``, ``scheduler_options``, ``engine``,
+    ``compute_sharing``...: :func:`batreplay.run.spec.run_options`; the scheduler defaults to ``easy``).
 
     Raises:
         ValueError: an unknown mode, a population with an open run, a negative seed or warm-up.
@@ -57,9 +58,7 @@ class ValidationOptions:
     population: str | None = None
     seed: int = 0
     warm_up: float = 0.0
-    scheduler: str = "easy"
-    scheduler_options: dict = field(default_factory=dict)
-    engine: str = "embedded"
+    run: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -119,8 +118,7 @@ def validate_model(model_path: str | Path, log_path: str | Path, platform: str |
 def _simulate(model, model_path: Path, held: HeldOut, platform, staging: Path,
               options: ValidationOptions) -> tuple[JobTable, list[str]]:
     """Run the model (closed or open) into ``staging / "simulation"``; the simulated job table and notes."""
-    common: dict[str, Any] = {"platform": str(platform), "scheduler": options.scheduler,
-                              "scheduler_options": options.scheduler_options, "engine": options.engine,
+    common: dict[str, Any] = {"scheduler": "easy", **options.run, "platform": str(platform),
                               "out_dir": str(staging / "simulation")}
     if options.mode == "closed":
         run(RunSpec.build(**run_options("closed", model_path, held, options.population, options.seed), **common))

@@ -93,3 +93,26 @@ def test_refusals_write_nothing(gridka, tmp_path, capsys, monkeypatch, argv, mes
         main(base + argv)
     assert stop.value.code == 2 and message in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]  # no folder, no hidden leftover
+
+
+def test_held_out_cpu_times_above_the_run_time_are_cut_as_the_fit_cuts_them(tmp_path):
+    """A log whose every fifth job records more CPU seconds per processor than its run time: the held-out side's
+    efficiency is at most 1, as the model's (the fit cuts such CPU times to the run time), and the count is noted."""
+    from batreplay.sitemodels.fit import FitOptions, fit_site_model, save_fit
+    from batreplay.sitemodels.job_types import JobTypeRule
+    from batreplay.sitemodels.model_file import read_model
+    from batreplay.validation.sides import held_out_jobs
+
+    rows = [f"{k} {600 * k} 10 1000 1 {1500 if k % 5 == 0 else 800} -1 1 2000 -1 1 1 1 -1 -1 -1 -1 -1"
+            for k in range(1, 101)]
+    log = tmp_path / "cpu.swf"
+    log.write_text("; UnixStartTime: 0\n; TimeZoneString: UTC\n" + "\n".join(rows) + "\n")
+    model_path, test_path = save_fit(fit_site_model(log, JobTypeRule.parse("all"), FitOptions(seed=2)),
+                                     tmp_path / "m.json")
+    held = held_out_jobs(read_model(model_path), model_path, log, None, 0.0)
+    test_ids = pd.read_csv(test_path)["job_id"]
+    cut = int((test_ids % 5 == 0).sum())
+    assert cut > 0 and f"{cut} test jobs record a CPU time above their run time" in " ".join(held.notes)
+    efficiency = held.jobs.cpu_seconds / (held.jobs.end - held.jobs.start)
+    assert np.allclose(np.sort(efficiency), np.sort(np.where(test_ids % 5 == 0, 1.0, 0.8)))
+    assert held.jobs.waits_known and np.allclose(held.jobs.start - held.jobs.submit, 10)
