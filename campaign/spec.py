@@ -693,8 +693,9 @@ def _read_experiment(table: _Table, root: Path, engine: str = "embedded") -> Exp
 def _read_replays(matrix: _Table) -> list[ReplayPoint]:
     models = matrix.get_list("replay_models", str, ["rigid"])
     for model in models:
-        if model not in REPLAY_MODELS:
-            raise matrix.error("replay_models", f"{model!r}: expected {' or '.join(REPLAY_MODELS)}")
+        if model not in REPLAY_MODELS or user_model(model).source != "log":  # (closed: a site model, not yet here)
+            logs = [name for name in REPLAY_MODELS if user_model(name).source == "log"]
+            raise matrix.error("replay_models", f"{model!r}: expected {' or '.join(logs)}")
     methods = matrix.get_list("session_methods", str, ["a60"])
     labels = []
     for method in methods:

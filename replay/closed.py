@@ -16,8 +16,8 @@ broker (:class:`batreplay.replay.broker.FeedbackBroker`), so a closed run is the
 a real Batsim. Each job is a ``parallel_homogeneous`` profile: CPU demand flop on each of its job slots; a model
 with I/O demand is refused (demand rounds are ``composed`` profiles, which Batsim 4.2.1 does not link when they are
 registered dynamically: draw an open workload with ``batreplay model generate`` instead). A job's walltime is its
-requested-time ratio x its CPU seconds at the model's node speed (at least 1 s), or none (-1) for a type without
-ratios.
+requested-time ratio x its CPU seconds at the model's node speed, rounded up to whole seconds (so that a ratio of 1
+or more never kills a job alone on a node of that speed), or none (-1) for a type without ratios.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class DrawnRequests(Mapping[int, dict[str, Any]]):
         self.job_types += [self.model.types[k].name for k in jobs.type_index.tolist()]
         for slots, cpu, ratio in zip(jobs.slots.tolist(), jobs.cpu.tolist(), jobs.ratio.tolist()):
             flop = json_flop(max(cpu, 1.0))  # (at least 1 flop: both engines' smallest amount)
-            walltime = -1.0 if math.isnan(ratio) else max(1.0, round(ratio * flop / speed))
+            walltime = -1.0 if math.isnan(ratio) else max(1.0, math.ceil(ratio * flop / speed))
             self.requests.append({"res": int(slots), "walltime": walltime,
                                   "profile": {"type": "parallel_homogeneous", "cpu": flop, "com": 0}})
 
@@ -143,8 +143,8 @@ class ClosedPopulation:
             raise KeyError(job_id)
         self._same_instant = self._same_instant + 1 if now == self._due_at else 1
         if self._same_instant > STALL_LIMIT * self.population:
-            raise ReplayError(f"closed replay: {self._same_instant} jobs ended at t = {now:g} s, the instant they "
-                              "were submitted (rejected by the scheduler?): time does not advance")
+            raise ReplayError(f"closed replay: {self._same_instant} jobs ended one after the other at t = {now:g} s "
+                              "(rejected by the scheduler?): time does not advance")
         self._refill(1, now)
 
     @property

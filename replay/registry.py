@@ -47,6 +47,7 @@ Builders are named by ``"module:function"`` and imported only when a replay uses
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,6 +105,8 @@ class UserModelEntry:
         return builder(*inputs)
 
 
+#: Most jobs of a closed replay, its population included (its jobs are drawn and held in memory).
+MAX_CLOSED_JOBS = 10_000_000
 #: The session rule of feedback replays when none is given (Madon, Da Costa, Pierson 2024: arrival, 60 min).
 DEFAULT_SESSIONS = "arrival:60"
 
@@ -180,16 +183,17 @@ class ReplaySpec:
              "none (rigid)", default_text=f"{DEFAULT_SESSIONS} with a model that uses sessions")
 
     population: str | None = option(
-        None, optional=True, campaign="matrix", form=False, metavar="N|fill",
+        None, optional=True, form=False, metavar="N|fill",
         help="closed replay: jobs kept in the system, a whole number or 'fill' (the platform's job slots, the host "
              "property slots, else 1 per host)", default_text="fill with --replay closed")
-    closed_jobs: int | None = option(None, kind=int, at_least=1, optional=True, campaign="matrix", form=False,
+    closed_jobs: int | None = option(None, kind=int, at_least=1, at_most=MAX_CLOSED_JOBS, optional=True, form=False,
                                      help="closed replay: jobs in all (the population included)",
                                      default_text="none")
     closed_duration: float | None = option(
-        None, kind=float, above=0, optional=True, unit="s", campaign="matrix", form=False,
-        help="closed replay: seconds after which jobs that end are not replaced", default_text="none")
-    model_seed: int = option(0, kind=int, at_least=0, campaign="matrix", form=False,
+        None, kind=float, above=0, at_most=1e10, optional=True, unit="s", form=False,
+        help="closed replay: seconds after which jobs that end are not replaced", default_text="none",
+        range_note="beyond 1e10 s the two engines' times no longer agree")
+    model_seed: int = option(0, kind=int, at_least=0, form=False,
                        help="closed replay: seed of the jobs drawn from the site model")
 
     def __post_init__(self) -> None:
@@ -198,9 +202,9 @@ class ReplaySpec:
         self._check_closed_options()
         if not self.applies_sessions:
             if self.sessions is not None:
+                users = ", ".join(name for name, entry in REGISTRY.items() if entry.dynamic and entry.source == "log")
                 raise ReplayError(f"--sessions {self.sessions!r}: the user model {self.model!r} (--replay) uses no "
-                                  "sessions; leave --sessions out, or replay with a model that uses them "
-                                  f"({', '.join(name for name, entry in REGISTRY.items() if entry.dynamic)})")
+                                  f"sessions; leave --sessions out, or replay with a model that uses them ({users})")
             return
         if self.sessions is None:
             object.__setattr__(self, "sessions", DEFAULT_SESSIONS)
@@ -225,8 +229,10 @@ class ReplaySpec:
             return
         if self.population is None:
             object.__setattr__(self, "population", "fill")
-        if self.population != "fill" and not (self.population.isdigit() and int(self.population) >= 1):
-            raise ReplayError(f"--population {self.population!r}: expected a whole number >= 1 or 'fill'")
+        if self.population != "fill" and not (re.fullmatch(r"[0-9]+", self.population)
+                                               and 1 <= int(self.population) <= MAX_CLOSED_JOBS):
+            raise ReplayError(f"--population {self.population!r}: expected 'fill' or a whole number from 1 to "
+                              f"{MAX_CLOSED_JOBS:,}")
         if self.closed_jobs is None and self.closed_duration is None:
             raise ReplayError("--replay closed: give --closed-jobs N or --closed-duration SECONDS (or both): when "
                               "jobs that end stop being replaced")

@@ -148,6 +148,18 @@ def _load_site_model(spec: RunSpec, nb_res: int) -> tuple[Any, dict, None, list[
     return model, {"nb_res": nb_res, "jobs": [], "profiles": {}}, None, [note]
 
 
+def _check_closed_times(spec: RunSpec, model: Any, slowest_speed: float) -> None:
+    """Refuse a closed replay whose last replacement (``closed_duration``) plus its longest job alone on the
+    slowest host passes :data:`~batreplay.engine.profiles.MAX_SIMULATED_SECONDS`, where the engines part ways."""
+    from batreplay.engine.profiles import MAX_SIMULATED_SECONDS
+
+    longest = max(t.cpu_demand.support()[1] for t in model.types) / slowest_speed
+    if spec.replay.closed_duration is not None and spec.replay.closed_duration + longest > MAX_SIMULATED_SECONDS:
+        raise RunError(f"--closed-duration {spec.replay.closed_duration:g}: with the model's longest job ({longest:g} s "
+                       f"on the slowest host) the simulation passes {MAX_SIMULATED_SECONDS:g} s, where the embedded "
+                       "engine and Batsim no longer agree")
+
+
 def _versions() -> dict[str, str]:
     versions = {"python": host_platform.python_version()}
     for package in ("batreplay", "pybatsim", "pyzmq", "pandas", "numpy", "procset"):
@@ -320,6 +332,8 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
                        "grouped otherwise): give it a <route> to itself (as batreplay platform --io-rate does), "
                        "declare it in a <cluster>, or run with --engine batsim")
     site_model, document, job_table, notes = _workload_inputs(spec, platform.nb_compute)
+    if site_model is not None:
+        _check_closed_times(spec, site_model, float(min(platform.speeds)))
     try:  # a platform too slow for the workload: times where the embedded engine and Batsim part ways
         io = None if platform.network is None else (platform.network.slowest_bandwidth(), platform.nb_compute)
         check_simulated_times(document, float(min(platform.speeds)), io)

@@ -5,7 +5,7 @@ Caspart et al. 2019 fit arrivals per hour of the day and day of the week). The m
 
 - the *rate* of each of the 168 hours of the week (local time of the log, from its ``UnixStartTime`` and
   ``TimeZoneString`` headers): the submissions made in that hour of the week divided by the time the log spends in
-  it (from its first to its last submission). An hour of the week the log never spends time in (a log shorter than
+  it, from its first to its last submission (the first one, which opens that span, is not counted). An hour of the week the log never spends time in (a log shorter than
   a week) takes the rate of its hour of the day, and an hour of the day never seen takes the log's mean rate;
   :meth:`ArrivalModel.sources` counts the hours each way, and ``batreplay model fit`` prints them;
 - the distribution of the gaps between successive submissions in *rescaled time*, ``Λ(t) = ∫ λ(s) ds`` (the
@@ -102,7 +102,9 @@ class ArrivalModel:
         if times.size < 2 or times[-1] == times[0]:
             raise ValueError(f"arrivals: the {times.size} submissions need two distinct times to have a rate")
         calendar = _Calendar(unix_start_time, time_zone)
-        hours = calendar.hours_of(unix_start_time + times)
+        # the submissions after the first over the time from the first to the last: the first one opens the span
+        # (counting it would give its hour, seen for a moment only, a rate without bound)
+        hours = calendar.hours_of(unix_start_time + times[1:])
         exposure = calendar.exposure(times[0], times[-1])  # seconds spent in each hour of the week
         rates, sources = _rates(np.bincount(hours, minlength=HOURS_PER_WEEK), exposure)
         rescaled = calendar.rescaled(times, rates)

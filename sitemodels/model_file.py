@@ -183,10 +183,22 @@ def _model(document: Any, where: str) -> SiteModel:
                 rule.swf_value(job_type.name)
             except ValueError as err:
                 raise DistributionError(f"{where}: types[{k}].name: {err}") from None
-    max_procs = document["source"].get("max_procs")
-    if max_procs is not None and (type(max_procs) is not int or max_procs < 1):
-        raise DistributionError(f"{where}: source.max_procs: expected null or an integer >= 1, got {max_procs!r}")
+    _check_source(document["source"], f"{where}: source")
     return SiteModel(document["source"], reference, rule, arrivals, parsed)
+
+
+def _check_source(source: dict, where: str) -> None:
+    """The fields of ``source`` the commands read: the split's counts, the log's checksum, its MaxProcs."""
+    counts = [source.get(key) for key in ("kept", "calibration_jobs", "test_jobs")]
+    if not all(type(c) is int and c >= 0 for c in counts) or counts[0] < 1 or counts[1] + counts[2] != counts[0]:
+        raise DistributionError(f"{where}: kept, calibration_jobs and test_jobs: expected whole numbers, the kept jobs "
+                                f">= 1 and the sum of the two others, got {counts}")
+    digest = source.get("sha256")
+    if not isinstance(digest, str) or len(digest) != 64:
+        raise DistributionError(f"{where}.sha256: expected the log's SHA-256 (64 hexadecimal digits)")
+    max_procs = source.get("max_procs")
+    if max_procs is not None and (type(max_procs) is not int or max_procs < 1):
+        raise DistributionError(f"{where}.max_procs: expected null or an integer >= 1, got {max_procs!r}")
 
 
 def _reference(document: dict, where: str) -> dict:

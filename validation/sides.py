@@ -5,10 +5,14 @@ model (:func:`batreplay.sitemodels.fit.held_out_path`) by their SWF line; the lo
 fitted on (its SHA-256 is checked). The simulation runs the model with :func:`batreplay.run.runner.run`:
 
 - ``closed`` (Caspart et al. 2019, Sect. 6): ``--replay closed`` keeps a population of jobs in the system until the
-  window's end; the population defaults to the test jobs' mean number in the system over the window (Little's law:
-  then the throughputs agree exactly when the run times and waits do);
-- ``open``: a workload drawn from the model (``batreplay model generate``) up to the window's end, at the rate of the
-  test jobs (the model's rate x their share of the jobs), converted as ``batreplay run`` converts it.
+  window's end; the population defaults to the whole site's mean number of jobs in the system over the window, the
+  test jobs' divided by their share of the jobs (Little's law: then the throughputs agree when the run times and
+  waits do);
+- ``open``: a workload drawn from the model (``batreplay model generate``) up to the window's end, at the whole
+  site's rate, converted as ``batreplay run`` converts it.
+
+Both simulate the whole site, whose load sets the waits; the simulated side compared is then a random share of its
+jobs, the test jobs' share of the log's (:func:`thinned`), as the test jobs are a random share of the site's.
 
 Times are seconds from the log's ``UnixStartTime``, the model's time 0, on both sides. This module imports numpy,
 pandas and the layers below (workloads, site models, replay, run).
@@ -60,6 +64,9 @@ def held_out_jobs(model: SiteModel, model_path: Path, log_path: Path, against: P
     if list(listed.columns) != ["job_id", "swf_line"] or listed.empty:
         raise ValueError(f"{against}: expected the columns job_id,swf_line and at least one job (a test jobs file of "
                          "batreplay model fit)")
+    if len(listed) != model.source["test_jobs"]:
+        raise ValueError(f"{against}: {len(listed)} jobs, but the model kept {model.source['test_jobs']} to test: a "
+                         "test jobs file of another fit?")
     log = read_swf(log_path)
     jobs = log.jobs.set_index("line")
     missing = ~listed["swf_line"].isin(jobs.index)
@@ -81,7 +88,9 @@ def _held_out_table(model: SiteModel, frame: pd.DataFrame, warm_up: float, log_p
                      "are not compared, and those jobs are taken to start at their submission")
     start = submit + np.where(wait >= 0, wait, 0.0)
     processors = frame["allocated_processors"].where(frame["allocated_processors"] > 0,
-                                                     frame["requested_processors"]).to_numpy()
+                                                     frame["requested_processors"])
+    frame = frame.assign(processors=processors)  # (the column a thresholds rule on processors reads, as the fit's)
+    processors = processors.to_numpy()
     rule = model.rule
     codes, names = rule.assign(frame[rule.column()] if rule.column() else np.zeros(len(frame)))
     cpu = frame["average_cpu_time"].to_numpy(dtype=np.float64)
@@ -106,20 +115,32 @@ def simulated_jobs(out_jobs: pd.DataFrame, job_types: dict[int, str], cpu_flop: 
                    speed: float) -> tuple[JobTable, int]:
     """The simulated side from a run's ``out_jobs.csv`` (:func:`batreplay.formats.out_jobs.read_out_jobs`), each
     job's type and CPU demand (flop per slot) by job number, and the platform's node speed (flop/s): CPU seconds =
-    flop / speed. Rejected jobs (no start) are left out; their count is returned."""
+    flop / speed, at most the job's execution time. Rejected jobs (no start) are left out; their count is
+    returned."""
     ran = out_jobs[out_jobs["starting_time"].notna()]
     ids = ran["job_id"].astype(np.int64).tolist()
+    cpu = np.asarray([cpu_flop[k] / speed for k in ids], dtype=np.float64)
+    executed = ran["finish_time"].to_numpy() - ran["starting_time"].to_numpy()
     table = JobTable(ran["submission_time"].to_numpy(), ran["starting_time"].to_numpy(), ran["finish_time"].to_numpy(),
                      ran["requested_number_of_resources"].to_numpy(),
                      np.asarray([job_types[k] for k in ids], dtype=object),
-                     np.asarray([cpu_flop[k] / speed for k in ids], dtype=np.float64))
+                     np.minimum(cpu, executed))  # (a job killed at its walltime computed at most that long)
     return table, len(out_jobs) - len(ran)
 
 
-def run_options(mode: str, model_path: Path, held_out: HeldOut, population: str | None, seed: int) -> dict[str, Any]:
-    """The run options (``batreplay run``'s, by name) of a closed simulation of the model up to the window's end."""
+def thinned(jobs: JobTable, share: float, seed: int) -> JobTable:
+    """A random ``share`` (0 < share <= 1) of ``jobs``, each kept with that probability (numpy, seeded by ``seed``)."""
+    keep = np.random.default_rng(seed).random(len(jobs.submit)) < share
+    return JobTable(jobs.submit[keep], jobs.start[keep], jobs.end[keep], jobs.processors[keep], jobs.job_type[keep],
+                    jobs.cpu_seconds[keep], jobs.waits_known)
+
+
+def run_options(mode: str, model_path: Path, held_out: HeldOut, population: str | None, seed: int,
+                share: float) -> dict[str, Any]:
+    """The run options (``batreplay run``'s, by name) of a closed simulation of the whole site (the test jobs'
+    ``share`` of the jobs) up to the window's end."""
     if mode != "closed":
         raise ValueError(f"validation mode {mode!r}: only closed runs are described by run options")
-    chosen = population if population is not None else str(max(1, round(held_out.mean_in_system)))
+    chosen = population if population is not None else str(max(1, round(held_out.mean_in_system / share)))
     return {"workload": str(model_path), "replay": "closed", "population": chosen,
             "closed_duration": held_out.window[1], "model_seed": seed}

@@ -28,13 +28,13 @@ from batreplay.atomic import commit_directory, make_staging_directory, write_jso
 from batreplay.formats.out_jobs import read_out_jobs
 from batreplay.platforms.reader import read_platform
 from batreplay.replay.closed import DrawnRequests
-from batreplay.run.runner import resolve_platform, run
+from batreplay.run.runner import RunError, failed_batsim_log, resolve_platform, run
 from batreplay.run.spec import RunSpec
 from batreplay.sitemodels.generate import GenerateOptions, drawn_log, generated_workload
 from batreplay.sitemodels.model_file import read_model
 from batreplay.validation.measures import Comparison, JobTable, compare
 from batreplay.validation.choices import MODES
-from batreplay.validation.sides import HeldOut, held_out_jobs, run_options, simulated_jobs
+from batreplay.validation.sides import HeldOut, held_out_jobs, run_options, simulated_jobs, thinned
 
 #: What a held-out half can and cannot tell, written in every validation.json (module docstring).
 SCOPE = ("The held-out jobs tell whether jobs drawn from the model, on this platform and scheduler, end at the rate, "
@@ -45,8 +45,9 @@ SCOPE = ("The held-out jobs tell whether jobs drawn from the model, on this plat
 
 @dataclass(frozen=True)
 class ValidationOptions:
-    """How the model is simulated: ``mode`` (:data:`MODES`), ``population`` (closed; None: the test jobs' mean
-    number in the system), ``seed`` (of the jobs drawn), ``warm_up`` (s left out at the window's start), and ``run``:
+    """How the model is simulated: ``mode`` (:data:`MODES`), ``population`` (closed, the whole site's; None: the
+    test jobs' mean number in the system over their share of the jobs), ``seed`` (of the jobs drawn and of the
+    share of them compared), ``warm_up`` (s left out at the window's start), and ``run``:
     the scheduler's and the engine's run options by name (``scheduler``, ``scheduler_options``, ``engine``,
     ``compute_sharing``...: :func:`batreplay.run.spec.run_options`; the scheduler defaults to ``easy``).
 
@@ -98,7 +99,10 @@ def validate_model(model_path: str | Path, log_path: str | Path, platform: str |
         on_notes(list(held.notes))
     staging = make_staging_directory(out_dir)
     try:
-        simulated, notes = _simulate(model, model_path, held, platform, staging, options)
+        try:
+            simulated, notes = _simulate(model, model_path, held, platform, staging, options)
+        except RunError as err:  # keep a real Batsim's log beside --out, where the message then points
+            raise _moved_batsim_log(err, staging, out_dir) from None
         hosts = read_platform(resolve_platform(platform)).hosts
         rows = compare(held.jobs, simulated, held.window, sum(host.slots for host in hosts))
         notes = held.notes + notes
@@ -112,7 +116,21 @@ def validate_model(model_path: str | Path, log_path: str | Path, platform: str |
         shutil.rmtree(staging, ignore_errors=True)
         raise
     commit_directory(staging, out_dir)
+    manifest = json.loads((out_dir / "simulation" / "run.json").read_text(encoding="utf-8"))
+    manifest["spec"]["out_dir"] = str(out_dir / "simulation")  # (it ran in the staging folder, now moved)
+    write_json_atomically(out_dir / "simulation" / "run.json", manifest)
     return Validation(rows, held.window, notes, out_dir)
+
+
+def _moved_batsim_log(err: RunError, staging: Path, out_dir: Path) -> RunError:
+    """``err`` of the simulation, its real Batsim's log (if any) moved out of the staging folder beside ``out_dir``
+    and the message pointing there."""
+    log = failed_batsim_log(staging / "simulation")
+    if not log.exists():
+        return err
+    kept = out_dir.with_name(f"{out_dir.name}.failed-batsim.log")
+    log.replace(kept)
+    return RunError(str(err).replace(str(log), str(kept)))
 
 
 def _simulate(model, model_path: Path, held: HeldOut, platform, staging: Path,
@@ -120,16 +138,17 @@ def _simulate(model, model_path: Path, held: HeldOut, platform, staging: Path,
     """Run the model (closed or open) into ``staging / "simulation"``; the simulated job table and notes."""
     common: dict[str, Any] = {"scheduler": "easy", **options.run, "platform": str(platform),
                               "out_dir": str(staging / "simulation")}
+    share = model.source["test_jobs"] / model.source["kept"]
     if options.mode == "closed":
-        run(RunSpec.build(**run_options("closed", model_path, held, options.population, options.seed), **common))
+        run(RunSpec.build(**run_options("closed", model_path, held, options.population, options.seed, share),
+                          **common))
         requests = DrawnRequests(model, options.seed)
         out_jobs = read_out_jobs(staging / "simulation" / "out_jobs.csv")
         last = int(out_jobs["job_id"].astype(np.int64).max())
         flop = {k: float(requests[k]["profile"]["cpu"]) for k in range(1, last + 1)}
         types = dict(enumerate(requests.job_types[:last], start=1))
     else:
-        share = model.source["test_jobs"] / model.source["kept"]
-        drawn = GenerateOptions(days=held.window[1] / 86_400 + 1e-9, seed=options.seed, rate_scale=share)
+        drawn = GenerateOptions(days=held.window[1] / 86_400 + 1e-9, seed=options.seed)
         log, type_names = drawn_log(model, drawn, name="workload-drawn.swf")
         workload = staging / "workload-drawn.json"
         write_json_atomically(workload, generated_workload(model, log).document)
@@ -144,7 +163,9 @@ def _simulate(model, model_path: Path, held: HeldOut, platform, staging: Path,
     table, rejected = simulated_jobs(out_jobs, types, flop, float(speeds.mean()))
     if rejected:
         notes.append(f"{rejected} simulated jobs were rejected (never ran): left out of the comparison")
-    return table, notes
+    notes.append(f"the whole site simulated ({len(out_jobs)} jobs); compared: a random {share:.3g} of its jobs, the "
+                 "held-out jobs' share of the log's")
+    return thinned(table, share, options.seed), notes
 
 
 def _write(folder: Path, rows: list[Comparison], held: HeldOut, options: ValidationOptions, notes: list[str],

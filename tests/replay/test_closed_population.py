@@ -152,6 +152,9 @@ def test_drawn_requests_depend_on_the_seed_only(gridka_model):
     assert first[1] == second[1] and first[2000] == late and first[3] != DrawnRequests(model, 10)[3]
     profile = first[1]["profile"]
     assert profile["type"] == "parallel_homogeneous" and profile["cpu"] >= 1 and first[1]["res"] == 1
+    # GridKa's requested times are all at least the run times (ratios >= 1): no walltime below the CPU seconds
+    assert min(t.requested_time_ratio.support()[0] for t in model.types) >= 1
+    assert all(first[k]["walltime"] >= first[k]["profile"]["cpu"] / 1e9 for k in range(1, 2001))
 
 
 def test_refusals_name_the_problem_before_the_simulation(gridka_model, tmp_path):

@@ -46,7 +46,7 @@ def test_a_log_shorter_than_a_week_takes_rates_from_the_hour_of_the_day_then_the
     model = ArrivalModel.fit(times, 1_704_067_200, "UTC")
     assert model.rate_sources == {"week": 60, "day": 108, "pooled": 0}
     rates = np.asarray(model.hourly_rates).reshape(7, 24)
-    hours_of_day = (times // 3600 % 24).astype(int)
+    hours_of_day = (times[1:] // 3600 % 24).astype(int)  # (the first submission opens the span: not counted)
     exposure = np.where(np.arange(24) < 11, 3 * 3600.0, 2 * 3600.0)
     exposure[11] += 1800  # Wednesday 11:00-11:30
     by_hand = np.bincount(hours_of_day, minlength=24) / exposure
@@ -73,3 +73,13 @@ def test_a_drawn_gridka_workload_keeps_the_logs_count_and_each_hours_rate():
     expected = np.asarray(arrivals.hourly_rates) * 4 * 3600  # 4 weeks of each hour
     busy = expected > 150
     assert busy.sum() >= 15 and (np.abs(np.bincount(hours, minlength=168)[busy] / expected[busy] - 1) < 0.35).all()
+
+
+def test_a_first_submission_just_before_an_hour_does_not_give_that_hour_a_huge_rate():
+    """The span opens at the first submission, 1 s before 01:00 on a Monday: that hour is seen for 1 s. Counting
+    the first submission in it would give it 3,600 submissions per hour; it is not counted."""
+    times = np.sort(np.concatenate([[3599.0], np.random.default_rng(4).uniform(3600, 3 * 86_400, 2000)]))
+    model = ArrivalModel.fit(times, 1_704_067_200, "UTC")
+    assert model.hourly_rates[0] == 0.0
+    per_day = 2000 / ((times[-1] - times[0]) / 86_400)
+    assert np.mean(np.asarray(model.hourly_rates).reshape(7, 24)[:3]) * 86_400 == pytest.approx(per_day, rel=0.1)

@@ -184,6 +184,8 @@ def test_the_model_file_round_trips_and_names_a_wrong_field(gridka, tmp_path):
         (("arrivals", "gaps", "values"), [-1.0], r"arrivals.gaps: gaps must be >= 0"),
         (("arrivals", "hourly_rates"), [0.0] * 168, "arrivals.hourly_rates: expected 168 finite numbers >= 0, not all"),
         (("source", "max_procs"), "abc", "source.max_procs: expected null or an integer >= 1"),
+        (("source", "kept"), 0, "source: kept, calibration_jobs and test_jobs: expected whole numbers"),
+        (("source", "sha256"), None, r"source.sha256: expected the log's SHA-256"),
         (("types", 0, "requested_time_share"), 0.0, "requested_time_ratio is null exactly when"),
     ]
     for keys, value, message in cases:

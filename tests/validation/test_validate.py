@@ -44,14 +44,17 @@ def test_a_closed_validation_against_the_held_out_half(gridka, tmp_path, capsys)
     ends = test["submission_time"] + test["run_time"]
     assert rows["throughput"]["measured"] == pytest.approx(((ends >= start) & (ends < start + 3600 * hours)).sum()
                                                            / hours, rel=1e-12)
+    # the simulated side: the whole site (population: the held-out jobs' mean number in the system over their share
+    # of the jobs, 0.5), of which a random half is compared: about half its jobs ending in the window
     simulated = pd.read_csv(out / "simulation" / "out_jobs.csv")
     sim_ends = simulated["finish_time"]
-    assert rows["throughput"]["simulated"] == pytest.approx(
-        ((sim_ends >= start) & (sim_ends < start + 3600 * hours)).sum() / hours, rel=1e-12)
-    # the population: the held-out jobs' mean number in the system over the window
+    ended = ((sim_ends >= start) & (sim_ends < start + 3600 * hours)).sum()
+    assert rows["throughput"]["simulated"] * hours == pytest.approx(ended / 2, abs=4 * np.sqrt(ended / 4))
     spec = json.loads((out / "simulation" / "run.json").read_text())["spec"]
     overlap = np.clip(np.minimum(ends, end) - np.maximum(test["submission_time"], start), 0, None).sum()
-    assert spec["replay"] == "closed" and spec["population"] == str(round(overlap / (end - start)))
+    assert spec["replay"] == "closed" and spec["population"] == str(round(overlap / (end - start) / 0.5))
+    assert spec["out_dir"] == str(out / "simulation")  # (run in a staging folder, then moved)
+    assert "the whole site simulated" in printed
     assert rows["mean waiting time"]["measured"] is None and rows["CPU efficiency"]["measured"] is None
     assert {f"share of group={g}" for g in (1, 2, 4, 6)} <= set(rows)
     assert "one schedule on one machine" in document["scope"]
@@ -70,9 +73,9 @@ def test_an_open_validation_draws_at_the_held_out_jobs_rate(gridka, tmp_path):
     assert simulated["submission_time"].max() < document["window"][1]
     drawn = json.loads((out / "workload-drawn.json").read_text())
     assert len(drawn["jobs"]) == len(simulated)
-    # about the held-out half's count over the log's span (the whole site's rate x their share, 0.5)
+    # about the whole site's count over the log's span (4,408 jobs), at the whole site's rate
     first_submission = document["window"][0] - 20_000
-    assert len(simulated) == pytest.approx(2204 * document["window"][1] / (document["window"][1] - first_submission),
+    assert len(simulated) == pytest.approx(4408 * document["window"][1] / (document["window"][1] - first_submission),
                                            rel=0.25)
 
 
@@ -116,3 +119,14 @@ def test_held_out_cpu_times_above_the_run_time_are_cut_as_the_fit_cuts_them(tmp_
     efficiency = held.jobs.cpu_seconds / (held.jobs.end - held.jobs.start)
     assert np.allclose(np.sort(efficiency), np.sort(np.where(test_ids % 5 == 0, 1.0, 0.8)))
     assert held.jobs.waits_known and np.allclose(held.jobs.start - held.jobs.submit, 10)
+
+
+def test_a_model_by_processor_thresholds_validates(tmp_path):
+    """A thresholds rule on processors (the column the fit computes: allocated, else requested) on KTH-SP2."""
+    kth = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
+    assert main(["model", "fit", str(kth), "--job-types", "processors:1,8", "--seed", "1",
+                 "--out", str(tmp_path / "kth.json")]) == 0
+    assert main(["model", "validate", str(tmp_path / "kth.json"), "--log", str(kth), "--platform", "kth-sp2",
+                 "--seed", "2", "--out", str(tmp_path / "val")]) == 0
+    rows = {r["measure"] for r in json.loads((tmp_path / "val" / "validation.json").read_text())["comparisons"]}
+    assert {"share of processors<=1", "share of 1<processors<=8", "share of processors>8"} <= rows
