@@ -1,0 +1,71 @@
+#!/bin/sh
+# The GridKa site model of Caspart et al. 2019 (Sect. 5-6), from the LCG log of the Parallel Workloads Archive:
+# GridKa's jobs are partitions 156 and 157 (4,408 jobs). One job type per group (virtual organisation), fitted on a
+# random half (seed 1), validated on the other half as the paper does (closed workload, then open for comparison),
+# then the node-selection strategies compared on the calibrated model (the same closed workload on 96 job slots of
+# three node types, expe/platforms/gridka-model.toml).
+#
+# Run from the repository: sh expe/site-model-gridka.sh (about a minute on 2 cores). Everything goes to
+# runs/site-model-gridka/ (not committed); the tables are copied to expe/results/site-model-gridka/ (committed; its
+# README.md is written by hand from them and left alone). Prints the wall time of each step.
+set -eu
+LOG=../shared/workloads/LCG.swf.gz
+RUNS=runs/site-model-gridka
+RESULTS=expe/results/site-model-gridka
+rm -rf "$RUNS"
+mkdir -p "$RUNS" "$RESULTS"
+
+step() { echo "== $1: $(($(date +%s) - START)) s"; }
+START=$(date +%s)
+uv run batreplay model fit "$LOG" --job-types group --select partition=156,157 --split 0.5 --seed 1 \
+    --out "$RUNS/gridka.json" > "$RUNS/fit.txt"
+step "fit"
+# validation, closed: the whole site (the held-out half is a random half of it): 48 nodes at the recorded speed (one
+# job slot each) and the closed population's default, the held-out jobs' mean number in the system (23.9) over their
+# share of the jobs (0.5): 48 jobs, the site full as the paper keeps it
+uv run batreplay platform --nodes 48 --out "$RUNS/gridka-48.xml"
+uv run batreplay model validate "$RUNS/gridka.json" --log "$LOG" --platform "$RUNS/gridka-48.xml" \
+    --mode closed --seed 1 --out "$RUNS/validation-closed" > "$RUNS/validation-closed.txt"
+step "validation, closed"
+# validation, open: the site's jobs never waited in the log (LCG records no waits), so a platform large enough for
+# their peaks (640 nodes; at most 306 held-out jobs ran at once, their runs laid from their submissions: twice that
+# for the whole site)
+uv run batreplay platform --nodes 640 --out "$RUNS/gridka-640.xml"
+uv run batreplay model validate "$RUNS/gridka.json" --log "$LOG" --platform "$RUNS/gridka-640.xml" \
+    --mode open --seed 1 --out "$RUNS/validation-open" > "$RUNS/validation-open.txt"
+step "validation, open"
+# node selection on the calibrated model: the closed population of the validation (48 jobs) on 96 job slots of three
+# node types, EASY on job slots (with every slot busy, a job that ends frees the one slot the next takes: no choice)
+uv run batreplay platform --node-types expe/platforms/gridka-model.toml --out "$RUNS/gridka-types.xml"
+for strategy in lowest-id least-loaded best-fit round-robin random fastest-first; do
+    uv run batreplay model validate "$RUNS/gridka.json" --log "$LOG" --platform "$RUNS/gridka-types.xml" \
+        --seed 1 --compute-sharing \
+        --scheduler-options "{\"slots\": true, \"node_selection\": \"$strategy\", \"seed\": 0}" \
+        --out "$RUNS/node-selection-$strategy" > "$RUNS/node-selection-$strategy.txt"
+    step "node selection, $strategy"
+done
+cp "$RUNS/fit.txt" "$RESULTS/fit.txt"
+for mode in closed open; do
+    cp "$RUNS/validation-$mode.txt" "$RESULTS/validation-$mode.txt"
+    cp "$RUNS/validation-$mode/validation.csv" "$RESULTS/validation-$mode.csv"
+    mkdir -p "$RESULTS/figures-$mode"
+    cp "$RUNS/validation-$mode/figures/"*.png "$RESULTS/figures-$mode/"
+done
+uv run python - "$RUNS" "$RESULTS" <<'PY'
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+runs, results = Path(sys.argv[1]), Path(sys.argv[2])
+rows = []
+for folder in sorted(p for p in runs.glob("node-selection-*") if p.is_dir()):
+    table = pd.read_csv(folder / "validation.csv").set_index("measure")
+    rows.append({"strategy": folder.name.removeprefix("node-selection-"),
+                 **{f"{m} ({table.loc[m, 'unit']})": table.loc[m, "simulated"]
+                    for m in ("throughput", "utilisation", "mean run time", "mean waiting time")},
+                 "throughput deviation from the log": table.loc["throughput", "deviation"]})
+pd.DataFrame(rows).to_csv(results / "node-selection.csv", index=False)
+PY
+sha256sum "$RUNS"/validation-*/simulation/out_jobs.csv "$RUNS"/node-selection-*/simulation/out_jobs.csv
+step "done"
