@@ -693,9 +693,11 @@ def _read_experiment(table: _Table, root: Path, engine: str = "embedded") -> Exp
 def _read_replays(matrix: _Table) -> list[ReplayPoint]:
     models = matrix.get_list("replay_models", str, ["rigid"])
     for model in models:
-        if model not in REPLAY_MODELS or user_model(model).source != "log":  # (closed: a site model, not yet here)
-            logs = [name for name in REPLAY_MODELS if user_model(name).source == "log"]
-            raise matrix.error("replay_models", f"{model!r}: expected {' or '.join(logs)}")
+        if model in REPLAY_MODELS and user_model(model).source != "log":
+            raise matrix.error("replay_models", f"{model!r} replays a site model, not a log: campaigns do not take "
+                                                "it yet; run it with batreplay run --replay {model} or model validate")
+        if model not in REPLAY_MODELS:
+            raise matrix.error("replay_models", f"{model!r}: expected {' or '.join(REPLAY_MODELS)}")
     methods = matrix.get_list("session_methods", str, ["a60"])
     labels = []
     for method in methods:

@@ -148,16 +148,22 @@ def _load_site_model(spec: RunSpec, nb_res: int) -> tuple[Any, dict, None, list[
     return model, {"nb_res": nb_res, "jobs": [], "profiles": {}}, None, [note]
 
 
-def _check_closed_times(spec: RunSpec, model: Any, slowest_speed: float) -> None:
-    """Refuse a closed replay whose last replacement (``closed_duration``) plus its longest job alone on the
-    slowest host passes :data:`~batreplay.engine.profiles.MAX_SIMULATED_SECONDS`, where the engines part ways."""
+def _check_closed_times(spec: RunSpec, model: Any, slowest_speed: float, slots: int) -> None:
+    """Refuse a closed replay that may pass :data:`~batreplay.engine.profiles.MAX_SIMULATED_SECONDS`, where the
+    engines part ways. A bound, not the exact end: the model's longest job alone on the slowest host, ``closed_jobs``
+    of them one after the other; or ``closed_duration`` then the population's jobs one after the other (``fill``:
+    ``slots`` jobs), whichever is smaller. Compute sharing can make jobs slower still: not bounded here."""
     from batreplay.engine.profiles import MAX_SIMULATED_SECONDS
 
     longest = max(t.cpu_demand.support()[1] for t in model.types) / slowest_speed
-    if spec.replay.closed_duration is not None and spec.replay.closed_duration + longest > MAX_SIMULATED_SECONDS:
-        raise RunError(f"--closed-duration {spec.replay.closed_duration:g}: with the model's longest job ({longest:g} s "
-                       f"on the slowest host) the simulation passes {MAX_SIMULATED_SECONDS:g} s, where the embedded "
-                       "engine and Batsim no longer agree")
+    replay = spec.replay
+    population = slots if replay.population == "fill" else int(replay.population)
+    bounds = [replay.closed_jobs * longest if replay.closed_jobs is not None else float("inf"),
+              replay.closed_duration + population * longest if replay.closed_duration is not None else float("inf")]
+    if min(bounds) > MAX_SIMULATED_SECONDS:
+        raise RunError(f"--replay closed: the model's longest job ({longest:g} s on the slowest host), times the jobs "
+                       f"that may run one after the other, passes {MAX_SIMULATED_SECONDS:g} s, where the embedded "
+                       "engine and Batsim no longer agree: give fewer --closed-jobs or a shorter --closed-duration")
 
 
 def _versions() -> dict[str, str]:
@@ -333,7 +339,7 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
                        "declare it in a <cluster>, or run with --engine batsim")
     site_model, document, job_table, notes = _workload_inputs(spec, platform.nb_compute)
     if site_model is not None:
-        _check_closed_times(spec, site_model, float(min(platform.speeds)))
+        _check_closed_times(spec, site_model, float(min(platform.speeds)), sum(host.slots for host in platform.hosts))
     try:  # a platform too slow for the workload: times where the embedded engine and Batsim part ways
         io = None if platform.network is None else (platform.network.slowest_bandwidth(), platform.nb_compute)
         check_simulated_times(document, float(min(platform.speeds)), io)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -194,7 +195,7 @@ def _check_source(source: dict, where: str) -> None:
         raise DistributionError(f"{where}: kept, calibration_jobs and test_jobs: expected whole numbers, the kept jobs "
                                 f">= 1 and the sum of the two others, got {counts}")
     digest = source.get("sha256")
-    if not isinstance(digest, str) or len(digest) != 64:
+    if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
         raise DistributionError(f"{where}.sha256: expected the log's SHA-256 (64 hexadecimal digits)")
     max_procs = source.get("max_procs")
     if max_procs is not None and (type(max_procs) is not int or max_procs < 1):

@@ -98,11 +98,13 @@ def add_validate_command(models: argparse._SubParsersAction) -> None:
             validate.add_argument(flag, **settings)
     validate.add_argument("--mode", choices=MODES, default="closed",
                           help="closed: a population kept in the system (Caspart et al. 2019); open: a workload "
-                               "drawn at the held-out jobs' rate (default: %(default)s)")
+                               "drawn at the whole site's rate; either simulates the whole site (default: "
+                               "%(default)s)")
     validate.add_argument("--population", default=None, metavar="N|fill",
-                          help="closed: jobs kept in the system (default: the held-out jobs' mean number in the "
-                               "system over the window)")
-    validate.add_argument("--seed", type=int, default=0, help="seed of the jobs drawn (default: %(default)s)")
+                          help="closed: jobs kept in the whole site's system (default: the held-out jobs' mean "
+                               "number in the system over the window, divided by their share of the jobs)")
+    validate.add_argument("--seed", type=int, default=0,
+                          help="seed of the jobs drawn and of the share of them compared (default: %(default)s)")
     validate.add_argument("--warm-up", type=float, default=0.0, metavar="SECONDS",
                           help="seconds left out at the window's start (default: %(default)s)")
     validate.add_argument("--out", required=True, help="folder to write (must not exist)")

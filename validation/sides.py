@@ -112,11 +112,11 @@ def _held_out_table(model: SiteModel, frame: pd.DataFrame, warm_up: float, log_p
 
 
 def simulated_jobs(out_jobs: pd.DataFrame, job_types: dict[int, str], cpu_flop: dict[int, float],
-                   speed: float) -> tuple[JobTable, int]:
+                   speed: float) -> tuple[JobTable, np.ndarray, int]:
     """The simulated side from a run's ``out_jobs.csv`` (:func:`batreplay.formats.out_jobs.read_out_jobs`), each
     job's type and CPU demand (flop per slot) by job number, and the platform's node speed (flop/s): CPU seconds =
-    flop / speed, at most the job's execution time. Rejected jobs (no start) are left out; their count is
-    returned."""
+    flop / speed, at most the job's execution time. Rejected jobs (no start) are left out. Returns the table, the
+    job numbers of its rows and the count of rejected jobs."""
     ran = out_jobs[out_jobs["starting_time"].notna()]
     ids = ran["job_id"].astype(np.int64).tolist()
     cpu = np.asarray([cpu_flop[k] / speed for k in ids], dtype=np.float64)
@@ -125,12 +125,15 @@ def simulated_jobs(out_jobs: pd.DataFrame, job_types: dict[int, str], cpu_flop: 
                      ran["requested_number_of_resources"].to_numpy(),
                      np.asarray([job_types[k] for k in ids], dtype=object),
                      np.minimum(cpu, executed))  # (a job killed at its walltime computed at most that long)
-    return table, len(out_jobs) - len(ran)
+    return table, np.asarray(ids, dtype=np.int64), len(out_jobs) - len(ran)
 
 
-def thinned(jobs: JobTable, share: float, seed: int) -> JobTable:
-    """A random ``share`` (0 < share <= 1) of ``jobs``, each kept with that probability (numpy, seeded by ``seed``)."""
-    keep = np.random.default_rng(seed).random(len(jobs.submit)) < share
+def thinned(jobs: JobTable, job_ids: np.ndarray, share: float, seed: int) -> JobTable:
+    """A random ``share`` (0 < share <= 1) of ``jobs``: job number ``k`` (``job_ids``, shape ``(n,)``) is kept when the
+    ``k``-th number of a stream of its own (numpy, seeded by ``[seed, 1]``, apart from the draws' ``seed``) is below
+    ``share``; the same jobs whatever the order of ``out_jobs.csv`` or the scheduler."""
+    ids = np.asarray(job_ids, dtype=np.int64)
+    keep = np.random.default_rng([seed, 1]).random(int(ids.max()) + 1)[ids] < share
     return JobTable(jobs.submit[keep], jobs.start[keep], jobs.end[keep], jobs.processors[keep], jobs.job_type[keep],
                     jobs.cpu_seconds[keep], jobs.waits_known)
 

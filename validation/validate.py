@@ -160,12 +160,12 @@ def _simulate(model, model_path: Path, held: HeldOut, platform, staging: Path,
     speeds = read_platform(resolve_platform(platform)).speeds
     notes = [] if np.ptp(speeds) == 0 else [f"hosts of several speeds: CPU seconds counted at their mean, "
                                             f"{speeds.mean():g} flop/s"]
-    table, rejected = simulated_jobs(out_jobs, types, flop, float(speeds.mean()))
+    table, ids, rejected = simulated_jobs(out_jobs, types, flop, float(speeds.mean()))
     if rejected:
         notes.append(f"{rejected} simulated jobs were rejected (never ran): left out of the comparison")
     notes.append(f"the whole site simulated ({len(out_jobs)} jobs); compared: a random {share:.3g} of its jobs, the "
                  "held-out jobs' share of the log's")
-    return thinned(table, share, options.seed), notes
+    return thinned(table, ids, share, options.seed), notes
 
 
 def _write(folder: Path, rows: list[Comparison], held: HeldOut, options: ValidationOptions, notes: list[str],

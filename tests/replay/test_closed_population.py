@@ -183,3 +183,12 @@ def test_refusals_name_the_problem_before_the_simulation(gridka_model, tmp_path)
     with pytest.raises(ReplayError, match=r"group=1 \(up to 2\) ask for more job slots than the platform's 1 hosts"):
         build_closed_users(wide, 1, 1, ReplaySpec("closed", closed_jobs=3))
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists() and narrow.exists()
+
+
+def test_a_closed_run_that_may_pass_the_engines_agreement_is_refused(gridka_model, tmp_path):
+    """1e10 s: beyond it the embedded engine and Batsim part ways. GridKa's longest job is 172,800 s: 10 million of
+    them one after the other may pass it."""
+    model, platform = gridka_model
+    with pytest.raises(RunError, match="passes 1e\\+10 s"):
+        closed_run(model, platform, tmp_path / "r", population="1", closed_jobs=10_000_000)
+    assert not (tmp_path / "r").exists()
