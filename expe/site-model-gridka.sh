@@ -48,6 +48,7 @@ cp "$RUNS/fit.txt" "$RESULTS/fit.txt"
 for mode in closed open; do
     cp "$RUNS/validation-$mode.txt" "$RESULTS/validation-$mode.txt"
     cp "$RUNS/validation-$mode/validation.csv" "$RESULTS/validation-$mode.csv"
+    cp "$RUNS/validation-$mode/validation.json" "$RESULTS/validation-$mode.json"
     mkdir -p "$RESULTS/figures-$mode"
     cp "$RUNS/validation-$mode/figures/"*.png "$RESULTS/figures-$mode/"
 done

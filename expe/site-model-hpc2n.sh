@@ -4,10 +4,10 @@
 # validated on the other half. HPC2N records CPU times, so each job's CPU demand is its CPU time and its I/O demand
 # the rest of its run time at the reference I/O rate (1e8 bytes/s): the validation compares CPU efficiencies too.
 # Jobs that read run as demand rounds, which Batsim 4.2.1 runs from workload files only: the validation is open (a
-# workload drawn at the held-out jobs' rate), on the recorded machine (240 processors, one host each, 1 Gflop/s)
-# with I/O links at the reference rate.
+# workload drawn at the whole site's rate, of which a random half is compared), on the recorded machine (240
+# processors, one host each, 1 Gflop/s) with I/O links at the reference rate.
 #
-# Run from the repository: sh expe/site-model-hpc2n.sh (about a minute on 2 cores). Everything goes to
+# Run from the repository: sh expe/site-model-hpc2n.sh (about two minutes on 2 cores). Everything goes to
 # runs/site-model-hpc2n/ (not committed); the tables and figures are copied to expe/results/site-model-hpc2n/
 # (committed; its README.md is written by hand from them and left alone). Prints the wall time of each step.
 set -eu
@@ -28,6 +28,7 @@ step "validation, open"
 cp "$RUNS/fit.txt" "$RESULTS/fit.txt"
 cp "$RUNS/validation-open.txt" "$RESULTS/validation-open.txt"
 cp "$RUNS/validation-open/validation.csv" "$RESULTS/validation-open.csv"
+cp "$RUNS/validation-open/validation.json" "$RESULTS/validation-open.json"
 mkdir -p "$RESULTS/figures-open"
 cp "$RUNS/validation-open/figures/"*.png "$RESULTS/figures-open/"
 sha256sum "$RUNS/validation-open/simulation/out_jobs.csv"
