@@ -22,13 +22,13 @@ from __future__ import annotations
 import math
 import os
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from batreplay.platforms.reader import MAX_CORES, MAX_HOSTS, MIN_SPEED
+from batreplay.toml_file import read_toml_file
 
 __all__ = ["NodeType", "NodeTypeError", "NodeTypesFile", "check_rate", "default_storage_rate",
            "node_types_from_tables", "read_node_types", "read_node_types_file"]
@@ -247,14 +247,7 @@ def read_node_types_file(path: str | os.PathLike[str]) -> NodeTypesFile:
             ``io_rate``); the message names the file, the table and the field.
     """
     path = Path(path)
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise NodeTypeError(f"{path}: no such node types file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise NodeTypeError(f"{path}: cannot read it ({err})") from None
-    except tomllib.TOMLDecodeError as err:
-        raise NodeTypeError(f"{path}: not valid TOML: {err}") from None
+    document = read_toml_file(path, "node types", NodeTypeError)
     unknown = sorted(set(document) - {"node_types", "storage"})
     if unknown:
         raise NodeTypeError(f"{path}: unknown top-level key(s) {', '.join(unknown)} (expected [[node_types]] and "

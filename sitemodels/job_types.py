@@ -22,13 +22,12 @@ A type's values round-trip for field and mapping rules: :meth:`JobTypeRule.swf_v
 of a type, the value to write in the rule's field so that the rule puts it back in the same type. A thresholds
 rule's types need not: a drawn job's processors stay within its type's interval (they are drawn from the type's
 values), but its run time is the sum of its drawn CPU and I/O times and may leave the interval. This module imports
-numpy and tomllib.
+numpy; mapping files are read by :func:`batreplay.toml_file.read_toml_file`.
 """
 
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from batreplay.sitemodels.choices import FIELD_COLUMNS
+from batreplay.toml_file import read_toml_file
 
 #: Numeric fields thresholds may be given on -> the SWF column (``processors`` is computed: see module docstring).
 NUMERIC_COLUMNS: dict[str, str] = {"processors": "processors", "run_time": "run_time",
@@ -198,14 +198,7 @@ class JobTypeRule:
 
 def _read_mapping(path: Path) -> JobTypeRule:
     """A ``mapping`` rule from its TOML file (module docstring); errors name the file and the key."""
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such job types file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise ValueError(f"{path}: cannot read it ({err})") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"{path}: not valid TOML: {err}") from None
+    document = read_toml_file(path, "job types", ValueError)
     unknown = set(document) - {"field", "rest", "types"}
     if unknown:
         raise ValueError(f"{path}: unknown key {sorted(unknown)[0]!r} (expected field, rest, [[types]])")

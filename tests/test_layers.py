@@ -4,6 +4,7 @@ Layers, lowest first (a module may import its own layer and lower ones only)::
 
     foundation  batreplay.atomic, batreplay.deadline, batreplay.console (files, wall-clock limits, the console),
                 batreplay.options (run options declared once: checks, flags, campaign keys, form fields),
+                batreplay.toml_file (TOML input files read with one-line errors),
                 batreplay.formats (Batsim's output files: the engine writes them, analysis reads them, so both stand on them)
     inputs      batreplay.workloads, batreplay.platforms, batreplay.sitemodels (site models: fitted from logs, drawn as
                 workloads)
@@ -32,7 +33,7 @@ from conftest import REPO_ROOT
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("batreplay.atomic", "batreplay.deadline", "batreplay.console", "batreplay.options",
-                    "batreplay.formats")),
+                    "batreplay.toml_file", "batreplay.formats")),
     ("inputs", ("batreplay.workloads", "batreplay.platforms", "batreplay.sitemodels")),
     ("decisions", ("batreplay.schedulers", "batreplay.replay")),
     ("engine", ("batreplay.engine", "batreplay.realbatsim")),
