@@ -141,7 +141,7 @@ def _usable_jobs(log: SwfLog, options: FitOptions) -> tuple[pd.DataFrame, dict]:
         selected &= frame[FIELD_COLUMNS[name]].isin(list(values)).to_numpy()
     frame = frame[selected]
     allocated = frame["allocated_processors"]
-    processors = allocated.where(allocated > 0, frame["requested_processors"])
+    processors = job_processors(frame)
     bad = {"run_time": ~(frame["run_time"] > 0), "processors": ~(processors > 0),
            "submission_time": ~(frame["submission_time"] >= 0)}
     keep = ~(bad["run_time"] | bad["processors"] | bad["submission_time"])
@@ -149,6 +149,13 @@ def _usable_jobs(log: SwfLog, options: FitOptions) -> tuple[pd.DataFrame, dict]:
     counts = {"not_selected": int((~selected).sum()), "dropped": dropped,
               "requested_processors_used": int((keep & ~(allocated > 0)).sum())}  # kept, with a note
     return frame[keep].assign(processors=processors[keep]).reset_index(drop=True), counts
+
+
+def job_processors(jobs: pd.DataFrame) -> pd.Series:
+    """Each job's job slots: its allocated processors (SWF field 5), else its requested ones (field 8) where none
+    were allocated; shape ``(n_jobs,)``, values <= 0 where neither is known."""
+    allocated = jobs["allocated_processors"]
+    return allocated.where(allocated > 0, jobs["requested_processors"])
 
 
 def _count_text(counts: Mapping) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from batreplay.sitemodels.fit import held_out_path
+from batreplay.sitemodels.fit import held_out_path, job_processors
 from batreplay.sitemodels.model_file import SiteModel
 from batreplay.validation.measures import JobTable
 from batreplay.workloads.swf import read_swf
@@ -87,8 +87,7 @@ def _held_out_table(model: SiteModel, frame: pd.DataFrame, warm_up: float, log_p
         notes.append(f"{int((wait < 0).sum())} of {len(wait)} test jobs record no waiting time ({log_path}): waits "
                      "are not compared, and those jobs are taken to start at their submission")
     start = submit + np.where(wait >= 0, wait, 0.0)
-    processors = frame["allocated_processors"].where(frame["allocated_processors"] > 0,
-                                                     frame["requested_processors"])
+    processors = job_processors(frame)
     frame = frame.assign(processors=processors)  # (the column a thresholds rule on processors reads, as the fit's)
     processors = processors.to_numpy()
     rule = model.rule

@@ -97,19 +97,20 @@ def validate_model(model_path: str | Path, log_path: str | Path, platform: str |
                          options.warm_up)
     if on_notes is not None:
         on_notes(list(held.notes))
+    hosts = read_platform(resolve_platform(platform)).hosts
+    slots, speeds = sum(host.slots for host in hosts), np.array([host.speed for host in hosts])
     staging = make_staging_directory(out_dir)
     try:
         try:
-            simulated, notes = _simulate(model, model_path, held, platform, staging, options)
+            simulated, notes = _simulate(model, model_path, held, platform, speeds, staging, options)
         except RunError as err:  # keep a real Batsim's log beside --out, where the message then points
             raise _moved_batsim_log(err, staging, out_dir) from None
-        hosts = read_platform(resolve_platform(platform)).hosts
-        rows = compare(held.jobs, simulated, held.window, sum(host.slots for host in hosts))
+        rows = compare(held.jobs, simulated, held.window, slots)
         notes = held.notes + notes
         _write(staging, rows, held, options, notes, model_path, log_path, platform)
         from batreplay.validation.figures import write_figures  # matplotlib, once the simulation is done
 
-        write_figures(staging, held, simulated, sum(host.slots for host in hosts))
+        write_figures(staging, held, simulated, slots)
     except BaseException:
         import shutil
 
@@ -133,9 +134,10 @@ def _moved_batsim_log(err: RunError, staging: Path, out_dir: Path) -> RunError:
     return RunError(str(err).replace(str(log), str(kept)))
 
 
-def _simulate(model, model_path: Path, held: HeldOut, platform, staging: Path,
+def _simulate(model, model_path: Path, held: HeldOut, platform, speeds: np.ndarray, staging: Path,
               options: ValidationOptions) -> tuple[JobTable, list[str]]:
-    """Run the model (closed or open) into ``staging / "simulation"``; the simulated job table and notes."""
+    """Run the model (closed or open) into ``staging / "simulation"`` on ``platform`` (its hosts' ``speeds``,
+    flop/s); the simulated job table and notes."""
     common: dict[str, Any] = {"scheduler": "easy", **options.run, "platform": str(platform),
                               "out_dir": str(staging / "simulation")}
     share = model.source["test_jobs"] / model.source["kept"]
@@ -157,7 +159,6 @@ def _simulate(model, model_path: Path, held: HeldOut, platform, staging: Path,
         ids = log.jobs["job_id"].astype(np.int64).tolist()
         cpu = log.jobs["average_cpu_time"].to_numpy(dtype=np.float64) * model.reference["node_speed"]
         flop, types = dict(zip(ids, cpu.tolist())), dict(zip(ids, type_names))
-    speeds = read_platform(resolve_platform(platform)).speeds
     notes = [] if np.ptp(speeds) == 0 else [f"hosts of several speeds: CPU seconds counted at their mean, "
                                             f"{speeds.mean():g} flop/s"]
     table, ids, rejected = simulated_jobs(out_jobs, types, flop, float(speeds.mean()))
