@@ -69,6 +69,7 @@ from batreplay.analysis.metrics import (
     paper_windows,
     per_user_summary,
     summarize,
+    warm_up_window,
 )
 from batreplay.formats.out_jobs import out_jobs_anomalies
 from batreplay.analysis.report import write_report
@@ -144,6 +145,8 @@ def run_metrics(run: RunData, *, tau: float = DEFAULT_TAU, window: TimeWindow | 
     not only the window.
 
     Args:
+        window: the span the metrics cover; None: the run's own, after its warm-up (``warm_up`` of its ``run.json``
+            spec, :func:`~batreplay.analysis.metrics.warm_up_window`), as its ``metrics.json`` has them.
         lateness: the run's :func:`~batreplay.analysis.lateness.job_lateness` table when already computed.
 
     Raises:
@@ -158,6 +161,8 @@ def run_metrics(run: RunData, *, tau: float = DEFAULT_TAU, window: TimeWindow | 
         "replay": run.spec.get("replay"), "nb_resources": run.nb_resources,
         "nb_resources_source": run.nb_resources_source,
     }
+    if window is None:  # the run's own warm-up (batreplay run --warm-up), as its metrics.json left it out
+        window = warm_up_window(run.jobs, float(run.spec.get("warm_up", 0.0)))
     row.update(summarize(run.jobs, nb_resources=run.nb_resources, tau=tau, window=window,
                          shared_hosts=run.shared_hosts))
     if run.has_recorded_submissions:

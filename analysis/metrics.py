@@ -80,6 +80,24 @@ class TimeWindow:
         return self.end - self.start
 
 
+def warm_up_window(jobs: pd.DataFrame, warm_up: float) -> TimeWindow | None:
+    """The span a run's metrics cover when its first ``warm_up`` seconds are left out (``batreplay run --warm-up``):
+    from the first submission + ``warm_up`` to the last finish (the last submission when no job finishes later),
+    or None for no warm-up (``warm_up`` 0: the whole run, as :func:`summarize` takes it without a window).
+
+    Raises:
+        ValueError: a warm-up that leaves nothing: the run ends before it does (both times named).
+    """
+    if warm_up == 0:
+        return None
+    first = float(jobs["submission_time"].min())
+    end = float(np.nanmax([jobs["finish_time"].max(), jobs["submission_time"].max()]))
+    if not first + warm_up < end:
+        raise ValueError(f"warm_up (--warm-up) {warm_up:g} s: the run ends {end - first:g} s after its first "
+                         "submission, so nothing is left to measure; give a shorter warm-up")
+    return TimeWindow(first + warm_up, end)
+
+
 def paper_windows(jobs: pd.DataFrame, *, months: tuple[float, ...] = (4, 6, 8),
                   warmup_days: float = 14.0) -> list[TimeWindow]:
     """Windows of Madon et al. 2024's Fig. 9: start ``warmup_days`` after the first submission, ``months`` long each.

@@ -98,6 +98,10 @@ def _cmd_run(args: argparse.Namespace, console: Console) -> int:
 
         result = run(spec, on_progress=on_progress, on_notes=on_notes)
     console.print(_metrics_table(result.metrics, f"{spec.scheduler.name} on {Path(spec.platform).stem}"))
+    if spec.metrics.warm_up:
+        console.print(f"metrics over t = {result.metrics['span_start']:g} to {result.metrics['span_end']:g} s (jobs "
+                      f"submitted then): the first {spec.metrics.warm_up:g} s after the first submission left out "
+                      "(--warm-up)")
     console.print(f"Batsim outputs in {result.out_dir} ({result.messages} Batsim messages, "
                   f"{result.wall_seconds:.1f} s)")
     return 0
@@ -259,7 +263,7 @@ def _add_analyze_command(commands) -> None:
                          help="compute nodes (default: run.json's platform, out_schedule.csv)")
     analyze.add_argument("--window-days", type=float, nargs=2, metavar=("START", "LENGTH"), default=None,
                          help="metrics over [START, START + LENGTH] days of simulated time (the Gantt chart shows "
-                              "its first 24 h)")
+                              "its first 24 h); default: each run's whole span after its --warm-up")
     analyze.add_argument("--gantt-window", type=float, nargs=2, metavar=("START", "LENGTH"), default=None,
                          help="Gantt chart over [START, START + LENGTH] days of simulated time (default: the first "
                               "24 h of --window-days, else of the runs)")

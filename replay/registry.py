@@ -8,6 +8,10 @@ command line and campaign files take their choices from):
 - ``feedback``: think-time feedback (Madon, Da Costa, Pierson 2024, Algorithm 1): users replay their session
   graphs, each session submitted once those it depends on have finished in the simulation, after the recorded
   think time (:class:`batreplay.replay.feedback.ThinkTimeUsers`, behind the feedback broker).
+- ``closed`` and ``open`` replay a site model (``batreplay model fit``; Caspart et al. 2019) given as the workload
+  instead of a log: ``closed`` keeps a population of drawn jobs in the system, behind the broker
+  (:mod:`batreplay.replay.closed`); ``open`` draws the jobs and their arrival times into the static workload
+  (:func:`batreplay.sitemodels.generate.open_workload`), with no broker.
 
 Adding a user model takes one new file and one line here. The file defines the model (any object with the
 methods of :class:`batreplay.replay.protocol.UserModel`) and a builder ``(document, job_table, spec) -> (users,
@@ -79,13 +83,17 @@ class UserModelEntry:
             this layer does not import the reports.
         source: what the model replays: ``"log"`` (a workload log's jobs; a dynamic model among them uses sessions)
             or ``"site-model"`` (jobs drawn from a site model file, given as the workload; its builder is called
-            ``builder(site_model, nb_res, slots, spec)``, see :func:`batreplay.replay.closed.build_closed_users`).
+            ``builder(site_model, nb_res, slots, spec)``, see :func:`batreplay.replay.closed.build_closed_users`;
+            a site model without builder, ``open``, is drawn into the static workload by the run).
+        options: the options of :class:`ReplaySpec` that only this model reads (:data:`MODEL_OPTIONS`); set with
+            another model, they are refused.
     """
 
     summary: str
     builder: str | Builder | None = None
     report_kinds: tuple[str, ...] = ()
     source: str = "log"
+    options: tuple[str, ...] = ()
 
     @property
     def dynamic(self) -> bool:
@@ -105,8 +113,8 @@ class UserModelEntry:
         return builder(*inputs)
 
 
-#: Most jobs of a closed replay, its population included (its jobs are drawn and held in memory).
-MAX_CLOSED_JOBS = 10_000_000
+#: Most jobs a replay draws from a site model (closed: its population included; they are held in memory).
+MAX_MODEL_JOBS = 10_000_000
 #: The session rule of feedback replays when none is given (Madon, Da Costa, Pierson 2024: arrival, 60 min).
 DEFAULT_SESSIONS = "arrival:60"
 
@@ -124,8 +132,16 @@ REGISTRY: dict[str, UserModelEntry] = {
     # Caspart et al. 2019, Sect. 6: GridKa's batch system kept full; jobs drawn from a site model (batreplay model fit)
     "closed": UserModelEntry("a closed workload: a population of jobs drawn from a site model (the --workload), each "
                              "job that ends replaced at once (Caspart et al. 2019)",
-                             "batreplay.replay.closed:build_closed_users", source="site-model"),
+                             "batreplay.replay.closed:build_closed_users", source="site-model",
+                             options=("population", "closed_jobs", "closed_duration", "model_seed")),
+    # Lublin and Feitelson 2003, AccaSim: jobs arrive whatever the system does (batreplay model generate, then rigid)
+    "open": UserModelEntry("an open workload: jobs drawn from a site model (the --workload) and submitted at the "
+                           "model's arrival times, whatever the system does (Caspart et al. 2019's model, open)",
+                           source="site-model", options=("open_jobs", "open_duration", "model_seed")),
 }
+#: The options of :class:`ReplaySpec` that belong to some models only (:attr:`UserModelEntry.options`).
+MODEL_OPTIONS: tuple[str, ...] = ("population", "closed_jobs", "closed_duration", "open_jobs", "open_duration",
+                                  "model_seed")
 #: Allowed user model names, in registry order: the choices of ``--replay`` and of campaign files.
 USER_MODELS: tuple[str, ...] = tuple(REGISTRY)
 #: The user model of a replay when none is named: rigid replay.
@@ -160,9 +176,12 @@ class ReplaySpec:
             :mod:`batreplay.replay.session_source`), for a model that uses sessions (see :meth:`applies_sessions`);
             None (the default) gives such a model :data:`DEFAULT_SESSIONS`. A model that uses no sessions
             (``rigid``) keeps None, and a run's ``run.json`` does not record it.
-        population, closed_jobs, closed_duration, model_seed: the closed replay's (:mod:`batreplay.replay.closed`):
-            jobs kept in the system (``"fill"`` or a whole number as text), jobs in all, seconds after which ended
-            jobs are not replaced, the seed of the draws. Refused with other models; recorded when set.
+        population, closed_jobs, closed_duration: the closed replay's (:mod:`batreplay.replay.closed`): jobs kept in
+            the system (``"fill"`` or a whole number as text), jobs in all, seconds after which ended jobs are not
+            replaced.
+        open_jobs, open_duration: the open replay's: jobs drawn, or seconds of arrivals drawn (exactly one).
+        model_seed: the seed of the jobs a site model's replay (closed or open) draws.
+            Each is refused with a model that does not read it (:attr:`UserModelEntry.options`); recorded when set.
 
     Raises:
         UnknownUserModelError: ``model`` is not registered.
@@ -186,20 +205,26 @@ class ReplaySpec:
         None, optional=True, form=False, metavar="N|fill",
         help="closed replay: jobs kept in the system, a whole number or 'fill' (the platform's job slots, the host "
              "property slots, else 1 per host)", default_text="fill with --replay closed")
-    closed_jobs: int | None = option(None, kind=int, at_least=1, at_most=MAX_CLOSED_JOBS, optional=True, form=False,
+    closed_jobs: int | None = option(None, kind=int, at_least=1, at_most=MAX_MODEL_JOBS, optional=True, form=False,
                                      help="closed replay: jobs in all (the population included)",
                                      default_text="none")
     closed_duration: float | None = option(
         None, kind=float, above=0, at_most=1e10, optional=True, unit="s", form=False,
         help="closed replay: seconds after which jobs that end are not replaced", default_text="none",
         range_note="beyond 1e10 s the two engines' times no longer agree")
+    open_jobs: int | None = option(None, kind=int, at_least=1, at_most=MAX_MODEL_JOBS, optional=True, form=False,
+                                   help="open replay: jobs drawn from the site model", default_text="none")
+    open_duration: float | None = option(
+        None, kind=float, above=0, at_most=1e10, optional=True, unit="s", form=False,
+        help="open replay: seconds of the model's arrivals drawn (from its start)", default_text="none",
+        range_note="beyond 1e10 s the two engines' times no longer agree")
     model_seed: int = option(0, kind=int, at_least=0, form=False,
-                       help="closed replay: seed of the jobs drawn from the site model")
+                             help="closed or open replay: seed of the jobs drawn from the site model")
 
     def __post_init__(self) -> None:
         user_model(self.model)
         check_fields(self, ReplayError)
-        self._check_closed_options()
+        self._check_model_options()
         if not self.applies_sessions:
             if self.sessions is not None:
                 users = ", ".join(name for name, entry in REGISTRY.items() if entry.dynamic and entry.source == "log")
@@ -215,24 +240,29 @@ class ReplaySpec:
         if not self.sessions.strip() or (looks_like_rule(self.sessions) and not is_session_directory(self.sessions)):
             parse_session_rule(self.sessions)
 
-    def _check_closed_options(self) -> None:
-        """The closed replay's options: refused with another model (they would be ignored); with it, a population
-        that is a whole number >= 1 or ``fill`` (the default), and a number of jobs or a duration."""
-        given = [name for name, value in (("population", self.population), ("closed_jobs", self.closed_jobs),
-                                          ("closed_duration", self.closed_duration)) if value is not None]
-        if self.model_seed != 0:
-            given.append("model_seed")
-        if user_model(self.model).source != "site-model":
-            if given:
-                raise ReplayError(f"--{given[0].replace('_', '-')}: an option of closed replays (--replay closed); "
-                                  f"the user model {self.model!r} does not use it")
+    def _check_model_options(self) -> None:
+        """The options of some models only (:data:`MODEL_OPTIONS`): refused with another model (they would be
+        ignored). A closed replay's population is a whole number >= 1 or ``fill`` (the default), and it needs a
+        number of jobs or a duration; an open replay needs one of its number of jobs and duration."""
+        given = [name for name in MODEL_OPTIONS
+                 if getattr(self, name) is not None and (name != "model_seed" or self.model_seed != 0)]
+        reads = user_model(self.model).options
+        for name in given:
+            if name not in reads:
+                owners = " or ".join(f"--replay {model}" for model, entry in REGISTRY.items() if name in entry.options)
+                raise ReplayError(f"--{name.replace('_', '-')}: an option of {owners}; the user model {self.model!r} "
+                                  "does not use it")
+        if self.model == "open" and (self.open_jobs is None) == (self.open_duration is None):
+            raise ReplayError("--replay open: give --open-jobs N or --open-duration SECONDS (one of them): how many "
+                              "of the model's arrivals are drawn")
+        if self.model != "closed":
             return
         if self.population is None:
             object.__setattr__(self, "population", "fill")
         if self.population != "fill" and not (re.fullmatch(r"[0-9]+", self.population)
-                                               and 1 <= int(self.population) <= MAX_CLOSED_JOBS):
+                                               and 1 <= int(self.population) <= MAX_MODEL_JOBS):
             raise ReplayError(f"--population {self.population!r}: expected 'fill' or a whole number from 1 to "
-                              f"{MAX_CLOSED_JOBS:,}")
+                              f"{MAX_MODEL_JOBS:,}")
         if self.closed_jobs is None and self.closed_duration is None:
             raise ReplayError("--replay closed: give --closed-jobs N or --closed-duration SECONDS (or both): when "
                               "jobs that end stop being replaced")
@@ -253,8 +283,10 @@ class ReplaySpec:
         """Short name: the model for ``rigid``, else the session rule (``a60``) or the directory's name."""
         if not self.dynamic:
             return self.model
-        if not self.applies_sessions:
+        if self.model == "closed":
             return f"{self.model}-{self.population}"
+        if not self.applies_sessions:
+            return self.model
         from batreplay.replay.session_source import is_session_directory, looks_like_rule, parse_session_rule
         from batreplay.replay.sessions import session_spec_label
 

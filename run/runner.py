@@ -119,33 +119,46 @@ def load_workload(spec: RunSpec, nb_res: int | None = None) -> tuple[dict, pd.Da
 
 def _workload_inputs(spec: RunSpec, nb_res: int) -> tuple[Any, dict, pd.DataFrame | None, list[str]]:
     """What a run's users replay: ``(site_model, document, job_table, notes)``, the site model None but for a user
-    model that draws jobs from one (:func:`_load_site_model`), the rest as :func:`load_workload` gives them."""
+    model whose users draw jobs from one as the run goes (``closed``; :func:`_load_site_model`, which also draws an
+    open replay's workload), the rest as :func:`load_workload` gives them."""
     if user_model(spec.replay.model).source == "site-model":
         return _load_site_model(spec, nb_res)
     return None, *load_workload(spec, nb_res=nb_res)
 
 
-def _load_site_model(spec: RunSpec, nb_res: int) -> tuple[Any, dict, None, list[str]]:
-    """The site model of a closed replay's workload file, the Batsim workload it starts from (no job: they are
-    registered as they are drawn), no SWF table, and a note.
+def _load_site_model(spec: RunSpec, nb_res: int) -> tuple[Any, dict, pd.DataFrame | None, list[str]]:
+    """The site model of a closed or open replay's workload file, the Batsim workload simulated, its job table, and
+    notes. A closed replay starts from a workload without jobs (they are registered as they are drawn) and no table;
+    an open replay's jobs are drawn into it (:func:`batreplay.sitemodels.generate.open_workload`), with their table.
 
     Raises:
-        RunError: a file that is not a site model (named), or a conversion option given with it (it would be
-            ignored: the model's jobs are drawn, not converted).
+        RunError: a file that is not a site model (named), a conversion option given with it (it would be ignored:
+            the model's jobs are drawn, not converted), or a model an open workload cannot be drawn from.
     """
     from batreplay.sitemodels.model_file import read_model
     from batreplay.workloads.loading import WorkloadOptions
 
+    replay = spec.replay
     if spec.conversion != WorkloadOptions():
-        raise RunError(f"--replay {spec.replay.model}: the workload {spec.workload} is a site model whose jobs are "
+        raise RunError(f"--replay {replay.model}: the workload {spec.workload} is a site model whose jobs are "
                        "drawn, not converted: leave out the workload conversion options (--profile, --max-jobs...)")
     try:
         model = read_model(spec.workload)
     except ValueError as err:
-        raise RunError(f"--replay {spec.replay.model} draws jobs from a site model (batreplay model fit): "
+        raise RunError(f"--replay {replay.model} draws jobs from a site model (batreplay model fit): "
                        f"{err}") from None
-    note = f"site model {spec.workload}: {len(model.types)} job types fitted on {model.source.get('log', '?')}"
-    return model, {"nb_res": nb_res, "jobs": [], "profiles": {}}, None, [note]
+    notes = [f"site model {spec.workload}: {len(model.types)} job types fitted on {model.source.get('log', '?')}"]
+    if replay.model != "open":
+        return model, {"nb_res": nb_res, "jobs": [], "profiles": {}}, None, notes
+    from batreplay.sitemodels.generate import open_workload
+
+    try:
+        drawn = open_workload(model, jobs=replay.open_jobs, seconds=replay.open_duration, seed=replay.model_seed,
+                              nb_res=nb_res)
+    except ValueError as err:  # types of several demand rounds; no job drawn in the duration
+        raise RunError(f"--replay open, {spec.workload}: {err}") from None
+    notes.append(f"open workload drawn with seed {replay.model_seed}: {len(drawn.document['jobs'])} jobs")
+    return None, drawn.document, drawn.job_table, notes + drawn.notes
 
 
 def _check_closed_times(spec: RunSpec, model: Any, slowest_speed: float, slots: int) -> None:
@@ -302,11 +315,11 @@ def _write_workload_files(staging: Path, document: dict, job_table: pd.DataFrame
 
 
 def _metrics(spec: RunSpec, simulation: Simulation, nb_compute: int, staging: Path) -> dict[str, Any]:
-    """The run's metrics (:func:`batreplay.analysis.metrics.summarize`) of the jobs the simulation wrote: the
-    embedded engine's, kept in memory (let go of once in the table), or a real Batsim's ``out_jobs.csv``, read. The
-    analysis computes them with pandas, which is imported here, not before: a run of a JSON workload simulates
-    without it."""
-    from batreplay.analysis.metrics import summarize
+    """The run's metrics (:func:`batreplay.analysis.metrics.summarize`, its warm-up left out) of the jobs the
+    simulation wrote: the embedded engine's, kept in memory (let go of once in the table), or a real Batsim's
+    ``out_jobs.csv``, read. The analysis computes them with pandas, which is imported here, not before: a run of a
+    JSON workload simulates without it."""
+    from batreplay.analysis.metrics import summarize, warm_up_window
 
     if simulation.jobs is not None:
         jobs = simulation.jobs.table()
@@ -315,7 +328,11 @@ def _metrics(spec: RunSpec, simulation: Simulation, nb_compute: int, staging: Pa
         from batreplay.formats.out_jobs import read_out_jobs
 
         jobs = read_out_jobs(staging / "out_jobs.csv")
-    return summarize(jobs, nb_resources=nb_compute, shared_hosts=spec.engine.shares_hosts)
+    try:
+        window = warm_up_window(jobs, spec.metrics.warm_up)
+    except ValueError as err:
+        raise RunError(str(err)) from None
+    return summarize(jobs, nb_resources=nb_compute, shared_hosts=spec.engine.shares_hosts, window=window)
 
 
 def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: Deadline | None,

@@ -10,6 +10,7 @@ A :class:`RunSpec` is composed of the parts each layer defines, with their allow
 - the scheduler and its options: :class:`SchedulerSpec` (a name of :mod:`batreplay.schedulers.registry` or a pybatsim
   scheduler file);
 - the engine: :class:`~batreplay.engine.spec.EngineSpec` (embedded, or a real Batsim and its timeout);
+- what the metrics cover: :class:`MetricsSpec` (a warm-up left out);
 - where the run directory goes, whether it may replace a previous run, and a wall-clock limit.
 
 Each option is declared once, as a field of its part made by :func:`batreplay.options.option` (name, type,
@@ -68,7 +69,29 @@ class SchedulerSpec:
         check_fields(self, RunSpecError)
 
 
-_PARTS = {"conversion": WorkloadOptions, "scheduler": SchedulerSpec, "replay": ReplaySpec, "engine": EngineSpec}
+@dataclass(frozen=True)
+class MetricsSpec:
+    """What the run's metrics (``metrics.json``, the printed table, and ``batreplay analyze`` of the run without a
+    ``--window``) cover: the simulated time from the first submission + ``warm_up`` (s) to the last finish
+    (:func:`batreplay.analysis.metrics.warm_up_window`). A closed workload starts empty and fills (Caspart et al.
+    2019, Sect. 6: a ramp-up of about 200,000 s); a replay of a log starts on an idle machine (Madon, Da Costa,
+    Pierson 2024, Fig. 9, leave out two weeks).
+
+    Raises:
+        RunSpecError: a warm-up that is not a number of seconds from 0 to 1e10.
+    """
+
+    warm_up: float = option(
+        0.0, kind=float, at_least=0, at_most=1e10, unit="s", campaign="log", metavar="SECONDS",
+        help="leave the first SECONDS after the first submission out of the run's metrics: the jobs submitted in "
+             "them, and their share of the utilisation and throughput")
+
+    def __post_init__(self) -> None:
+        check_fields(self, RunSpecError)
+
+
+_PARTS = {"conversion": WorkloadOptions, "scheduler": SchedulerSpec, "replay": ReplaySpec, "engine": EngineSpec,
+          "metrics": MetricsSpec}
 
 
 @dataclass(frozen=True)
@@ -82,8 +105,9 @@ class RunSpec:
             ``run.json`` written by :func:`batreplay.run.runner.run`): anything else is never replaced.
         scheduler: the scheduler and its options.
         conversion: how an SWF log becomes the Batsim workload (ignored for a JSON workload but ``max_jobs``).
-        replay: the user model (``rigid`` or ``feedback`` with its sessions).
+        replay: the user model (``rigid``, ``feedback`` with its sessions, or a site model's ``closed`` or ``open``).
         engine: the embedded engine or a real Batsim.
+        metrics: what the run's metrics cover (a warm-up left out).
         force: replace an existing run directory (only one that holds a previous run, atomically).
         timeout: wall-clock limit of the whole run in seconds, or None for no limit (see :mod:`batreplay.deadline`).
 
@@ -108,6 +132,7 @@ class RunSpec:
     conversion: WorkloadOptions = field(default_factory=WorkloadOptions)
     replay: ReplaySpec = field(default_factory=ReplaySpec)
     engine: EngineSpec = field(default_factory=EngineSpec)
+    metrics: MetricsSpec = field(default_factory=MetricsSpec)
     force: bool = option(False, kind=bool, recorded="always", form=False,
                          help="replace an existing run directory (only one holding a previous run, atomically)")
     timeout: float | None = option(
@@ -204,13 +229,14 @@ class RunSpec:
 
 def _part_options() -> tuple[tuple[Option, str], ...]:
     """Every option of a part, with the part's name in :class:`RunSpec` (``conversion``, ``scheduler``, ``replay``,
-    ``engine``), in that order (read from the part classes at each call: cheap, :func:`declared_options` caches)."""
+    ``engine``, ``metrics``), in that order (read from the part classes at each call: cheap, :func:`declared_options` caches)."""
     return tuple((declaration, part) for part, kind in _PARTS.items() for declaration in declared_options(kind))
 
 
 def flat_fields() -> dict[str, tuple[str, str]]:
     """Flat key of the serialised form -> (part of :class:`RunSpec`, field of that part), for the parts' options
-    (``"walltime_factor"`` -> ``("conversion", "walltime_factor")``, ``"replay"`` -> ``("replay", "model")``)."""
+    (``"walltime_factor"`` -> ``("conversion", "walltime_factor")``, ``"replay"`` -> ``("replay", "model")``,
+    ``"warm_up"`` -> ``("metrics", "warm_up")``)."""
     return {declaration.name: (part, declaration.field) for declaration, part in _part_options()}
 
 
@@ -222,7 +248,7 @@ _TOP_LEVEL: tuple[str, ...] = tuple(declaration.name for declaration in declared
 
 def run_options() -> tuple[Option, ...]:
     """Every run option, in the order of ``batreplay run --help``: the workload, platform, scheduler and run
-    directory, then the parts' options (conversion, scheduler options, user model, engine), then ``force`` and
+    directory, then the parts' options (conversion, scheduler options, user model, engine, metrics), then ``force`` and
     ``timeout``. The command line, campaign files and the web GUI's form are built from this list."""
     own = {declaration.name: declaration for declaration in declared_options(RunSpec)}
     parts = [declaration for declaration, _part in _part_options()]

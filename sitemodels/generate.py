@@ -131,8 +131,10 @@ def model_rounds(model: SiteModel) -> int:
     return int(rounds.pop())
 
 
-def generated_workload(model: SiteModel, log: SwfLog) -> LoadedWorkload:
-    """The Batsim workload of a generated log (module docstring), with the conversion's notes.
+def generated_workload(model: SiteModel, log: SwfLog, nb_res: int | None = None) -> LoadedWorkload:
+    """The Batsim workload of a generated log (module docstring), with the conversion's notes; ``nb_res`` as
+    :func:`batreplay.workloads.loading.convert_swf_log` takes it (the platform's compute hosts: jobs wider are kept,
+    for the scheduler to reject; None: dropped and counted).
 
     Raises:
         ValueError: types whose demand rounds differ (one conversion gives every job the same number of rounds).
@@ -143,7 +145,29 @@ def generated_workload(model: SiteModel, log: SwfLog) -> LoadedWorkload:
                               demand_rounds=rounds if reads else None,
                               reference_io_rate=model.reference["reference_io_rate"] if reads else
                               WorkloadOptions().reference_io_rate)
-    return convert_swf_log(log, options)
+    return convert_swf_log(log, options, nb_res)
+
+
+def open_workload(model: SiteModel, *, jobs: int | None = None, seconds: float | None = None, seed: int = 0,
+                  nb_res: int | None = None) -> LoadedWorkload:
+    """The workload of an open replay (``batreplay run --replay open``): ``jobs`` jobs, or the arrivals of the
+    model's first ``seconds`` s, drawn with ``seed`` (:func:`drawn_log`) and converted for a platform of ``nb_res``
+    compute hosts (:func:`generated_workload`). Its job table gains ``job_type``, the name of the type each job was
+    drawn from, and ``average_cpu_time``, its CPU seconds on a node of the model's speed (the SWF field), which the
+    run writes to ``jobs.csv``.
+
+    Raises:
+        ValueError: as :class:`GenerateOptions` and :func:`generated_workload`.
+    """
+    days = None if seconds is None else seconds / SECONDS_PER_DAY
+    log, types = drawn_log(model, GenerateOptions(jobs=jobs, days=days, seed=seed), name="open-workload.swf")
+    workload = generated_workload(model, log, nb_res)
+    drawn = pd.DataFrame({"job_type": types, "average_cpu_time": log.jobs["average_cpu_time"].to_numpy()},
+                         index=log.jobs["job_id"].astype(np.int64).to_numpy())
+    table = workload.job_table
+    rows = drawn.loc[table["job_id"].astype(np.int64).to_numpy()]
+    table["job_type"], table["average_cpu_time"] = rows["job_type"].to_numpy(), rows["average_cpu_time"].to_numpy()
+    return workload
 
 
 def write_generated(model: SiteModel, options: GenerateOptions, out: str | Path,

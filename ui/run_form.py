@@ -92,7 +92,7 @@ OWN_JSON_ENDINGS = (".failed.json", ".progress.json")
 OWN_FOLDER_MARKERS = ("run.json", "instance.json", SESSIONS_INDEX)
 #: How the form groups the generic fields: the part of a run each option belongs to, in words.
 PART_TITLES = {"conversion": "Workload conversion", "scheduler": "Scheduler", "replay": "User model",
-               "engine": "Engine features", "run": "Run"}
+               "engine": "Engine features", "metrics": "Metrics", "run": "Run"}
 
 
 class FormError(ValueError):

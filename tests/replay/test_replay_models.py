@@ -19,6 +19,7 @@ from batreplay.replay.feedback import ThinkTimeUsers
 from batreplay.replay.feedback_setup import feedback_users, job_requests
 from batreplay.replay.protocol import ReplayError, UserModel
 from batreplay.replay.registry import (
+    MODEL_OPTIONS,
     REGISTRY,
     USER_MODELS,
     ReplaySpec,
@@ -41,9 +42,11 @@ KTH_EASY_A60_SHA256 = "94f6da365374bbc29c2317f772b7c32838ad4495a773702670310bec0
 # ------------------------------------------------------------------------------------------------ registry, spec
 
 def test_models_are_named_once_and_rigid_builds_nothing():
-    assert USER_MODELS == ("rigid", "feedback", "closed") == tuple(REGISTRY)
-    assert not REGISTRY["rigid"].dynamic and REGISTRY["feedback"].dynamic and REGISTRY["closed"].dynamic
-    assert [entry.source for entry in REGISTRY.values()] == ["log", "log", "site-model"]
+    assert USER_MODELS == ("rigid", "feedback", "closed", "open") == tuple(REGISTRY)
+    assert [entry.dynamic for entry in REGISTRY.values()] == [False, True, True, False]  # open: a static workload
+    assert [entry.source for entry in REGISTRY.values()] == ["log", "log", "site-model", "site-model"]
+    # the options of some models only belong to those models, and every one to some model
+    assert {name for entry in REGISTRY.values() for name in entry.options} == set(MODEL_OPTIONS)
     inner = load_scheduler("easy")
     assert replay_decision_process(ReplaySpec(), {"jobs": []}, None, inner) == (inner, [])
 

@@ -67,7 +67,8 @@ def test_defaults_live_in_the_parts():
     assert defaults["engine"] == spec.engine.name == "embedded"
     assert defaults["compute_sharing"] is spec.engine.compute_sharing is False
     # what does not apply is not recorded: the sessions of a rigid replay, compute sharing when off, no speedup model
-    closed = {"population", "closed_jobs", "closed_duration", "model_seed"}  # (closed replays only)
+    # (site models' replays only; a warm-up when one is given)
+    closed = {"population", "closed_jobs", "closed_duration", "open_jobs", "open_duration", "model_seed", "warm_up"}
     assert set(spec.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS} - {
         "sessions", "compute_sharing", "speedup_model", "speedup_options", "demand_rounds", "io_share",
         "reference_io_rate"} - closed
@@ -76,7 +77,9 @@ def test_defaults_live_in_the_parts():
     rounds = {"demand_rounds", "io_share", "reference_io_rate"}  # (rigid replay only)
     assert set(feedback.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS} - rounds - (
         closed)
-    assert closed <= set(spec.replace(replay="closed", closed_jobs=5, closed_duration=9.0, model_seed=1).to_dict())
+    closed_run = spec.replace(replay="closed", closed_jobs=5, closed_duration=9.0, model_seed=1, warm_up=60)
+    assert closed - {"open_jobs", "open_duration"} <= set(closed_run.to_dict())
+    assert {"open_jobs", "model_seed"} <= set(spec.replace(replay="open", open_jobs=5, model_seed=1).to_dict())
     assert rounds <= set(spec.replace(demand_rounds=2).to_dict())
     again = RunSpec.from_dict(feedback.to_dict()).engine
     assert (again.compute_sharing, again.speedup_model, again.speedup_options) == (True, "random", {"seed": 2})
