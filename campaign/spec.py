@@ -40,17 +40,18 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from batreplay.options import Option, OptionError, recorded_values
+from batreplay.options import Option, OptionError, declared_options, recorded_values
 from batreplay.platforms.node_types import NodeTypeError, read_node_types
 from batreplay.platforms.reader import MAX_HOSTS, MIN_SPEED, read_platform
+from batreplay.replay.registry import MODEL_OPTIONS, ReplaySpec, user_model
 from batreplay.replay.registry import USER_MODELS as REPLAY_MODELS
-from batreplay.replay.registry import user_model
+from batreplay.replay.protocol import ReplayError
 from batreplay.platforms.shipped import REFERENCE_NODE_SPEED, SHIPPED_PLATFORMS
 from batreplay.replay.session_source import session_rule
 from batreplay.schedulers.names import sharing_problem
 from batreplay.replay.sessions import session_spec_label
 from batreplay.run.spec import run_option, run_options
-from batreplay.workloads.loading import WORKLOAD_SUFFIXES
+from batreplay.workloads.loading import WORKLOAD_SUFFIXES, WorkloadOptions
 from batreplay.workloads.resolve import resolve_workload
 
 #: Tables and figures the report knows (see :mod:`batreplay.reports.report`).
@@ -172,6 +173,9 @@ class LogSpec:
         node_types: the recorded machine as a node types file (:func:`batreplay.platforms.node_types.
             read_node_types`), the path as written (relative to the campaign root), from which the campaign
             generates the platform as ``batreplay platform --node-types`` does; None otherwise.
+        site_model: True when ``workload`` is a site model file (``site_model`` key; ``batreplay model fit``), whose
+            jobs the site models' user models (``closed``, ``open``) draw; its ``options`` then hold those models'
+            options (``population``, ``closed_jobs``, ``open_jobs``...) instead of the workload conversion's.
     """
 
     name: str
@@ -183,6 +187,12 @@ class LogSpec:
     options: dict[str, Any] = field(default_factory=dict)
     written: str | None = None
     node_types: str | None = None
+    site_model: bool = False
+
+    @property
+    def source(self) -> str:
+        """What the log's user models replay: ``"site-model"`` or ``"log"`` (:attr:`UserModelEntry.source`)."""
+        return "site-model" if self.site_model else "log"
 
     @property
     def as_written(self) -> str:
@@ -323,7 +333,8 @@ class CampaignSpec:
         found: list[tuple[str, Path]] = []
         for log in self.logs:
             platform = None if log.platform in SHIPPED_PLATFORMS else log.platform
-            for key, value in (("workload", log.workload), ("platform", platform), ("node_types", log.node_types)):
+            source = "site_model" if log.site_model else "workload"
+            for key, value in ((source, log.workload), ("platform", platform), ("node_types", log.node_types)):
                 if value is not None:
                     found.append((f"[[logs]] {log.name}, {key}", self.resolve(value)))
         for experiment in self.experiments:
@@ -342,12 +353,14 @@ class CampaignSpec:
         return found
 
     def instances(self) -> list[Instance]:
-        """Every instance, in the order logs x experiments x replays x seeds (ids unique, checked)."""
+        """Every instance, in the order logs x experiments x replays x seeds (ids unique, checked); a log is
+        crossed with the replays of its source only (a log's with rigid and feedback, a site model's with closed and
+        open: :attr:`LogSpec.source`)."""
         result: list[Instance] = []
         seen: dict[str, str] = {}
         for log in self.logs:
             for experiment in self.experiments:
-                for replay in self.replays:
+                for replay in (replay for replay in self.replays if user_model(replay.model).source == log.source):
                     for seed in self.seeds:
                         instance = make_instance(log, experiment, replay, seed, self.engine)
                         where = f"{log.name} / {experiment.name} / {replay.label} / seed {seed}"
@@ -394,7 +407,8 @@ def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplayPoint,
     """The :class:`Instance` of one point of the campaign (parameters and id). The run options of the log and the
     experiment enter the parameters as their declarations say (:meth:`batreplay.options.Option.is_recorded`: an
     option added later enters only when not at its default, so that older ids stay the same; see
-    :func:`batreplay.options.recorded_values`)."""
+    :func:`batreplay.options.recorded_values`). Of a site model's options, those the replay's user model reads; its
+    seed is the seed of the jobs drawn (``model_seed``)."""
     params: dict[str, Any] = {
         "workload": log.as_written,
         "platform": log.platform_parameter,
@@ -407,7 +421,12 @@ def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplayPoint,
         "seed": int(seed),
         "engine": engine,
     }
-    params.update(recorded_values(run_options(), {**log.options, **experiment.options}))
+    options = {**log.options, **experiment.options}
+    if log.site_model:
+        reads = user_model(replay.model).options
+        options = {**{key: value for key, value in options.items() if key not in MODEL_OPTIONS or key in reads},
+                   "model_seed": int(seed)}
+    params.update(recorded_values(run_options(), options))
     prefix = [log.name, experiment.scheduler.rsplit("/", 1)[-1].removesuffix(".py"), experiment.variant.label,
               replay.label, f"s{seed}"]
     return Instance(instance_id(prefix, params), params, log, experiment, replay, int(seed))
@@ -543,22 +562,11 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
     name = table.get("name", str)
     if not _NAME_PATTERN.match(name):
         raise table.error("name", f"{name!r}: use letters, digits, '.', '_' and '-' only")
-    workload = table.get("workload", str, what="the SWF log, relative to the campaign root, or a Parallel "
-                                               "Workloads Archive name")
-    try:
-        resolved = resolve_workload(workload, relative_to=spec_root, option="the workload key")
-    except (FileNotFoundError, ValueError) as err:  # ChecksumMismatchError is a ValueError
-        raise table.error("workload", " ".join(str(err).removeprefix("workload ").split())) from None
-    as_path = Path(os.path.expanduser(workload))
-    # a path stays as written (runs name it relative to the root); a catalogue name becomes its cached file, the
-    # name staying for the instance ids (LogSpec.as_written)
-    written = None if resolved == (as_path if as_path.is_absolute() else spec_root / as_path) else workload
-    if not resolved.is_file():
-        raise table.error("workload", f"{resolved}: not a file")
-    if not resolved.name.lower().endswith(WORKLOAD_SUFFIXES):
-        raise table.error("workload", f"{resolved}: expected a .swf, .swf.gz or .json file")
-    if not os.access(resolved, os.R_OK):
-        raise table.error("workload", f"{resolved}: not readable")
+    site_model = "site_model" in table.data
+    if site_model and "workload" in table.data:
+        raise CampaignSpecError(f"{table.source}: {table.where}: give 'workload' (a log) or 'site_model' (a model "
+                                "file of batreplay model fit), not both")
+    workload, written = _read_site_model(table, spec_root) if site_model else _read_workload(table, spec_root)
     platform = table.get("platform", str, None)
     nodes = table.get("nodes", int, None)
     node_types = table.get("node_types", str, None)
@@ -606,12 +614,71 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
                                             "reads")
         groups = [(nodes, node_speed)]
     label = table.get("label", str, name)
-    options = {declaration.name: _read_option(table, declaration, defaults.get(declaration.name, declaration.default))
-               for declaration in campaign_options("log")}
+    options = _read_log_options(table, defaults, site_model)
     table.finish()
-    log = LogSpec(name, workload if written is None else str(resolved), platform, nodes, node_speed, label, options,
-                  written=written, node_types=node_types)
+    log = LogSpec(name, workload, platform, nodes, node_speed, label, options, written=written, node_types=node_types,
+                  site_model=site_model)
     return log, groups
+
+
+def _read_workload(table: _Table, spec_root: Path) -> tuple[str, str | None]:
+    """The ``workload`` key of a ``[[logs]]`` table, checked: ``(workload, written)`` as :class:`LogSpec` holds
+    them (a path as written, relative to the root; a catalogue name as its cached file, the name as written)."""
+    workload = table.get("workload", str, what="the SWF log, relative to the campaign root, or a Parallel "
+                                               "Workloads Archive name (or 'site_model', a model file)")
+    try:
+        resolved = resolve_workload(workload, relative_to=spec_root, option="the workload key")
+    except (FileNotFoundError, ValueError) as err:  # ChecksumMismatchError is a ValueError
+        raise table.error("workload", " ".join(str(err).removeprefix("workload ").split())) from None
+    as_path = Path(os.path.expanduser(workload))
+    # a path stays as written (runs name it relative to the root); a catalogue name becomes its cached file, the
+    # name staying for the instance ids (LogSpec.as_written)
+    written = None if resolved == (as_path if as_path.is_absolute() else spec_root / as_path) else workload
+    if not resolved.is_file():
+        raise table.error("workload", f"{resolved}: not a file")
+    if not resolved.name.lower().endswith(WORKLOAD_SUFFIXES):
+        raise table.error("workload", f"{resolved}: expected a .swf, .swf.gz or .json file")
+    if not os.access(resolved, os.R_OK):
+        raise table.error("workload", f"{resolved}: not readable")
+    return (workload, None) if written is None else (str(resolved), written)
+
+
+def _read_site_model(table: _Table, spec_root: Path) -> tuple[str, None]:
+    """The ``site_model`` key of a ``[[logs]]`` table: a model file (``batreplay model fit``), relative to the
+    root, read and checked now (:func:`batreplay.sitemodels.model_file.read_model`); ``(path as written, None)``."""
+    from batreplay.sitemodels.model_file import read_model  # (numpy: only for campaigns of site models)
+
+    written = table.get("site_model", str)
+    path = Path(os.path.expanduser(written))
+    try:
+        read_model(path if path.is_absolute() else spec_root / path)
+    except (OSError, ValueError) as err:  # names the file, and the field
+        raise table.error("site_model", " ".join(str(err).split())) from None
+    return written, None
+
+
+def _population_as_text(table: _Table) -> None:
+    """A whole number given as a closed replay's ``population`` (``population = 48``), read as its text (the option
+    takes a number or ``"fill"``)."""
+    population = table.data.get("population")
+    if isinstance(population, int) and not isinstance(population, bool):
+        table.data = {**table.data, "population": str(population)}
+
+
+def _read_log_options(table: _Table, defaults: dict[str, Any], site_model: bool) -> dict[str, Any]:
+    """The run options of a ``[[logs]]`` table, ``[defaults]`` filling in (:func:`campaign_options` for ``"log"``):
+    a log takes the workload conversion's, a site model its user models' (``population``, ``closed_jobs``,
+    ``open_jobs``...; a whole number of ``population`` is read as its text), both the warm-up. A key of the other
+    kind in the table is refused; in ``[defaults]``, it applies to the logs it fits."""
+    conversion = {declaration.name for declaration in declared_options(WorkloadOptions)}
+    foreign = conversion if site_model else set(MODEL_OPTIONS)
+    clashing = sorted(foreign & set(table.data))
+    if clashing:
+        raise table.error(clashing[0], f"the site model's jobs are drawn, not converted from a log: leave it out"
+                          if site_model else "an option of a site model's replays (site_model = ...), not of a log's")
+    _population_as_text(table)
+    return {declaration.name: _read_option(table, declaration, defaults.get(declaration.name, declaration.default))
+            for declaration in campaign_options("log") if declaration.name not in foreign}
 
 
 def _rooted_table(speedup_options: dict[str, Any], root: Path) -> dict[str, Any]:
@@ -693,9 +760,6 @@ def _read_experiment(table: _Table, root: Path, engine: str = "embedded") -> Exp
 def _read_replays(matrix: _Table) -> list[ReplayPoint]:
     models = matrix.get_list("replay_models", str, ["rigid"])
     for model in models:
-        if model in REPLAY_MODELS and user_model(model).source != "log":
-            raise matrix.error("replay_models", f"{model!r} replays a site model, not a log: campaigns do not take "
-                                                "it yet; run it with batreplay run --replay {model} or model validate")
         if model not in REPLAY_MODELS:
             raise matrix.error("replay_models", f"{model!r}: expected {' or '.join(REPLAY_MODELS)}")
     methods = matrix.get_list("session_methods", str, ["a60"])
@@ -709,11 +773,52 @@ def _read_replays(matrix: _Table) -> list[ReplayPoint]:
         raise matrix.error("session_methods", f"the same method twice ({', '.join(labels)})")
     replays: list[ReplayPoint] = []
     for model in dict.fromkeys(models):
-        if not user_model(model).dynamic:
+        if not user_model(model).uses_sessions:
             replays.append(ReplayPoint(model, None))  # sessions do not change a rigid replay: not crossed
         else:
             replays.extend(ReplayPoint(model, label) for label in labels)
     return replays
+
+
+def _check_sources(matrix: _Table, log_tables: list[_Table], logs: list[LogSpec], replays: list[ReplayPoint],
+                   root: Path) -> None:
+    """Each log has a replay of its source and each replay model a log of its own (:attr:`LogSpec.source`); a site
+    model's options make a replay of each of its user models (:class:`~batreplay.replay.registry.ReplaySpec`, e.g.
+    a closed replay needs ``closed_jobs`` or ``closed_duration``), and a closed replay's model has no I/O demand."""
+    models = list(dict.fromkeys(replay.model for replay in replays))
+    for model in models:
+        if not any(log.source == user_model(model).source for log in logs):
+            what = "a site model ('site_model' key)" if user_model(model).source == "site-model" else "a log"
+            raise matrix.error("replay_models", f"{model!r} replays {what}, and no [[logs]] table gives one")
+    for table, log in zip(log_tables, logs):
+        own = [model for model in models if user_model(model).source == log.source]
+        if not own:
+            expected = [name for name in REPLAY_MODELS if user_model(name).source == log.source]
+            raise matrix.error("replay_models", f"none replays [[logs]] {log.name!r} ({log.source}): add one of "
+                                                f"{', '.join(expected)}")
+        if log.site_model:
+            _check_site_model_replays(table, log, own, root)
+
+
+def _check_site_model_replays(table: _Table, log: LogSpec, models: list[str], root: Path) -> None:
+    """The replays of the site model ``log`` under each of ``models`` (its table's options; the error names the
+    table and, where one is at fault, the key)."""
+    for model in models:
+        reads = user_model(model).options
+        try:
+            ReplaySpec(model, **{key: value for key, value in log.options.items() if key in reads})
+        except ReplayError as err:
+            keys = ", ".join(key for key in reads if key != "model_seed")
+            raise CampaignSpecError(f"{table.source}: {table.where}: {err} (the table's keys: {keys}; the seed of the "
+                                    "draws is [matrix] seeds)") from None
+        if model == "closed":
+            from batreplay.replay.closed import closed_replay_problem
+            from batreplay.sitemodels.model_file import read_model
+
+            path = Path(os.path.expanduser(log.workload))
+            problem = closed_replay_problem(read_model(path if path.is_absolute() else root / path))
+            if problem is not None:
+                raise table.error("site_model", problem)
 
 
 def _read_experiments(top: _Table, matrix: _Table, read_logs: list[tuple[LogSpec, list[tuple[int, float]]]],
@@ -787,8 +892,9 @@ def _read_defaults(top: _Table) -> dict[str, Any]:
     for ``"log"``) and ``node_speed``, by name, for :func:`_read_log`."""
     defaults = top.get("defaults", dict, {})
     defaults_table = _Table(defaults, "[defaults]", top.source)
+    _population_as_text(defaults_table)
     checked = {declaration.name: _read_option(defaults_table, declaration, declaration.default)
-               for declaration in campaign_options("log") if declaration.name in defaults}
+               for declaration in campaign_options("log") if declaration.name in defaults_table.data}
     node_speed = defaults_table.get("node_speed", float, None)
     _positive(defaults_table, "node_speed", node_speed)
     if node_speed is not None:
@@ -866,8 +972,11 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
     matrix = _Table(top.get("matrix", dict, {}), "[matrix]", path)
     experiments = _read_experiments(top, matrix, read_logs, root, engine)
     replays = _read_replays(matrix)
-    if any(user_model(replay.model).dynamic for replay in replays):  # users need user ids and recorded times
+    _check_sources(matrix, log_tables, logs, replays, root)
+    if any(user_model(replay.model).uses_sessions for replay in replays):  # users need user ids and recorded times
         for table, log in zip(log_tables, logs):
+            if log.site_model:
+                continue
             if log.is_json:
                 raise table.error("workload", f"{log.workload}: feedback replay needs an SWF log (user ids and "
                                               "recorded times), not a Batsim JSON workload ([matrix] replay_models)")

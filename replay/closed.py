@@ -44,6 +44,17 @@ STALL_LIMIT = 100
 BLOCK = 1024
 
 
+def closed_replay_problem(model: SiteModel) -> str | None:
+    """Why ``model``'s jobs cannot be replayed closed, or None: job types that read from storage (I/O demand > 0;
+    module docstring)."""
+    reads = [t.name for t in model.types if t.io_demand.support()[1] > 0]
+    if not reads:
+        return None
+    return (f"closed replay: job types {', '.join(reads)} read from storage (I/O demand > 0): Batsim 4.2.1 cannot "
+            "run demand rounds registered dynamically; fit the model without --io-share on a log without CPU times, "
+            "or replay it open (--replay open)")
+
+
 class DrawnRequests(Mapping[int, dict[str, Any]]):
     """Job number (from 1) -> what the job asks for, ``{"res": job slots, "walltime": s, "profile": {...}}``,
     drawn from ``model`` when first asked, in blocks of :data:`BLOCK` jobs from one generator seeded by ``seed``;
@@ -55,12 +66,9 @@ class DrawnRequests(Mapping[int, dict[str, Any]]):
     """
 
     def __init__(self, model: SiteModel, seed: int) -> None:
-        reads = [t.name for t in model.types if t.io_demand.support()[1] > 0]
-        if reads:
-            raise ReplayError(f"closed replay: job types {', '.join(reads)} read from storage (I/O demand > 0): "
-                              "Batsim 4.2.1 cannot run demand rounds registered dynamically; fit the model without "
-                              "--io-share on a log without CPU times, or draw an open workload (batreplay model "
-                              "generate)")
+        problem = closed_replay_problem(model)
+        if problem is not None:
+            raise ReplayError(problem)
         self.model = model
         self.rng = np.random.default_rng(seed)
         self.requests: list[dict[str, Any]] = []

@@ -100,6 +100,11 @@ class UserModelEntry:
         """True when jobs reach Batsim by dynamic registration through the feedback broker."""
         return self.builder is not None
 
+    @property
+    def uses_sessions(self) -> bool:
+        """True for the models that submit a log's jobs through the broker, by sessions (``feedback``)."""
+        return self.dynamic and self.source == "log"
+
     def build(self, *inputs: Any):
         """Call the builder with ``inputs`` (see :data:`Builder`, and :attr:`source`), the replay's spec last.
         Raises ReplayError for a model without one."""
@@ -202,20 +207,22 @@ class ReplaySpec:
              "none (rigid)", default_text=f"{DEFAULT_SESSIONS} with a model that uses sessions")
 
     population: str | None = option(
-        None, optional=True, form=False, metavar="N|fill",
+        None, optional=True, form=False, campaign="log", metavar="N|fill",
         help="closed replay: jobs kept in the system, a whole number or 'fill' (the platform's job slots, the host "
              "property slots, else 1 per host)", default_text="fill with --replay closed")
     closed_jobs: int | None = option(None, kind=int, at_least=1, at_most=MAX_MODEL_JOBS, optional=True, form=False,
+                                     campaign="log",
                                      help="closed replay: jobs in all (the population included)",
                                      default_text="none")
     closed_duration: float | None = option(
-        None, kind=float, above=0, at_most=1e10, optional=True, unit="s", form=False,
+        None, kind=float, above=0, at_most=1e10, optional=True, unit="s", form=False, campaign="log",
         help="closed replay: seconds after which jobs that end are not replaced", default_text="none",
         range_note="beyond 1e10 s the two engines' times no longer agree")
     open_jobs: int | None = option(None, kind=int, at_least=1, at_most=MAX_MODEL_JOBS, optional=True, form=False,
+                                   campaign="log",
                                    help="open replay: jobs drawn from the site model", default_text="none")
     open_duration: float | None = option(
-        None, kind=float, above=0, at_most=1e10, optional=True, unit="s", form=False,
+        None, kind=float, above=0, at_most=1e10, optional=True, unit="s", form=False, campaign="log",
         help="open replay: seconds of the model's arrivals drawn (from its start)", default_text="none",
         range_note="beyond 1e10 s the two engines' times no longer agree")
     model_seed: int = option(0, kind=int, at_least=0, form=False,
@@ -227,7 +234,7 @@ class ReplaySpec:
         self._check_model_options()
         if not self.applies_sessions:
             if self.sessions is not None:
-                users = ", ".join(name for name, entry in REGISTRY.items() if entry.dynamic and entry.source == "log")
+                users = ", ".join(name for name, entry in REGISTRY.items() if entry.uses_sessions)
                 raise ReplayError(f"--sessions {self.sessions!r}: the user model {self.model!r} (--replay) uses no "
                                   f"sessions; leave --sessions out, or replay with a model that uses them ({users})")
             return
@@ -271,7 +278,7 @@ class ReplaySpec:
     def applies_sessions(self) -> bool:
         """True when the user model reads :attr:`sessions` (the models that submit a log's jobs through the
         broker)."""
-        return self.dynamic and user_model(self.model).source == "log"
+        return user_model(self.model).uses_sessions
 
     @property
     def dynamic(self) -> bool:

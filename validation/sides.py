@@ -8,8 +8,8 @@ fitted on (its SHA-256 is checked). The simulation runs the model with :func:`ba
   window's end; the population defaults to the whole site's mean number of jobs in the system over the window, the
   test jobs' divided by their share of the jobs (Little's law: then the throughputs agree when the run times and
   waits do);
-- ``open``: a workload drawn from the model (``batreplay model generate``) up to the window's end, at the whole
-  site's rate, converted as ``batreplay run`` converts it.
+- ``open``: ``--replay open``, a workload drawn from the model (as ``batreplay model generate`` draws it) up to the
+  window's end, at the whole site's rate.
 
 Both simulate the whole site, whose load sets the waits; the simulated side compared is then a random share of its
 jobs, the test jobs' share of the log's (:func:`thinned`), as the test jobs are a random share of the site's.
@@ -127,6 +127,10 @@ def simulated_jobs(out_jobs: pd.DataFrame, job_types: dict[int, str], cpu_flop: 
     return table, np.asarray(ids, dtype=np.int64), len(out_jobs) - len(ran)
 
 
+#: Seconds an open simulation's arrivals go on past the window's end, so that one drawn at its very end is in.
+OPEN_MARGIN = 1e-4
+
+
 def thinned(jobs: JobTable, job_ids: np.ndarray, share: float, seed: int) -> JobTable:
     """A random ``share`` (0 < share <= 1) of ``jobs``: job number ``k`` (``job_ids``, shape ``(n,)``) is kept when the
     ``k``-th number of a stream of its own (numpy, seeded by ``[seed, 1]``, apart from the draws' ``seed``) is below
@@ -139,10 +143,12 @@ def thinned(jobs: JobTable, job_ids: np.ndarray, share: float, seed: int) -> Job
 
 def run_options(mode: str, model_path: Path, held_out: HeldOut, population: str | None, seed: int,
                 share: float) -> dict[str, Any]:
-    """The run options (``batreplay run``'s, by name) of a closed simulation of the whole site (the test jobs'
-    ``share`` of the jobs) up to the window's end."""
-    if mode != "closed":
-        raise ValueError(f"validation mode {mode!r}: only closed runs are described by run options")
+    """The run options (``batreplay run``'s, by name) of a simulation of the whole site (the test jobs' ``share`` of
+    the jobs) up to the window's end: closed (its population ``population``, else the module's default) or open
+    (the model's arrivals up to the window's end)."""
+    if mode == "open":
+        return {"workload": str(model_path), "replay": "open", "model_seed": seed,
+                "open_duration": held_out.window[1] + OPEN_MARGIN}
     chosen = population if population is not None else str(max(1, round(held_out.mean_in_system / share)))
     return {"workload": str(model_path), "replay": "closed", "population": chosen,
             "closed_duration": held_out.window[1], "model_seed": seed}

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from batreplay.atomic import commit_directory, make_staging_directory, write_json_atomically
 from batreplay.formats.out_jobs import read_out_jobs
@@ -30,7 +31,6 @@ from batreplay.platforms.reader import read_platform
 from batreplay.replay.closed import DrawnRequests
 from batreplay.run.runner import RunError, failed_batsim_log, resolve_platform, run
 from batreplay.run.spec import RunSpec
-from batreplay.sitemodels.generate import GenerateOptions, drawn_log, generated_workload
 from batreplay.sitemodels.model_file import read_model
 from batreplay.validation.measures import Comparison, JobTable, compare
 from batreplay.validation.choices import MODES
@@ -141,24 +141,20 @@ def _simulate(model, model_path: Path, held: HeldOut, platform, speeds: np.ndarr
     common: dict[str, Any] = {"scheduler": "easy", **options.run, "platform": str(platform),
                               "out_dir": str(staging / "simulation")}
     share = model.source["test_jobs"] / model.source["kept"]
+    run(RunSpec.build(**run_options(options.mode, model_path, held, options.population, options.seed, share),
+                      **common))
+    out_jobs = read_out_jobs(staging / "simulation" / "out_jobs.csv")
     if options.mode == "closed":
-        run(RunSpec.build(**run_options("closed", model_path, held, options.population, options.seed, share),
-                          **common))
         requests = DrawnRequests(model, options.seed)
-        out_jobs = read_out_jobs(staging / "simulation" / "out_jobs.csv")
         last = int(out_jobs["job_id"].astype(np.int64).max())
         flop = {k: float(requests[k]["profile"]["cpu"]) for k in range(1, last + 1)}
         types = dict(enumerate(requests.job_types[:last], start=1))
-    else:
-        drawn = GenerateOptions(days=held.window[1] / 86_400 + 1e-9, seed=options.seed)
-        log, type_names = drawn_log(model, drawn, name="workload-drawn.swf")
-        workload = staging / "workload-drawn.json"
-        write_json_atomically(workload, generated_workload(model, log).document)
-        run(RunSpec.build(workload=str(workload), **common))
-        out_jobs = read_out_jobs(staging / "simulation" / "out_jobs.csv")
-        ids = log.jobs["job_id"].astype(np.int64).tolist()
-        cpu = log.jobs["average_cpu_time"].to_numpy(dtype=np.float64) * model.reference["node_speed"]
-        flop, types = dict(zip(ids, cpu.tolist())), dict(zip(ids, type_names))
+    else:  # the open run's jobs.csv holds each job's type and CPU seconds (sitemodels.generate.open_workload)
+        drawn = pd.read_csv(staging / "simulation" / "jobs.csv", usecols=["job_id", "job_type", "average_cpu_time"],
+                            dtype={"job_type": str}, keep_default_na=False)  # (a type may be named "NA")
+        ids = drawn["job_id"].astype(np.int64).tolist()
+        cpu = drawn["average_cpu_time"].to_numpy(dtype=np.float64) * model.reference["node_speed"]
+        flop, types = dict(zip(ids, cpu.tolist())), dict(zip(ids, drawn["job_type"].tolist()))
     notes = [] if np.ptp(speeds) == 0 else [f"hosts of several speeds: CPU seconds counted at their mean, "
                                             f"{speeds.mean():g} flop/s"]
     table, ids, rejected = simulated_jobs(out_jobs, types, flop, float(speeds.mean()))

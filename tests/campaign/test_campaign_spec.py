@@ -195,7 +195,7 @@ def test_select(tmp_path):
     (lambda t: t.replace('platform = "kth-sp2"', 'platform = "kth-sp2"\nmax_jobs = "10"'), "expected an integer"),
     (lambda t: t + 'session_methods = ["z9"]\n', "key 'session_methods'"),
     (lambda t: t + 'replay_models = ["elastic"]\n', "key 'replay_models'"),
-    (lambda t: t + 'replay_models = ["closed"]\n', "key 'replay_models': 'closed' replays a site model, not a log"),
+    (lambda t: t + 'replay_models = ["closed"]\n', "key 'replay_models': 'closed' replays a site model"),
     (lambda t: t + 'platforms = ["nodes-x0"]\n', "key 'platforms'"),
     (lambda t: t + 'seeds = [1, 1]\n', "key 'seeds'"),
     (lambda t: t.replace('name = "t"', 'name = "t"\nengine = "simgrid"'), "key 'engine'"),

@@ -71,8 +71,11 @@ def test_an_open_validation_draws_at_the_held_out_jobs_rate(gridka, tmp_path):
     document = json.loads((out / "validation.json").read_text())
     simulated = pd.read_csv(out / "simulation" / "out_jobs.csv")
     assert simulated["submission_time"].max() < document["window"][1]
-    drawn = json.loads((out / "workload-drawn.json").read_text())
+    drawn = json.loads((out / "simulation" / "workload.json").read_text())
     assert len(drawn["jobs"]) == len(simulated)
+    spec = json.loads((out / "simulation" / "run.json").read_text())["spec"]  # a run batreplay run can repeat
+    assert (spec["replay"], spec["model_seed"], spec["workload"]) == ("open", 3, str(folder / "gridka.json"))
+    assert spec["open_duration"] == pytest.approx(document["window"][1]) and not (out / "workload-drawn.json").exists()
     # about the whole site's count over the log's span (4,408 jobs), at the whole site's rate
     first_submission = document["window"][0] - 20_000
     assert len(simulated) == pytest.approx(4408 * document["window"][1] / (document["window"][1] - first_submission),
