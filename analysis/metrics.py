@@ -86,15 +86,17 @@ def warm_up_window(jobs: pd.DataFrame, warm_up: float) -> TimeWindow | None:
     or None for no warm-up (``warm_up`` 0: the whole run, as :func:`summarize` takes it without a window).
 
     Raises:
-        ValueError: a warm-up that leaves nothing: the run ends before it does (both times named).
+        ValueError: a warm-up that leaves no job to measure: it ends after the last submission, or leaves an empty
+            span (the times named).
     """
     if warm_up == 0:
         return None
-    first = float(jobs["submission_time"].min())
-    end = float(np.nanmax([jobs["finish_time"].max(), jobs["submission_time"].max()]))
-    if not first + warm_up < end:
-        raise ValueError(f"warm_up (--warm-up) {warm_up:g} s: the run ends {end - first:g} s after its first "
-                         "submission, so nothing is left to measure; give a shorter warm-up")
+    first, last = float(jobs["submission_time"].min()), float(jobs["submission_time"].max())
+    end = float(np.nanmax([jobs["finish_time"].max(), last]))
+    if not (first + warm_up <= last and first + warm_up < end):
+        raise ValueError(f"warm_up (--warm-up) {warm_up:g} s: the last job is submitted {last - first:g} s after the "
+                         f"first and the run ends {end - first:g} s after it, so no job is left to measure; give a "
+                         "shorter warm-up")
     return TimeWindow(first + warm_up, end)
 
 

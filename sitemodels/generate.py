@@ -160,7 +160,8 @@ def open_workload(model: SiteModel, *, jobs: int | None = None, seconds: float |
         ValueError: as :class:`GenerateOptions` and :func:`generated_workload`.
     """
     days = None if seconds is None else seconds / SECONDS_PER_DAY
-    log, types = drawn_log(model, GenerateOptions(jobs=jobs, days=days, seed=seed), name="open-workload.swf")
+    options = GenerateOptions(jobs=jobs, days=days, seed=seed)  # (notes name the lines of the log model generate writes)
+    log, types = drawn_log(model, options, name=f"the log drawn with seed {seed} (as model generate writes it)")
     workload = generated_workload(model, log, nb_res)
     drawn = pd.DataFrame({"job_type": types, "average_cpu_time": log.jobs["average_cpu_time"].to_numpy()},
                          index=log.jobs["job_id"].astype(np.int64).to_numpy())

@@ -316,7 +316,7 @@ def form_choices(sandbox: Sandbox) -> dict[str, list[dict[str, str]]]:
     schedulers += [{"label": f"scheduler file {sandbox.shown(path)}", "value": str(path)}
                    for path in sandbox.files((".py",))]  # pybatsim scheduler files (BatsimScheduler subclasses)
     replays = [{"label": f"{name}: {entry.summary}", "value": name} for name, entry in USER_MODELS.items()
-               if entry.source == "log"]  # (a closed replay draws from a site model: not a form of this page yet)
+               if entry.source == "log"]  # (closed and open replays draw from a site model: not a form of this page yet)
     engines = [{"label": "embedded (Batsim 4.2.1 exact, in-process)", "value": "embedded"}]
     try:
         engines.append({"label": f"real Batsim ({find_batsim()})", "value": "batsim"})
