@@ -204,7 +204,7 @@ class LogSpec:
     def is_json(self) -> bool:
         """Whether the log is a Batsim JSON workload (rigid replays only; no SWF header, user ids or recorded
         schedule)."""
-        return self.workload.lower().endswith(".json")
+        return not self.site_model and self.workload.lower().endswith(".json")
 
     @property
     def platform_parameter(self) -> str | dict[str, Any]:
@@ -650,8 +650,11 @@ def _read_site_model(table: _Table, spec_root: Path) -> tuple[str, None]:
 
     written = table.get("site_model", str)
     path = Path(os.path.expanduser(written))
+    path = path if path.is_absolute() else spec_root / path
+    if not path.is_file():
+        raise table.error("site_model", f"{path}: no such file")
     try:
-        read_model(path if path.is_absolute() else spec_root / path)
+        read_model(path)
     except (OSError, ValueError) as err:  # names the file, and the field
         raise table.error("site_model", " ".join(str(err).split())) from None
     return written, None
@@ -802,7 +805,14 @@ def _check_sources(matrix: _Table, log_tables: list[_Table], logs: list[LogSpec]
 
 def _check_site_model_replays(table: _Table, log: LogSpec, models: list[str], root: Path) -> None:
     """The replays of the site model ``log`` under each of ``models`` (its table's options; the error names the
-    table and, where one is at fault, the key)."""
+    table and, where one is at fault, the key); an option its table gives for a model none of ``models`` is refused
+    (it would be read by no instance)."""
+    unread = [key for key in MODEL_OPTIONS if key in table.data
+              and not any(key in user_model(model).options for model in models)]
+    if unread:
+        owners = [name for name in REPLAY_MODELS if unread[0] in user_model(name).options]
+        raise table.error(unread[0], f"an option of the {' and '.join(owners)} replay, which [matrix] replay_models "
+                                     "does not give: no instance would read it")
     for model in models:
         reads = user_model(model).options
         try:

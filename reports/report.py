@@ -473,11 +473,15 @@ def _read_logs(spec: CampaignSpec, results: list[InstanceResult],
                notes: list[str]) -> tuple[dict[str, LogFacts], dict[str, dict[str, Any]]]:
     """What the report reads from each SWF log: its :class:`LogFacts` (jobs up to the last one replayed, those of
     0 s, its clock) and, with the ``scheduling`` table, the metrics of the schedule it recorded (Madon, Da Costa,
-    Pierson 2024, Table 1, first row), both by log name; a log that gives neither (a Batsim JSON workload, a
-    ``max_jobs`` no finished instance locates) or no recorded schedule is said in ``notes``."""
+    Pierson 2024, Table 1, first row), both by log name; a log that gives neither (a Batsim JSON workload, a site
+    model, a ``max_jobs`` no finished instance locates) or no recorded schedule is said in ``notes``."""
     facts: dict[str, LogFacts] = {}
     recorded: dict[str, dict[str, Any]] = {}
     for log in spec.logs:
+        if log.site_model:  # jobs drawn from a model: no log to read
+            notes.append(f"{log.name}: {Path(log.workload).name} is a site model whose replays draw their jobs: no "
+                         "count of a log's jobs, no recorded-log row and no wall clock")
+            continue
         if log.is_json:  # rigid replays of a Batsim workload: no SWF to read
             notes.append(f"{log.name}: {Path(log.workload).name} is a Batsim JSON workload, not an SWF log: "
                          f"no count of the log's jobs, no recorded-log row and no wall clock (they come from the "

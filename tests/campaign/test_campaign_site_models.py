@@ -298,16 +298,13 @@ def test_the_report_lists_every_instance(ran, reported):
         assert counts[instance.id] == expected, instance.id
 
 
-@pytest.mark.xfail(strict=True, reason="defect: reports/report.py _read_logs takes a site model whose file ends in "
-                                       ".json for a Batsim JSON workload (LogSpec.is_json) and says so in the notes")
-def test_the_report_does_not_call_a_site_model_a_batsim_workload(reported):
+def test_the_report_says_a_site_model_is_one(reported):
     out, _ = reported
-    assert "gridka.json is a Batsim JSON workload" not in (out / "README.md").read_text()
+    text = (out / "README.md").read_text()
+    assert "gridka.json is a Batsim JSON workload" not in text
+    assert "gridka.json is a site model whose replays draw their jobs" in text
 
 
-@pytest.mark.xfail(strict=True, raises=KeyError,
-                   reason="defect: reports/report.py _read_logs reads log.options['max_jobs'] of a site model whose "
-                          "file does not end in .json (a site model's options have no max_jobs): KeyError")
 def test_the_report_of_a_site_model_named_without_json_suffix(models, tmp_path):
     shutil.copyfile(models / "gridka.json", tmp_path / "gridka.model")
     table = '[[logs]]\nname = "gridka"\nsite_model = "gridka.model"\nnodes = 40\nopen_jobs = 20\n'
@@ -315,6 +312,7 @@ def test_the_report_of_a_site_model_named_without_json_suffix(models, tmp_path):
     assert [i.params["workload"] for i in spec.instances()] == ["gridka.model"] * 2  # the model loads
     result = build_report(spec, tmp_path / "report")  # nothing has run: the report is written anyway
     assert result.instances_found == 0 and result.instances_total == 2
+    assert "gridka.model is a site model" in " ".join(result.notes)
 
 
 # ----------------------------------------------------------------------------------------------- refusals
@@ -335,7 +333,7 @@ REFUSALS = {
     "an SWF log as the model": (
         campaign_text(KTH_TABLE + gridka(model=KTH.as_posix())), "[[logs]] #2, key 'site_model': ", KTH.name),
     "a missing model": (
-        campaign_text(KTH_TABLE + gridka(model="none.json")), "[[logs]] #2, key 'site_model': ", "none.json"),
+        campaign_text(KTH_TABLE + gridka(model="none.json")), "[[logs]] #2, key 'site_model': ", "none.json: no such file"),
     "max_jobs in a site model's table": (
         campaign_text(KTH_TABLE + gridka("closed_jobs = 9\nopen_jobs = 9\nmax_jobs = 10\n")),
         "[[logs]] #2, key 'max_jobs': ", "drawn"),
@@ -353,7 +351,10 @@ REFUSALS = {
         campaign_text(KTH_TABLE + gridka("closed_jobs = 9\nopen_jobs = 9\nopen_duration = 100.0\n")), "[[logs]] #2: ",
         "--open-jobs N or --open-duration SECONDS (one of them)"),
     "open with neither": (
-        campaign_text(gridka("closed_jobs = 9\n"), '["open"]'), "[[logs]] #1: ", "--open-jobs N or --open-duration"),
+        campaign_text(gridka(""), '["open"]'), "[[logs]] #1: ", "--open-jobs N or --open-duration"),
+    "an option no instance reads": (
+        campaign_text(gridka("closed_jobs = 9\nopen_jobs = 9\n"), '["open"]'), "[[logs]] #1, key 'closed_jobs': ",
+        "an option of the closed replay, which [matrix] replay_models does not give"),
     "a population of 0": (
         campaign_text(gridka("population = 0\nclosed_jobs = 9\n"), '["closed"]'), "[[logs]] #1: ", "--population '0'"),
     "a population that is not a number": (
