@@ -3,7 +3,8 @@
 # GridKa's jobs are partitions 156 and 157 (4,408 jobs). One job type per group (virtual organisation), fitted on a
 # random half (seed 1), validated on the other half as the paper does (closed workload, then open for comparison),
 # then the node-selection strategies compared on the calibrated model (the same closed workload on 96 job slots of
-# three node types, expe/platforms/gridka-model.toml).
+# three node types, expe/platforms/gridka-model.toml), and the calibrated model replayed closed and open with five
+# seeds of the draws each (the campaign expe/site-model-gridka.toml).
 #
 # Run from the repository: sh expe/site-model-gridka.sh (about a minute on 2 cores). Everything goes to
 # runs/site-model-gridka/ (not committed); the tables are copied to expe/results/site-model-gridka/ (committed; its
@@ -44,6 +45,11 @@ for strategy in lowest-id least-loaded best-fit round-robin random fastest-first
         --out "$RUNS/node-selection-$strategy" > "$RUNS/node-selection-$strategy.txt"
     step "node selection, $strategy"
 done
+# the calibrated model in a campaign (expe/site-model-gridka.toml): closed and open on the 48 nodes, five seeds of the
+# draws each, the first 200,000 s left out of the metrics
+uv run batreplay campaign run expe/site-model-gridka.toml --workers 2 --quiet > "$RUNS/campaign.txt"
+uv run batreplay campaign report expe/site-model-gridka.toml >> "$RUNS/campaign.txt"
+step "campaign, closed and open, five seeds"
 cp "$RUNS/fit.txt" "$RESULTS/fit.txt"
 for mode in closed open; do
     cp "$RUNS/validation-$mode.txt" "$RESULTS/validation-$mode.txt"
@@ -67,6 +73,15 @@ for folder in sorted(p for p in runs.glob("node-selection-*") if p.is_dir()):
                     for m in ("throughput", "utilisation", "mean run time", "mean waiting time")},
                  "throughput deviation from the log": table.loc["throughput", "deviation"]})
 pd.DataFrame(rows).to_csv(results / "node-selection.csv", index=False)
+# the campaign: each instance's metrics after the warm-up, then their mean and standard deviation over the seeds
+instances = pd.read_csv(runs / "campaign-report" / "instances.csv")
+columns = ["replay", "seed", "nb_jobs", "throughput_per_day", "utilisation", "mean_waiting_time", "span_start",
+           "span_end"]
+instances[columns].sort_values(["replay", "seed"]).to_csv(results / "campaign-seeds.csv", index=False)
+spread = instances.groupby("replay")[["nb_jobs", "throughput_per_day", "utilisation", "mean_waiting_time"]]
+summary = spread.agg(["mean", "std"])
+summary.columns = [f"{measure} {statistic}" for measure, statistic in summary.columns]
+summary.reset_index().to_csv(results / "campaign-spread.csv", index=False, float_format="%.6g")
 PY
 sha256sum "$RUNS"/validation-*/simulation/out_jobs.csv "$RUNS"/node-selection-*/simulation/out_jobs.csv
 step "done"
