@@ -17,6 +17,22 @@ from batreplay.schedulers.registry import load_scheduler
 from batreplay.workloads.loading import LoadedWorkload, WorkloadOptions, load_workload
 
 
+def gridka_site_model(folder: Path) -> tuple[Path, Path]:
+    """The GridKa jobs of the LCG log (partitions 156-157), one type per group, fitted with seed 1 into
+    ``folder/gridka.json`` (the log has no CPU times: every job only computes, what a closed replay runs), and a
+    platform of 40 hosts of 1 Gflop/s, ``folder/cluster-40.xml``: ``(model, platform)``."""
+    from batreplay.platforms.generate import platform_command
+    from batreplay.sitemodels.fit import FitOptions, fit_site_model, save_fit
+    from batreplay.sitemodels.job_types import JobTypeRule
+    from conftest import WORKLOADS
+
+    fitted = fit_site_model(WORKLOADS / "LCG.swf.gz", JobTypeRule.parse("group"),
+                            FitOptions(select={"partition": [156, 157]}, seed=1))
+    path, _ = save_fit(fitted, folder / "gridka.json")
+    (platform,) = platform_command(40, 1e9, folder / "cluster-40.xml")
+    return path, platform
+
+
 def write_swf(path: Path, jobs: list[tuple[int, float, float, float]], user: int = 1) -> Path:
     """``jobs``: (job number, submission, wait, run) in seconds, one processor each, requested time 2 x run ->
     an SWF file of 18 fields per line (Feitelson's Standard Workload Format)."""

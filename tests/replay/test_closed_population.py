@@ -18,10 +18,9 @@ from batreplay.replay.protocol import ReplayError
 from batreplay.replay.registry import ReplaySpec
 from batreplay.run.runner import RunError, run
 from batreplay.run.spec import RunSpec
-from batreplay.sitemodels.fit import FitOptions, fit_site_model, save_fit
-from batreplay.sitemodels.job_types import JobTypeRule
 from batreplay.sitemodels.model_file import read_model
 from conftest import WORKLOADS
+from replay_helpers import gridka_site_model
 
 #: Batsim tells the decision process of a job's end at the job's finish time in out_jobs.csv or 1 us after it (its
 #: message latency; two jobs ending together may be told in two messages); the replacement is registered then.
@@ -33,12 +32,7 @@ MESSAGE_LATENCY = 1e-6
 def gridka_model(tmp_path_factory):
     """The GridKa jobs of the LCG log (partitions 156-157), one type per group; the log has no CPU times, so every
     job only computes (no I/O demand): what a closed replay runs."""
-    folder = tmp_path_factory.mktemp("model")
-    fitted = fit_site_model(WORKLOADS / "LCG.swf.gz", JobTypeRule.parse("group"),
-                            FitOptions(select={"partition": [156, 157]}, seed=1))
-    path, _ = save_fit(fitted, folder / "gridka.json")
-    (platform,) = platform_command(40, 1e9, folder / "cluster-40.xml")
-    return path, platform
+    return gridka_site_model(tmp_path_factory.mktemp("model"))
 
 
 def jobs_in_system(out_jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

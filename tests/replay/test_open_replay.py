@@ -24,6 +24,7 @@ from batreplay.sitemodels.generate import SECONDS_PER_DAY, GenerateOptions, draw
 from batreplay.sitemodels.job_types import JobTypeRule
 from batreplay.sitemodels.model_file import read_model
 from conftest import WORKLOADS
+from replay_helpers import gridka_site_model
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 
@@ -32,12 +33,7 @@ KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 def gridka_model(tmp_path_factory):
     """The GridKa jobs of the LCG log (partitions 156-157), one type per group (as in test_closed_population.py):
     one job slot each, compute only; and a platform of 40 hosts."""
-    folder = tmp_path_factory.mktemp("model")
-    fitted = fit_site_model(WORKLOADS / "LCG.swf.gz", JobTypeRule.parse("group"),
-                            FitOptions(select={"partition": [156, 157]}, seed=1))
-    path, _ = save_fit(fitted, folder / "gridka.json")
-    (platform,) = platform_command(40, 1e9, folder / "cluster-40.xml")
-    return path, platform
+    return gridka_site_model(tmp_path_factory.mktemp("model"))
 
 
 @pytest.fixture(scope="module")
