@@ -123,7 +123,15 @@ def _workload_inputs(spec: RunSpec, nb_res: int) -> tuple[Any, dict, pd.DataFram
     open replay's workload), the rest as :func:`load_workload` gives them."""
     if user_model(spec.replay.model).source == "site-model":
         return _load_site_model(spec, nb_res)
-    return None, *load_workload(spec, nb_res=nb_res)
+    try:
+        return None, *load_workload(spec, nb_res=nb_res)
+    except (RunError, ValueError):  # (a JSON document that is no Batsim workload: WorkloadFormatError)
+        from batreplay.sitemodels.model_file import is_site_model_file
+
+        if str(spec.workload).lower().endswith(".json") and is_site_model_file(spec.workload):
+            raise RunError(f"{spec.workload} is a site model (batreplay model fit), whose jobs are drawn: replay it "
+                           f"with --replay closed or --replay open, not {spec.replay.model}") from None
+        raise
 
 
 def _load_site_model(spec: RunSpec, nb_res: int) -> tuple[Any, dict, pd.DataFrame | None, list[str]]:

@@ -156,6 +156,16 @@ def read_model(path: str | Path) -> SiteModel:
         raise ModelFileError(str(err)) from None
 
 
+def is_site_model_file(path: str | Path) -> bool:
+    """True when ``path`` is a JSON object whose ``format`` is :data:`FORMAT_NAME` (a site model, perhaps of another
+    version or with a wrong field: :func:`read_model` says which); False for anything else, unreadable included."""
+    try:
+        document = json.loads(Path(path).read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(document, dict) and document.get("format") == FORMAT_NAME
+
+
 def _model(document: Any, where: str) -> SiteModel:
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
         raise DistributionError(f"{where}: not a batreplay site model (its 'format' is not {FORMAT_NAME!r})")

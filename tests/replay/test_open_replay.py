@@ -229,6 +229,21 @@ def test_a_workload_that_is_not_a_site_model_is_refused(gridka_model, tmp_path, 
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("replay", ["rigid", "feedback"])
+def test_a_site_model_replayed_as_a_log_is_refused_with_the_replays_it_takes(gridka_model, tmp_path, capsys,
+                                                                              monkeypatch, replay):
+    model_path, platform = gridka_model
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "--workload", str(model_path), "--platform", str(platform), "--scheduler", "easy", "--out", "run",
+              "--quiet", "--replay", replay])
+    error = capsys.readouterr().err
+    assert stop.value.code == 2 and error == (f"batreplay: error: {model_path} is a site model (batreplay model fit), "
+                                               "whose jobs are drawn: replay it with --replay closed or --replay open, "
+                                               f"not {replay}\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.slow
 def test_an_open_run_is_the_same_on_a_real_batsim(gridka_model, tmp_path, real_batsim):
     model_path, _ = gridka_model
