@@ -207,25 +207,25 @@ class ReplaySpec:
              "none (rigid)", default_text=f"{DEFAULT_SESSIONS} with a model that uses sessions")
 
     population: str | None = option(
-        None, optional=True, form=False, campaign="log", metavar="N|fill",
+        None, optional=True, campaign="log", metavar="N|fill",
         help="closed replay: jobs kept in the system, a whole number or 'fill' (the platform's job slots, the host "
              "property slots, else 1 per host)", default_text="fill with --replay closed")
-    closed_jobs: int | None = option(None, kind=int, at_least=1, at_most=MAX_MODEL_JOBS, optional=True, form=False,
+    closed_jobs: int | None = option(None, kind=int, at_least=1, at_most=MAX_MODEL_JOBS, optional=True,
                                      campaign="log",
                                      help="closed replay: jobs in all (the population included)",
                                      default_text="none")
     closed_duration: float | None = option(
-        None, kind=float, above=0, at_most=1e10, optional=True, unit="s", form=False, campaign="log",
+        None, kind=float, above=0, at_most=1e10, optional=True, unit="s", campaign="log",
         help="closed replay: seconds after which jobs that end are not replaced", default_text="none",
         range_note="beyond 1e10 s the two engines' times no longer agree")
-    open_jobs: int | None = option(None, kind=int, at_least=1, at_most=MAX_MODEL_JOBS, optional=True, form=False,
+    open_jobs: int | None = option(None, kind=int, at_least=1, at_most=MAX_MODEL_JOBS, optional=True,
                                    campaign="log",
                                    help="open replay: jobs drawn from the site model", default_text="none")
     open_duration: float | None = option(
-        None, kind=float, above=0, at_most=1e10, optional=True, unit="s", form=False, campaign="log",
+        None, kind=float, above=0, at_most=1e10, optional=True, unit="s", campaign="log",
         help="open replay: seconds of the model's arrivals drawn (from its start)", default_text="none",
         range_note="beyond 1e10 s the two engines' times no longer agree")
-    model_seed: int = option(0, kind=int, at_least=0, form=False,
+    model_seed: int = option(0, kind=int, at_least=0,
                              help="closed or open replay: seed of the jobs drawn from the site model")
 
     def __post_init__(self) -> None:

@@ -2,7 +2,7 @@
 
 :func:`add_model_commands` adds the ``model`` command to the ``batreplay`` parser; each subcommand's handler has the
 signature ``handler(args, console) -> exit status`` used by :mod:`batreplay.cli`. Only light modules are imported
-here (the defaults in :mod:`batreplay.sitemodels.choices`); each handler imports what it uses.
+here (the fit's declared options, :mod:`batreplay.sitemodels.fit_options`); each handler imports what it uses.
 """
 
 from __future__ import annotations
@@ -11,11 +11,18 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from batreplay.sitemodels.choices import DEFAULT_MAX_BINS, FIELD_COLUMNS
-from batreplay.workloads.choices import DEFAULT_RECORDED_SPEED, DEFAULT_REFERENCE_IO_RATE
+from batreplay.options import Option, declared_options
+from batreplay.sitemodels.choices import FIELD_COLUMNS
+from batreplay.sitemodels.fit_options import FitOptions
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+
+def fit_options() -> tuple[Option, ...]:
+    """The declared options of a fit (:class:`~batreplay.sitemodels.fit_options.FitOptions`), in order: the flags
+    of ``model fit`` and the fields of the GUI's fit form."""
+    return declared_options(FitOptions)
 
 
 def selection(text: str) -> tuple[str, list[int]]:
@@ -32,7 +39,7 @@ def selection(text: str) -> tuple[str, list[int]]:
 
 
 def _cmd_fit(args: argparse.Namespace, console: Console) -> int:
-    from batreplay.sitemodels.fit import FitOptions, check_model_path, fit_site_model, save_fit
+    from batreplay.sitemodels.fit import check_model_path, fit_site_model, save_fit
     from batreplay.sitemodels.job_types import JobTypeRule
     from batreplay.workloads.resolve import resolve_workload
 
@@ -41,9 +48,8 @@ def _cmd_fit(args: argparse.Namespace, console: Console) -> int:
     select: dict[str, list[int]] = {}
     for name, values in args.select or []:
         select.setdefault(name, []).extend(values)
-    options = FitOptions(split=args.split, seed=args.seed, select=select or None, node_speed=args.speed,
-                         reference_io_rate=args.reference_io_rate, io_share=args.io_share,
-                         demand_rounds=args.demand_rounds, max_bins=args.max_bins)
+    options = FitOptions(select=select or None,
+                         **{declaration.field: getattr(args, declaration.name) for declaration in fit_options()})
     fitted = fit_site_model(resolve_workload(args.log), rule, options)
     for note in fitted.notes:
         console.print(note, highlight=False, markup=False)
@@ -105,19 +111,9 @@ def add_model_commands(subparsers: argparse._SubParsersAction,
     fit.add_argument("--select", type=selection, action="append", metavar="FIELD=V1,V2",
                      help="fit on the jobs whose FIELD has one of these values only (e.g. partition=156,157, the "
                           "GridKa sites of the LCG log); repeatable (all must hold)")
-    fit.add_argument("--split", type=float, default=0.5,
-                     help="share of the jobs to calibrate on, the others kept to test (default: %(default)s)")
-    fit.add_argument("--seed", type=int, default=0, help="seed of the split (default: %(default)s)")
-    fit.add_argument("--speed", type=float, default=DEFAULT_RECORDED_SPEED, metavar="FLOP_PER_S",
-                     help="node speed of the recorded machine: CPU seconds x speed = CPU demand (default: %(default)g)")
-    fit.add_argument("--io-share", type=float, default=None,
-                     help="share of each job's run time spent reading (default: run time minus the log's CPU time)")
-    fit.add_argument("--reference-io-rate", type=float, default=DEFAULT_REFERENCE_IO_RATE, metavar="BYTES_PER_S",
-                     help="bytes/s a node read at when the log was recorded (default: %(default)g)")
-    fit.add_argument("--demand-rounds", type=int, default=1,
-                     help="rounds of reading and computing of every job (default: %(default)s)")
-    fit.add_argument("--max-bins", type=int, default=DEFAULT_MAX_BINS,
-                     help="most bins of a histogram (default: %(default)s)")
+    for declaration in fit_options():  # --split, --seed, --speed, --io-share...: their declarations
+        flag, settings = declaration.argument()
+        fit.add_argument(flag, **settings)
     fit.add_argument("--out", required=True, help="model file to write (JSON); the test jobs go beside it")
     fit.add_argument("--force", action="store_true", help="replace the model file and its test jobs if they exist")
     fit.set_defaults(handler=_cmd_fit)

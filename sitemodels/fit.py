@@ -24,7 +24,7 @@ per slot are not in SWF and not modelled. Imports numpy, pandas and the workload
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -33,51 +33,17 @@ import pandas as pd
 
 from batreplay.atomic import open_text_atomically
 from batreplay.sitemodels.arrivals import ArrivalModel
-from batreplay.sitemodels.choices import DEFAULT_MAX_BINS, FIELD_COLUMNS
+from batreplay.sitemodels.choices import FIELD_COLUMNS
 from batreplay.sitemodels.distributions import EmpiricalDistribution
+from batreplay.sitemodels.fit_options import FitOptions
 from batreplay.sitemodels.job_types import JobTypeRule
 from batreplay.sitemodels.model_file import JobTypeModel, SiteModel, write_model
-from batreplay.workloads.choices import DEFAULT_RECORDED_SPEED, DEFAULT_REFERENCE_IO_RATE
 from batreplay.workloads.demand_rounds import CPU_TIME_NOTES, cpu_seconds
 from batreplay.workloads.swf import SwfLog, read_swf
 
 #: Why a selected job is dropped before the split -> the note's words.
 DROP_REASONS = {"run_time": "run time missing or 0 s", "processors": "no processor count (allocated nor requested)",
                 "submission_time": "submission time unknown or negative"}
-
-
-@dataclass(frozen=True)
-class FitOptions:
-    """How a model is fitted (module docstring). Units: ``node_speed`` flop/s, ``reference_io_rate`` bytes/s.
-
-    Raises:
-        ValueError: ``split`` not in (0, 1], ``demand_rounds`` < 1, a rate or speed <= 0, ``io_share`` not in
-            [0, 1), or a selection on an unknown field (each naming its option).
-    """
-
-    split: float = 0.5
-    seed: int = 0
-    select: Mapping[str, Sequence[int]] | None = None
-    node_speed: float = DEFAULT_RECORDED_SPEED
-    reference_io_rate: float = DEFAULT_REFERENCE_IO_RATE
-    io_share: float | None = None
-    demand_rounds: int = 1
-    max_bins: int = DEFAULT_MAX_BINS
-
-    def __post_init__(self) -> None:
-        checks = [(0 < self.split <= 1, f"--split {self.split}: expected a share of the jobs in (0, 1]"),
-                  (self.demand_rounds >= 1, f"--demand-rounds {self.demand_rounds}: expected an integer >= 1"),
-                  (0 < self.node_speed < np.inf, f"--speed {self.node_speed}: expected flop/s > 0"),
-                  (0 < self.reference_io_rate < np.inf, f"--reference-io-rate {self.reference_io_rate}: expected "
-                                                        "bytes/s > 0"),
-                  (self.io_share is None or 0 <= self.io_share < 1, f"--io-share {self.io_share}: expected [0, 1)"),
-                  (self.max_bins >= 1, f"--max-bins {self.max_bins}: expected an integer >= 1"),
-                  (self.seed >= 0, f"--seed {self.seed}: expected an integer >= 0")]
-        checks += [(name in FIELD_COLUMNS, f"--select {name}: expected one of {', '.join(FIELD_COLUMNS)}")
-                   for name in (self.select or {})]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(message)
 
 
 @dataclass(frozen=True)

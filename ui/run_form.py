@@ -46,6 +46,8 @@ from batreplay.platforms.node_types import read_node_types_file
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.replay.registry import DEFAULT_SESSIONS, REGISTRY as USER_MODELS
 from batreplay.run.spec import FLAT_FIELDS, RunSpec, RunSpecError, run_option, run_options
+from batreplay.sitemodels.model_file import FORMAT_NAME as MODEL_FORMAT
+from batreplay.sitemodels.model_file import is_site_model_file
 from batreplay.ui.sandbox import MAX_PATH_CHARS, Sandbox, SandboxError
 from batreplay.workloads.loading import WORKLOAD_SUFFIXES, WorkloadError, load_workload
 from batreplay.workloads.pwa import PWA_CATALOGUE, cached_path, catalogue_entry
@@ -55,6 +57,11 @@ RECORDED = "recorded"
 #: Largest uploaded workload, in bytes (the uncompressed HPC2N log is 22 MB; gzip logs are smaller).
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 UPLOADS = "uploads"
+#: Where the Models page writes the site models it fits, under the runs directory.
+MODELS = "models"
+#: Largest JSON file read to tell whether it is a site model (a model of a hundred types of 50-bin histograms is
+#: well under 1 MB); a larger one is taken for a Batsim workload.
+MAX_MODEL_BYTES = 16 * 1024 * 1024
 PLATFORMS = "platforms"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]")
 #: A whole number >= 1 as typed (at most 18 digits): the pattern the browser checks as the user types (the field
@@ -274,7 +281,19 @@ def is_workload_file(path: Path) -> bool:
         document = json.loads(path.read_bytes())
     except (OSError, ValueError, RecursionError):  # (unreadable, not JSON, nested too deeply for the parser)
         return False
-    return isinstance(document, dict) and bool(WORKLOAD_KEYS & document.keys())
+    return isinstance(document, dict) and (bool(WORKLOAD_KEYS & document.keys())
+                                           or document.get("format") == MODEL_FORMAT)
+
+
+def is_site_model(path: Path) -> bool:
+    """True when ``path`` is a ``.json`` file of at most :data:`MAX_MODEL_BYTES` that is a site model
+    (:func:`~batreplay.sitemodels.model_file.is_site_model_file`); a larger one is taken for a Batsim workload,
+    unread."""
+    try:
+        small = path.stat().st_size <= MAX_MODEL_BYTES
+    except OSError:
+        return False
+    return small and path.name.lower().endswith(".json") and is_site_model_file(path)
 
 
 def is_node_types_file(path: Path) -> bool:
@@ -303,8 +322,9 @@ def form_choices(sandbox: Sandbox) -> dict[str, list[dict[str, str]]]:
 
     workloads = [{"label": f"{entry.name} (cached log)", "value": entry.name} for entry in PWA_CATALOGUE.values()
                  if cached_path(entry).is_file()]
-    workloads += [{"label": sandbox.shown(path), "value": str(path)}
-                  for path in sandbox.files(WORKLOAD_SUFFIXES, accept=is_workload_file, own=(UPLOADS,))]
+    workloads += [{"label": sandbox.shown(path) + (" (site model)" if is_site_model(path) else ""),
+                   "value": str(path)}
+                  for path in sandbox.files(WORKLOAD_SUFFIXES, accept=is_workload_file, own=(UPLOADS, MODELS))]
     platforms = [{"label": f"{name} (shipped)", "value": name} for name in SHIPPED_PLATFORMS]
     platforms += [{"label": sandbox.shown(path), "value": str(path)} for path in sandbox.files((".xml",))]
     variants = [{"label": "as recorded", "value": RECORDED}]
@@ -315,8 +335,7 @@ def form_choices(sandbox: Sandbox) -> dict[str, list[dict[str, str]]]:
     schedulers = [{"label": f"{name}: {describe(name)}", "value": name} for name in SCHEDULERS]
     schedulers += [{"label": f"scheduler file {sandbox.shown(path)}", "value": str(path)}
                    for path in sandbox.files((".py",))]  # pybatsim scheduler files (BatsimScheduler subclasses)
-    replays = [{"label": f"{name}: {entry.summary}", "value": name} for name, entry in USER_MODELS.items()
-               if entry.source == "log"]  # (closed and open replays draw from a site model: not a form of this page yet)
+    replays = [{"label": f"{name}: {entry.summary}", "value": name} for name, entry in USER_MODELS.items()]
     engines = [{"label": "embedded (Batsim 4.2.1 exact, in-process)", "value": "embedded"}]
     try:
         engines.append({"label": f"real Batsim ({find_batsim()})", "value": "batsim"})
@@ -574,6 +593,24 @@ def _speedup_tables(spec: RunSpec) -> list[str]:
     return list(dict.fromkeys(table for table in tables if isinstance(table, str)))
 
 
+def _check_source(workload: Path, replay: str) -> None:
+    """A site model's replays (closed, open) take a site model file, the others a log or workload.
+
+    Raises:
+        FormError: the workload is not of the replay's kind (both named).
+    """
+    if replay not in USER_MODELS:
+        return  # (RunSpec names an unknown model)
+    model = is_site_model(workload)
+    if model and USER_MODELS[replay].source == "log":
+        drawn = ", ".join(name for name, entry in USER_MODELS.items() if entry.source == "site-model")
+        raise FormError(f"workload: {workload.name} is a site model, whose jobs are drawn: choose the replay "
+                        f"{' or '.join(drawn.split(', '))}")
+    if not model and USER_MODELS[replay].source == "site-model":
+        raise FormError(f"replay: {replay} draws its jobs from a site model (batreplay model fit, or the Models "
+                        f"page): choose a model file as the workload, not {workload.name}")
+
+
 def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
     """Check ``form`` and describe its run (directory ``<runs dir>/<run id>``).
 
@@ -599,10 +636,8 @@ def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
     replay = form.replay or "rigid"
     flat: dict[str, Any] = {"replay": replay, "engine": engine, "scheduler_options": options,
                             **_generic_options(form, sandbox)}
-    if replay in USER_MODELS and USER_MODELS[replay].source != "log":
-        raise FormError(f"replay: {replay!r} draws its jobs from a site model; run it with batreplay run --replay "
-                        f"{replay}")
-    if replay in USER_MODELS and USER_MODELS[replay].dynamic:
+    _check_source(workload, replay)
+    if replay in USER_MODELS and USER_MODELS[replay].uses_sessions:
         flat["sessions"] = _sessions(form.sessions, sandbox)
     try:
         draft = RunSpec.build(workload=workload, platform=platform, scheduler=scheduler, out_dir=sandbox.runs_dir,

@@ -45,11 +45,11 @@ def test_fit_generate_and_run_a_gridka_model(tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["model", "fit", str(LCG), "--split", "1.5", "--out", "m.json"], "--split 1.5: expected a share"),
+    (["model", "fit", str(LCG), "--split", "1.5", "--out", "m.json"], "split (--split) must be a number > 0 and <= 1"),
     (["model", "fit", str(LCG), "--job-types", "site", "--out", "m.json"], "--job-types 'site': expected 'all'"),
     (["model", "fit", str(LCG), "--out", "m.txt"], "--out m.txt: a model file is JSON"),
     (["model", "fit", str(LCG), "--out", "no/m.json"], "--out no/m.json: no folder no"),
-    (["model", "fit", str(LCG), "--seed", "-1", "--out", "m.json"], "--seed -1: expected an integer >= 0"),
+    (["model", "fit", str(LCG), "--seed", "-1", "--out", "m.json"], "seed (--seed) must be an integer >= 0, got -1"),
     (["model", "generate", "nosuch.json", "--jobs", "20000000", "--out", "w.swf"], "--jobs 20000000: expected"),
     (["model", "generate", "nosuch.json", "--jobs", "3", "--out", "w.swf"], "nosuch.json: No such file"),
 ])

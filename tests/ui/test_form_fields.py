@@ -45,6 +45,8 @@ def test_the_form_shows_one_field_per_option_declared_for_it_in_order(tmp_path, 
                                              "zero_runtime", "res_source", "demand_rounds", "io_share",
                                              "reference_io_rate"],
                       "options-engine": ["compute_sharing", "speedup_model", "speedup_options"],
+                      "options-replay": ["population", "closed_jobs", "closed_duration", "open_jobs",
+                                         "open_duration", "model_seed"],
                       "options-metrics": ["warm_up"]}
     special = {item.id for item in _components(page) if isinstance(getattr(item, "id", None), str)}
     assert {"workload", "platform", "node-types", "scheduler", "scheduler-options", "replay", "sessions",

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from batreplay.platforms.reader import read_platform
+from batreplay.replay.registry import USER_MODELS
 from batreplay.run.spec import FLAT_FIELDS
 from batreplay.schedulers.names import SCHEDULER_NAMES
 from batreplay.ui.run_form import (
@@ -44,7 +45,7 @@ def sandbox(tmp_path, monkeypatch):
 def test_the_choices_come_from_the_registries(sandbox):
     choices = form_choices(sandbox)
     assert [option["value"] for option in choices["scheduler"]] == list(SCHEDULER_NAMES)
-    assert {option["value"] for option in choices["replay"]} == {"rigid", "feedback"}  # (closed: a site model)
+    assert [option["value"] for option in choices["replay"]] == list(USER_MODELS)  # (closed, open: a site model)
     assert str(KTH.resolve()) in [option["value"] for option in choices["workload"]]  # (links followed)
     assert [option["value"] for option in choices["platform"]][:2] == ["kth-sp2", "sdsc-sp2"]
     assert [option["value"] for option in choices["variant"]][0] == "recorded"
