@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from batreplay.validation.choices import MODES
+from batreplay.options import declared_options
+from batreplay.validation.validation_options import ValidationOptions
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,11 +37,11 @@ def _run_values(args: argparse.Namespace) -> dict:
 
 
 def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
-    from batreplay.validation.validate import ValidationOptions, validate_model
+    from batreplay.validation.validate import validate_model
     from batreplay.workloads.resolve import resolve_workload
 
-    options = ValidationOptions(mode=args.mode, population=args.population, seed=args.seed, warm_up=args.warm_up,
-                                run=_run_values(args))
+    options = ValidationOptions(run=_run_values(args), **{declaration.field: getattr(args, declaration.name)
+                                                          for declaration in declared_options(ValidationOptions)})
     printed: list[str] = []
 
     def show(notes: list[str]) -> None:  # the held-out jobs' notes, before the simulation
@@ -96,16 +97,8 @@ def add_validate_command(models: argparse._SubParsersAction) -> None:
                 settings = {**settings, "required": False, "default": "easy",
                             "help": "scheduler name or file (default: easy)"}
             validate.add_argument(flag, **settings)
-    validate.add_argument("--mode", choices=MODES, default="closed",
-                          help="closed: a population kept in the system (Caspart et al. 2019); open: a workload "
-                               "drawn at the whole site's rate; either simulates the whole site (default: "
-                               "%(default)s)")
-    validate.add_argument("--population", default=None, metavar="N|fill",
-                          help="closed: jobs kept in the whole site's system (default: the held-out jobs' mean "
-                               "number in the system over the window, divided by their share of the jobs)")
-    validate.add_argument("--seed", type=int, default=0,
-                          help="seed of the jobs drawn and of the share of them compared (default: %(default)s)")
-    validate.add_argument("--warm-up", type=float, default=0.0, metavar="SECONDS",
-                          help="seconds left out at the window's start (default: %(default)s)")
+    for declaration in declared_options(ValidationOptions):  # --mode, --population, --seed, --warm-up
+        flag, settings = declaration.argument()
+        validate.add_argument(flag, **settings)
     validate.add_argument("--out", required=True, help="folder to write (must not exist)")
     validate.set_defaults(handler=_cmd_validate)

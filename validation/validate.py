@@ -1,7 +1,7 @@
 """``batreplay model validate``: simulate a site model and compare it with the log's held-out jobs.
 
 :func:`validate_model` reads the model and its test jobs (:mod:`batreplay.validation.sides`), simulates the model on
-the platform with the scheduler given (closed or open, :data:`~batreplay.validation.choices.MODES`), compares the two
+the platform with the scheduler given (closed or open, :class:`~batreplay.validation.validation_options.ValidationOptions`), compares the two
 sides (:mod:`batreplay.validation.measures`) and writes, in the output folder: ``validation.csv`` and
 ``validation.json`` (the table; the JSON also holds the options, the window, the notes and what a held-out half can
 tell), the figures (:mod:`batreplay.validation.figures`) and the simulation's run directory, ``simulation/``. The
@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,41 +33,14 @@ from batreplay.run.runner import RunError, failed_batsim_log, resolve_platform, 
 from batreplay.run.spec import RunSpec
 from batreplay.sitemodels.model_file import read_model
 from batreplay.validation.measures import Comparison, JobTable, compare
-from batreplay.validation.choices import MODES
 from batreplay.validation.sides import HeldOut, held_out_jobs, run_options, simulated_jobs, thinned
+from batreplay.validation.validation_options import ValidationOptions
 
 #: What a held-out half can and cannot tell, written in every validation.json (module docstring).
 SCOPE = ("The held-out jobs tell whether jobs drawn from the model, on this platform and scheduler, end at the rate, "
          "with the run times, types and platform use that the log's other half recorded. A log records one schedule "
          "on one machine: the measured side includes that machine's scheduler and load, and the model is validated "
          "on what the log measures (an SWF log records no I/O), not on what the site would do otherwise.")
-
-
-@dataclass(frozen=True)
-class ValidationOptions:
-    """How the model is simulated: ``mode`` (:data:`MODES`), ``population`` (closed, the whole site's; None: the
-    test jobs' mean number in the system over their share of the jobs), ``seed`` (of the jobs drawn and of the
-    share of them compared), ``warm_up`` (s left out at the window's start), and ``run``:
-    the scheduler's and the engine's run options by name (``scheduler``, ``scheduler_options``, ``engine``,
-    ``compute_sharing``...: :func:`batreplay.run.spec.run_options`; the scheduler defaults to ``easy``).
-
-    Raises:
-        ValueError: an unknown mode, a population with an open run, a negative seed or warm-up.
-    """
-
-    mode: str = "closed"
-    population: str | None = None
-    seed: int = 0
-    warm_up: float = 0.0
-    run: dict = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"--mode {self.mode!r}: expected one of {', '.join(MODES)}")
-        if self.population is not None and self.mode != "closed":
-            raise ValueError("--population: closed runs only (--mode closed)")
-        if self.seed < 0 or not 0 <= self.warm_up < float("inf"):
-            raise ValueError(f"--seed {self.seed}, --warm-up {self.warm_up}: expected values >= 0")
 
 
 @dataclass(frozen=True)
