@@ -1,8 +1,9 @@
 """``batreplay model validate``: simulate a site model and compare it with the log's held-out jobs.
 
 :func:`validate_model` reads the model and its test jobs (:mod:`batreplay.validation.sides`), simulates the model on
-the platform with the scheduler given (closed or open, :class:`~batreplay.validation.validation_options.ValidationOptions`), compares the two
-sides (:mod:`batreplay.validation.measures`) and writes, in the output folder: ``validation.csv`` and
+the platform with the scheduler given (closed or open:
+:class:`~batreplay.validation.validation_options.ValidationOptions`), compares the two sides
+(:mod:`batreplay.validation.measures`) and writes, in the output folder: ``validation.csv`` and
 ``validation.json`` (the table; the JSON also holds the options, the window, the notes and what a held-out half can
 tell), the figures (:mod:`batreplay.validation.figures`) and the simulation's run directory, ``simulation/``. The
 folder is written in a hidden sibling and moved into place at the end: a failed validation leaves nothing.
