@@ -229,7 +229,8 @@ class RunSpec:
 
 def _part_options() -> tuple[tuple[Option, str], ...]:
     """Every option of a part, with the part's name in :class:`RunSpec` (``conversion``, ``scheduler``, ``replay``,
-    ``engine``, ``metrics``), in that order (read from the part classes at each call: cheap, :func:`declared_options` caches)."""
+    ``engine``, ``metrics``), in that order (read from the part classes at each call: cheap,
+    :func:`declared_options` caches)."""
     return tuple((declaration, part) for part, kind in _PARTS.items() for declaration in declared_options(kind))
 
 

@@ -160,7 +160,7 @@ def open_workload(model: SiteModel, *, jobs: int | None = None, seconds: float |
         ValueError: as :class:`GenerateOptions` and :func:`generated_workload`.
     """
     days = None if seconds is None else seconds / SECONDS_PER_DAY
-    options = GenerateOptions(jobs=jobs, days=days, seed=seed)  # (notes name the lines of the log model generate writes)
+    options = GenerateOptions(jobs=jobs, days=days, seed=seed)  # (notes name the lines of model generate's log)
     log, types = drawn_log(model, options, name=f"the log drawn with seed {seed} (as model generate writes it)")
     workload = generated_workload(model, log, nb_res)
     drawn = pd.DataFrame({"job_type": types, "average_cpu_time": log.jobs["average_cpu_time"].to_numpy()},

@@ -333,7 +333,8 @@ REFUSALS = {
     "an SWF log as the model": (
         campaign_text(KTH_TABLE + gridka(model=KTH.as_posix())), "[[logs]] #2, key 'site_model': ", KTH.name),
     "a missing model": (
-        campaign_text(KTH_TABLE + gridka(model="none.json")), "[[logs]] #2, key 'site_model': ", "none.json: no such file"),
+        campaign_text(KTH_TABLE + gridka(model="none.json")), "[[logs]] #2, key 'site_model': ",
+        "none.json: no such file"),
     "max_jobs in a site model's table": (
         campaign_text(KTH_TABLE + gridka("closed_jobs = 9\nopen_jobs = 9\nmax_jobs = 10\n")),
         "[[logs]] #2, key 'max_jobs': ", "drawn"),
