@@ -19,6 +19,8 @@ Pages (laid out in :mod:`batreplay.ui.pages`; this module routes URLs to them an
   with their differences to the first, utilisation and queue length overlaid, cumulative submissions.
 - ``/campaigns`` **Campaigns**: the campaign files of a folder, how many instances are done, launch or resume
   one on this machine or a Dask cluster, and its report (:mod:`batreplay.ui.campaigns`).
+- ``/models`` **Models**: fit a site model on a log, validate it on the log's held-out jobs in the background, see
+  its table and figures (:mod:`batreplay.ui.models`, :mod:`batreplay.ui.models_page`); a model is run from New run.
 
 Security: the app binds to 127.0.0.1 unless told otherwise (:func:`serve`) and then serves only requests addressed
 to this machine's own names (no DNS rebinding); bound elsewhere it requires an access token (``?token=...`` once,
@@ -42,7 +44,7 @@ from dash import ALL, Dash, Input, Output, State, ctx, dcc, html, no_update
 from flask import abort, request, send_from_directory
 
 from batreplay.campaign.spec import CampaignSpecError
-from batreplay.ui import pages
+from batreplay.ui import models_page, pages
 from batreplay.ui.campaigns import REPORT, Campaigns
 from batreplay.ui.launcher import CANCELLED, DONE, FAILED, Launcher
 from batreplay.ui.messages import one_line
@@ -56,6 +58,17 @@ from batreplay.ui.run_form import (
     save_upload,
     scheduler_options_text,
     whole_number,
+)
+from batreplay.ui.models import (
+    FIT_FIELD,
+    VALIDATE_FIELD,
+    VALIDATION_ID,
+    VALIDATIONS,
+    Validations,
+    field_values,
+    fit_from_form,
+    model_choices,
+    plan_validation,
 )
 from batreplay.ui.run_index import list_runs, run_directory, run_files
 from batreplay.ui.sandbox import Sandbox, SandboxError
@@ -131,6 +144,8 @@ def create_app(config: UiConfig) -> Dash:
     _add_file_routes(server, sandbox, campaigns)
     _add_run_callbacks(app, sandbox, launcher, config.upload_limit)
     _add_browse_callbacks(app, sandbox, launcher, campaigns)
+    app.validations = Validations()  # (for shutting down)
+    _add_model_callbacks(app, sandbox, app.validations)
     return app
 
 
@@ -196,6 +211,13 @@ def _add_file_routes(server, sandbox: Sandbox, campaigns: Campaigns) -> None:
                     return (f"the report of {run_id} could not be built: {one_line(err)}\n", 500,
                             {"Content-Type": "text/plain"})
         return send_from_directory(out, name)
+
+    @server.route("/validations/<validation_id>/<path:name>")
+    def _validation_file(validation_id: str, name: str):
+        folder = runs_dir / VALIDATIONS / validation_id
+        if not VALIDATION_ID.fullmatch(validation_id) or not (folder / "validation.csv").is_file():
+            abort(404)
+        return send_from_directory(folder, name)
 
     @server.route("/campaign-reports/<key>/<path:name>")
     def _campaign_report(key: str, name: str):
@@ -293,6 +315,8 @@ def _add_browse_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, campa
                 return pages.compare_page(runs_dir, search)
             if path == "/campaigns":
                 return pages.campaigns_page(campaigns)
+            if path == "/models":
+                return models_page.models_page(sandbox)
             if path.startswith("/runs/"):
                 return pages.run_detail_page(runs_dir, path.removeprefix("/runs/"), sandbox)
         except READ_ERRORS as err:
@@ -352,6 +376,64 @@ def _add_browse_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, campa
         return ""
 
 
+def _add_model_callbacks(app: Dash, sandbox: Sandbox, validations: Validations) -> None:
+    """The callbacks of the Models page: fit (at once), validate (in the background, polled), the scheduler's
+    default options (every field checked again on the server, whatever the page sent)."""
+
+    @app.callback(Output("validate-scheduler-options", "value"), Input("validate-scheduler", "value"),
+                  prevent_initial_call=True)
+    def _validation_scheduler_defaults(name: str | None):
+        return scheduler_options_text(name) if name else no_update
+
+    @app.callback(Output("fit-result", "children"), Output("fit-error", "children"),
+                  Output("validate-model", "options"),
+                  Input("fit", "n_clicks"), State("fit-log", "value"), State("fit-job-types", "value"),
+                  State("fit-select", "value"), State("fit-name", "value"),
+                  State({"type": FIT_FIELD, "name": ALL}, "id"), State({"type": FIT_FIELD, "name": ALL}, "value"),
+                  prevent_initial_call=True)
+    def _fit(_clicks, log, job_types, select, name, ids, values):
+        try:
+            fitted = fit_from_form(sandbox, log=_text(log), job_types=_text(job_types), select=_text(select),
+                                   name=_text(name), options=field_values(ids, values))
+        except (FormError, SandboxError) as err:
+            return no_update, str(err), no_update
+        return models_page.fit_view(fitted, sandbox.shown(fitted.path)), "", model_choices(sandbox)
+
+    @app.callback(Output("current-validation", "data"), Output("validate-error", "children"),
+                  Output("validation-poll", "disabled"),
+                  Input("validate", "n_clicks"), State("validate-model", "value"), State("validate-log", "value"),
+                  State("validate-platform", "value"), State("validate-scheduler", "value"),
+                  State("validate-scheduler-options", "value"), State("validate-engine", "value"),
+                  State({"type": VALIDATE_FIELD, "name": ALL}, "id"),
+                  State({"type": VALIDATE_FIELD, "name": ALL}, "value"), prevent_initial_call=True)
+    def _validate(_clicks, model, log, platform, scheduler, options, engine, ids, values):
+        try:
+            planned = plan_validation(sandbox, model=_text(model), log=_text(log), platform=_text(platform),
+                                      scheduler=_text(scheduler), scheduler_options=_text(options),
+                                      engine=_text(engine), options=field_values(ids, values))
+        except (FormError, SandboxError) as err:
+            return no_update, str(err), True
+        validations.submit(planned)
+        return planned.validation_id, "", False
+
+    @app.callback(Output("validation-status", "children"), Output("validation-result", "children"),
+                  Output("validation-poll", "disabled", allow_duplicate=True),
+                  Input("validation-poll", "n_intervals"), Input("current-validation", "data"),
+                  prevent_initial_call=True)
+    def _validation_poll(_ticks, validation_id: str | None):
+        state = validations.state(validation_id) if validation_id else None
+        if state is None:
+            return no_update, no_update, True
+        if state.status == FAILED:
+            return f"{validation_id}: failed: {state.error}", "", True
+        if state.status != DONE:
+            return f"{validation_id}: {state.status}...", "", False
+        try:
+            return f"{validation_id}: finished", models_page.validation_view(sandbox, validation_id), True
+        except READ_ERRORS as err:
+            return f"{validation_id}: its result cannot be shown: {one_line(err)}", "", True
+
+
 def serve(config: UiConfig, *, host: str = "127.0.0.1", port: int = 8050, on_ready: Any = None) -> None:
     """Serve the app until interrupted; runs under way are cancelled on the way out.
 
@@ -377,3 +459,4 @@ def serve(config: UiConfig, *, host: str = "127.0.0.1", port: int = 8050, on_rea
         server.serve_forever()
     finally:
         app.launcher.shutdown()
+        app.validations.shutdown()

@@ -45,16 +45,17 @@ def error_page(title: str, err: BaseException) -> html.Div:
     return html.Div([html.H2(title), html.P(one_line(err), className="error", id="page-error")])
 
 
-def _field(label: str, control, note: str = "") -> html.Div:
+def form_field(label: str, control, note: str = "") -> html.Div:
+    """A field of a form: its label, its control, and a note under it (none when empty)."""
     children = [html.Label(label, className="field-label"), control]
     if note:
         children.append(html.Div(note, className="field-note"))
     return html.Div(children, className="field")
 
 
-def option_control(declaration: Option):
-    """The control of a run option's generic field, from its declaration alone (id ``{"type": OPTION_FIELD,
-    "name": <option name>}``):
+def option_control(declaration: Option, field_type: str = OPTION_FIELD):
+    """The control of an option's generic field, from its declaration alone (id ``{"type": field_type,
+    "name": <option name>}``; the New-run form's fields are of type ``OPTION_FIELD``):
 
     - choices: a dropdown of them; an optional option gets first an empty choice (value ``""``), labelled with
       what its default means (:meth:`~batreplay.options.Option.default_shown`: ``off``);
@@ -68,7 +69,7 @@ def option_control(declaration: Option):
 
     A blank field takes the option's default (the server gives it none).
     """
-    ident = {"type": OPTION_FIELD, "name": declaration.name}
+    ident = {"type": field_type, "name": declaration.name}
     shown = declaration.default_shown()
     if declaration.allowed is not None:
         choices = [{"label": choice, "value": choice} for choice in declaration.allowed]
@@ -100,22 +101,23 @@ def option_note(declaration: Option) -> str:
     return "; ".join(parts)
 
 
-def option_groups(options: Sequence[tuple[Option, str]]) -> list[html.Details]:
-    """The generic fields of the New-run form, one per run option of ``options`` (``(declaration, part)`` pairs,
-    :func:`~batreplay.ui.run_form.form_options`), grouped by the part of the run they set, in order of first
-    appearance: one open ``<details>`` section per part (id ``options-<part>``, titled by
-    :data:`~batreplay.ui.run_form.PART_TITLES`). Each field has the option's label (unit included), its help as
-    tooltip (``title``) and :func:`option_note` below."""
+def option_groups(options: Sequence[tuple[Option, str]], field_type: str = OPTION_FIELD,
+                  prefix: str = "options") -> list[html.Details]:
+    """The generic fields of a form (the New-run form's by default), one per option of ``options`` (``(declaration,
+    part)`` pairs, :func:`~batreplay.ui.run_form.form_options`), grouped by the part of the run they set, in order of
+    first appearance: one open ``<details>`` section per part (id ``<prefix>-<part>``, titled by
+    :data:`~batreplay.ui.run_form.PART_TITLES`). Each field (:func:`option_control` of ``field_type``) has the
+    option's label (unit included), its help as tooltip (``title``) and :func:`option_note` below."""
     groups: dict[str, list] = {}
     for declaration, part in options:
         field = html.Div([html.Label(option_label(declaration), className="field-label"),
-                          option_control(declaration)]
+                          option_control(declaration, field_type)]
                          + ([html.Div(option_note(declaration), className="field-note")]
                             if option_note(declaration) else []),
                          className="field option-field", title=option_tooltip(declaration))
         groups.setdefault(part, []).append(field)
     return [html.Details([html.Summary(PART_TITLES.get(part, part.capitalize())), *fields], open=True,
-                         id=f"options-{part}", className="option-group")
+                         id=f"{prefix}-{part}", className="option-group")
             for part, fields in groups.items()]
 
 
@@ -126,30 +128,31 @@ def new_run_page(sandbox: Sandbox) -> html.Div:
     choices = form_choices(sandbox)
     return html.Div([
         html.H2("New run"),
-        _field("Workload", dcc.Dropdown(id="workload", options=choices["workload"], value=None,
+        form_field("Workload", dcc.Dropdown(id="workload", options=choices["workload"], value=None,
                                         clearable=True, placeholder="a log or workload file")),
-        _field("... or a path", dcc.Input(id="workload-path", type="text", debounce=False,
+        form_field("... or a path", dcc.Input(id="workload-path", type="text", debounce=False,
                                           placeholder="relative to an allowed folder"),
                "A path typed here wins over the list."),
-        _field("... or upload an SWF / Batsim JSON file",
+        form_field("... or upload an SWF / Batsim JSON file",
                dcc.Upload(id="upload", children=html.Div("Drop a file here or click to choose one"),
                           className="upload", multiple=False)),
         html.Div(id="upload-status", className="status"),
-        _field("Platform", dcc.Dropdown(id="platform", options=choices["platform"], value="kth-sp2",
+        form_field("Platform", dcc.Dropdown(id="platform", options=choices["platform"], value="kth-sp2",
                                         clearable=False)),
-        _field("Platform variant", dcc.Dropdown(id="variant", options=choices["variant"], value=RECORDED,
+        form_field("Platform variant", dcc.Dropdown(id="variant", options=choices["variant"], value=RECORDED,
                                                 clearable=False)),
-        _field("Node types (instead of the platform)",
+        form_field("Node types (instead of the platform)",
                dcc.Dropdown(id="node-types", options=choices["node_types"], value=None, clearable=True,
                             placeholder="none")),
-        _field("Scheduler", dcc.Dropdown(id="scheduler", options=choices["scheduler"], value="easy",
+        form_field("Scheduler", dcc.Dropdown(id="scheduler", options=choices["scheduler"], value="easy",
                                          clearable=False)),
-        _field("Scheduler options (JSON)", dcc.Textarea(id="scheduler-options", value=scheduler_options_text("easy"),
-                                                        style={"width": "100%", "height": "6em"}),
+        form_field("Scheduler options (JSON)",
+                   dcc.Textarea(id="scheduler-options", value=scheduler_options_text("easy"),
+                                style={"width": "100%", "height": "6em"}),
                "Declared options with their defaults."),
-        _field("Replay", dcc.RadioItems(id="replay", options=choices["replay"], value="rigid")),
-        _field("Sessions (feedback replay)", dcc.Input(id="sessions", type="text", value="arrival:60")),
-        _field("Engine", dcc.RadioItems(id="engine", options=choices["engine"], value="embedded")),
+        form_field("Replay", dcc.RadioItems(id="replay", options=choices["replay"], value="rigid")),
+        form_field("Sessions (feedback replay)", dcc.Input(id="sessions", type="text", value="arrival:60")),
+        form_field("Engine", dcc.RadioItems(id="engine", options=choices["engine"], value="embedded")),
         *option_groups(form_options()),  # (one field per run option declared for the form)
         html.Button("Launch", id="launch", n_clicks=0),
         html.Div(id="form-error", className="error"),
@@ -311,7 +314,7 @@ def compare_page(runs_dir: Path, search: str | None) -> html.Div:
     chosen = [name for name in parse_qs((search or "").lstrip("?")).get("runs", [""])[0].split(",") if name in finished]
     return html.Div([
         html.H2("Compare runs"),
-        _field("Runs (the first is the reference)",
+        form_field("Runs (the first is the reference)",
                dcc.Dropdown(id="compare-runs", options=[{"label": name, "value": name} for name in finished],
                             value=chosen, multi=True, placeholder="two runs or more")),
         dcc.Loading(html.Div(id="comparison")),
@@ -355,12 +358,12 @@ def campaigns_page(campaigns: Campaigns) -> html.Div:
         html.H2("Campaigns"),
         html.P(f"Campaign files of {campaigns.folder}; their runs go under "
                f"{campaigns.sandbox.runs_dir / CAMPAIGNS}."),
-        _field("Executor", dcc.RadioItems(id="campaign-executor", value="local", inline=True, options=[
+        form_field("Executor", dcc.RadioItems(id="campaign-executor", value="local", inline=True, options=[
             {"label": "this machine", "value": "local"},
             {"label": f"Dask cluster ({campaigns.dask_address})" if campaigns.dask_address
              else "Dask cluster (start the app with --dask-address)", "value": "dask",
              "disabled": not campaigns.dask_address}])),
-        _field("Workers (this machine)", dcc.Input(id="campaign-workers", type="text", inputMode="numeric",
+        form_field("Workers (this machine)", dcc.Input(id="campaign-workers", type="text", inputMode="numeric",
                                                    pattern=WHOLE_NUMBER, value="2")),
         html.Div(id="campaign-error", className="error"),
         html.Div(id="campaign-list"),
@@ -392,7 +395,8 @@ def campaign_rows(campaigns: Campaigns) -> list:
 
 
 def nav() -> html.Nav:
-    """The links to the five pages."""
+    """The links to the six pages."""
     return html.Nav([dcc.Link("New run", href="/"), " | ", dcc.Link("Runs", href="/runs"), " | ",
-                     dcc.Link("Compare", href="/compare"), " | ", dcc.Link("Campaigns", href="/campaigns")],
+                     dcc.Link("Compare", href="/compare"), " | ", dcc.Link("Campaigns", href="/campaigns"), " | ",
+                     dcc.Link("Models", href="/models")],
                     className="nav")

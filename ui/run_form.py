@@ -99,7 +99,8 @@ OWN_JSON_ENDINGS = (".failed.json", ".progress.json")
 OWN_FOLDER_MARKERS = ("run.json", "instance.json", SESSIONS_INDEX)
 #: How the form groups the generic fields: the part of a run each option belongs to, in words.
 PART_TITLES = {"conversion": "Workload conversion", "scheduler": "Scheduler", "replay": "User model",
-               "engine": "Engine features", "metrics": "Metrics", "run": "Run"}
+               "engine": "Engine features", "metrics": "Metrics", "run": "Run", "fit": "Fit options",
+               "validation": "Validation"}
 
 
 class FormError(ValueError):
@@ -516,16 +517,22 @@ def _scheduler_options(text: str | None, sandbox: Sandbox) -> dict[str, Any]:
     return options
 
 
-def _scheduler(form: RunForm, sandbox: Sandbox) -> tuple[str, dict[str, Any]]:
+def chosen_scheduler(scheduler: str | None, options_text: str | None, sandbox: Sandbox) -> tuple[str, dict[str, Any]]:
+    """The scheduler a form names (a registered name, or a pybatsim scheduler file under the allowed folders) and its
+    options (the JSON text of its field, :func:`_scheduler_options`), checked against what a built-in declares.
+
+    Raises:
+        FormError: no scheduler, or options it refuses; SandboxError: a file outside the allowed folders.
+    """
     from batreplay.schedulers.names import SCHEDULER_NAMES
     from batreplay.schedulers.registry import check_scheduler_options
 
-    name = (form.scheduler or "").strip()
+    name = (scheduler or "").strip()
     if not name:
         raise FormError("scheduler: choose one")
     if name not in SCHEDULER_NAMES:
         name = str(sandbox.resolve(name, "scheduler file"))
-    options = _scheduler_options(form.scheduler_options, sandbox)
+    options = _scheduler_options(options_text, sandbox)
     try:
         check_scheduler_options(name, options)
     except ValueError as err:
@@ -629,7 +636,7 @@ def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
 
     workload = _workload(form, sandbox)
     platform = _platform(form, sandbox)
-    scheduler, options = _scheduler(form, sandbox)
+    scheduler, options = chosen_scheduler(form.scheduler, form.scheduler_options, sandbox)
     engine = form.engine or "embedded"
     if engine not in ENGINES:
         raise FormError(f"engine: {engine!r} is not one of {', '.join(ENGINES)}")

@@ -15,6 +15,7 @@ import re
 import pandas as pd
 import pytest
 
+from batreplay.cli import main
 from batreplay.run.runner import run
 from batreplay.run.spec import RunSpec, run_options
 from conftest import REPO_ROOT, WORKLOADS
@@ -334,3 +335,45 @@ def test_the_workload_list_offers_no_run_output(page, ui_server):
     offered = [text.strip() for text in options.all_text_contents()]
     assert offered and offered[0].startswith("workloads/KTH-SP2"), offered
     assert not any(".json" in text or ui_server.runs_dir.name + "/" in text for text in offered), offered
+
+
+def test_a_model_fitted_and_validated_on_the_models_page_is_run_from_new_run(page, ui_server, tmp_path):
+    """Fit the GridKa model of the LCG log on the Models page, validate it there (closed, on the shipped kth-sp2
+    platform's 100 nodes), then run it closed from New run: the page's files are the command line's."""
+    page.goto(ui_server.page_url("/models"))
+    choose(page, "fit-log", str(WORKLOADS / "LCG.swf.gz"))
+    page.fill("#fit-select", "partition=156,157")
+    page.fill("#fit-name", "gridka")
+    page.fill(f"""[id='{{"name":"seed","type":"fit-option"}}']""", "1")
+    page.click("#fit")
+    page.wait_for_selector("#fit-types td", timeout=PATIENCE_S * 1000)
+    types = page.locator("#fit-types tr").all_text_contents()
+    assert len(types) == 5 and "group=4" in " ".join(types)  # a header and four job types
+    model = ui_server.runs_dir / "models" / "gridka.json"
+    assert model.is_file() and page.text_content("#fit-written").startswith("wrote runs/models/gridka.json")
+
+    choose(page, "validate-model", str(model))
+    choose(page, "validate-log", str(WORKLOADS / "LCG.swf.gz"))
+    choose(page, "validate-platform", "kth-sp2")
+    page.fill(f"""[id='{{"name":"seed","type":"validate-option"}}']""", "1")
+    page.click("#validate")
+    page.wait_for_selector("#validation-table td", timeout=PATIENCE_S * 1000)
+    snapshot(page, "ui-models")
+    assert main(["model", "validate", str(model), "--log", str(WORKLOADS / "LCG.swf.gz"), "--platform", "kth-sp2",
+                 "--seed", "1", "--out", str(tmp_path / "cli")]) == 0
+    (folder,) = (ui_server.runs_dir / "validations").iterdir()
+    assert (folder / "validation.csv").read_bytes() == (tmp_path / "cli" / "validation.csv").read_bytes()
+    figure = page.request.get(ui_server.page_url(f"/validations/{folder.name}/figures/throughput_utilisation.png"))
+    assert figure.ok and figure.body()[:4] == b"\x89PNG"
+
+    page.goto(ui_server.page_url("/"))
+    page.fill("#workload-path", str(model))
+    page.check("#replay input[value='closed']")
+    page.fill(option_field("population"), "48")
+    page.fill(option_field("closed_jobs"), "300")
+    run_id = press_launch(page)
+    page.wait_for_selector("#open-run", timeout=PATIENCE_S * 1000)
+    run(RunSpec.build(workload=model, platform="kth-sp2", scheduler="easy", replay="closed", population="48",
+                      closed_jobs=300, out_dir=tmp_path / "closed"))
+    assert (ui_server.runs_dir / run_id / "out_jobs.csv").read_bytes() == (
+        tmp_path / "closed" / "out_jobs.csv").read_bytes()

@@ -1,0 +1,320 @@
+"""The Models page of the web GUI: fit a site model on a log, validate it on the log's held-out jobs, and run it.
+
+A site model (Caspart et al. 2019; ``docs/site-models.md``) is fitted as ``batreplay model fit`` fits it and
+validated as ``batreplay model validate`` validates it: the page's fields are built from the same declarations
+(:class:`~batreplay.sitemodels.fit_options.FitOptions`, :class:`~batreplay.validation.validation_options.
+ValidationOptions`, and the scheduler's and engine's run options), read by the same parser, and checked by the same
+classes. Running a model is the New-run form's: the model is a workload there, with the closed or open replay.
+
+- :func:`fit_from_form` writes ``<runs dir>/models/<name>.json`` and its held-out jobs beside it (never over an
+  existing model: another name is asked for).
+- :func:`plan_validation` checks a validation form and names its folder, ``<runs dir>/validations/<id>``, by the
+  SHA-256 of its description and inputs (the same form on the same files names the same folder, whose result is
+  then shown again); :class:`Validations` runs them one at a time in a background thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from batreplay.campaign.spec import canonical_json
+from batreplay.options import Option, declared_options
+from batreplay.platforms.shipped import SHIPPED_PLATFORMS
+from batreplay.run.spec import FLAT_FIELDS, run_options
+from batreplay.sitemodels.fit_options import FitOptions
+from batreplay.ui.launcher import DONE, FAILED, QUEUED, RUNNING
+from batreplay.ui.messages import one_line
+from batreplay.ui.run_form import MODELS, FormError, chosen_scheduler, is_site_model, parse_option
+from batreplay.ui.sandbox import Sandbox
+from batreplay.validation.validation_options import ValidationOptions
+from batreplay.workloads.pwa import PWA_CATALOGUE, cached_path, catalogue_entry
+
+#: Where validations are written, under the runs directory.
+VALIDATIONS = "validations"
+#: The types of the pattern-matching ids of the generic fields of the fit and validation forms.
+FIT_FIELD, VALIDATE_FIELD = "fit-option", "validate-option"
+#: The parts of a run description whose options a validation takes (as ``model validate`` does).
+VALIDATION_RUN_PARTS = ("scheduler", "engine")
+#: A model's name: letters, digits, ``.``, ``_``, ``-``.
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+#: A validation's folder name, as :func:`plan_validation` makes it.
+VALIDATION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,150}")
+
+
+def fit_fields() -> tuple[Option, ...]:
+    """The fit form's generic fields: the declared fit options (``model fit``'s flags)."""
+    return declared_options(FitOptions)
+
+
+def validation_fields() -> tuple[Option, ...]:
+    """The validation form's generic fields: the validation's declared options (mode, population, seed, warm-up),
+    then the scheduler's and the engine's run options the New-run form shows as generic fields (compute sharing,
+    speedup model...); the scheduler, its options and the engine have controls of their own."""
+    run = tuple(declaration for declaration in run_options()
+                if FLAT_FIELDS.get(declaration.name, ("",))[0] in VALIDATION_RUN_PARTS and declaration.form)
+    return (*declared_options(ValidationOptions), *run)
+
+
+def log_choices(sandbox: Sandbox) -> list[dict[str, str]]:
+    """The SWF logs a model may be fitted on or validated against: cached catalogue logs, then the ``.swf`` and
+    ``.swf.gz`` files under the allowed folders (Dash's ``{"label", "value"}`` options)."""
+    logs = [{"label": f"{entry.name} (cached log)", "value": entry.name} for entry in PWA_CATALOGUE.values()
+            if cached_path(entry).is_file()]
+    return logs + [{"label": sandbox.shown(path), "value": str(path)}
+                   for path in sandbox.files((".swf", ".swf.gz"), own=("uploads",))]
+
+
+def model_choices(sandbox: Sandbox) -> list[dict[str, str]]:
+    """The site model files under the allowed folders and those the page fitted (``<runs dir>/models``)."""
+    return [{"label": sandbox.shown(path), "value": str(path)}
+            for path in sandbox.files((".json",), accept=is_site_model, own=(MODELS,))]
+
+
+def platform_choices(sandbox: Sandbox) -> list[dict[str, str]]:
+    """The shipped platforms, then the platform files under the allowed folders."""
+    return ([{"label": f"{name} (shipped)", "value": name} for name in SHIPPED_PLATFORMS]
+            + [{"label": sandbox.shown(path), "value": str(path)} for path in sandbox.files((".xml",))])
+
+
+def _log(text: str | None, sandbox: Sandbox) -> Path:
+    """The SWF log a field names: a cached catalogue log, or a file under the allowed folders."""
+    if not text or not text.strip():
+        raise FormError("log: choose an SWF log")
+    entry = catalogue_entry(text)
+    if entry is not None and cached_path(entry).is_file():
+        return cached_path(entry)
+    path = sandbox.resolve(text, "log")
+    if not path.name.lower().endswith((".swf", ".swf.gz")):
+        raise FormError(f"log: {path.name} is not an SWF log (.swf, .swf.gz)")
+    return path
+
+
+def _field_values(declarations: tuple[Option, ...], values: dict[str, Any], sandbox: Sandbox) -> dict[str, Any]:
+    """The generic fields that are not blank, read as the command line reads the flags (:func:`parse_option`), by
+    option name; a checkbox's ticked list (``["on"]``) is True."""
+    read = {}
+    for declaration in declarations:
+        value = values.get(declaration.name)
+        if isinstance(value, list):
+            value = bool(value)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            continue
+        read[declaration.name] = parse_option(declaration, value, sandbox)
+    return read
+
+
+def field_values(ids: Any, values: Any) -> dict[str, Any]:
+    """The generic fields' values by option name, from the browser's pattern-matching ids and values (lists in the
+    same order; anything else gives nothing)."""
+    if not isinstance(ids, list) or not isinstance(values, list):
+        return {}
+    return {ident["name"]: value for ident, value in zip(ids, values)
+            if isinstance(ident, dict) and isinstance(ident.get("name"), str)}
+
+
+def _selection(text: str | None) -> dict[str, list[int]] | None:
+    """``partition=156,157; queue=2`` -> ``{"partition": [156, 157], "queue": [2]}`` (as ``--select``, repeated)."""
+    import argparse
+
+    from batreplay.sitemodels.cli import selection
+
+    chosen: dict[str, list[int]] = {}
+    for part in (text or "").replace(";", " ").split():
+        try:
+            name, values = selection(part)
+        except argparse.ArgumentTypeError as err:
+            raise FormError(f"select: {err}") from None
+        chosen.setdefault(name, []).extend(values)
+    return chosen or None
+
+
+@dataclass(frozen=True)
+class FittedOnPage:
+    """A model the page fitted: its file, its held-out jobs' file, the fit's notes and one row per job type
+    (``type``, ``share``, ``jobs``, ``mean slots``, ``mean CPU s`` alone on a recorded node)."""
+
+    path: Path
+    test_jobs: Path
+    notes: list[str]
+    types: list[dict[str, Any]]
+
+
+def fit_from_form(sandbox: Sandbox, *, log: str | None, job_types: str | None, select: str | None,
+                  name: str | None, options: dict[str, Any]) -> FittedOnPage:
+    """Fit a model as ``batreplay model fit LOG --job-types RULE --select ... --out <runs dir>/models/NAME.json``
+    with the fit options of ``options`` (the generic fields' texts by option name).
+
+    Raises:
+        FormError: a bad name, a name already used, a rule, selection or option the fit refuses (named), or a log
+            the fit cannot use; SandboxError: a path outside the allowed folders.
+    """
+    from batreplay.sitemodels.fit import fit_site_model, save_fit
+    from batreplay.sitemodels.job_types import JobTypeRule
+
+    name = (name or "").strip().removesuffix(".json")
+    if not MODEL_NAME.fullmatch(name):
+        raise FormError(f"name: {name!r}: use letters, digits, '.', '_' and '-' (at most 100)")
+    out = sandbox.runs_dir / MODELS / f"{name}.json"
+    if out.exists():
+        raise FormError(f"name: a model {name} exists already ({sandbox.shown(out)}): give another name")
+    rule_text = (job_types or "all").strip()
+    if rule_text.lower().endswith(".toml"):
+        rule_text = str(sandbox.resolve(rule_text, "job types"))
+    given = _field_values(fit_fields(), options, sandbox)
+    try:
+        rule = JobTypeRule.parse(rule_text)
+        fit_options = FitOptions(select=_selection(select), **{declaration.field: given[declaration.name]
+                                                               for declaration in fit_fields()
+                                                               if declaration.name in given})
+        fitted = fit_site_model(_log(log, sandbox), rule, fit_options)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        model_path, test_path = save_fit(fitted, out)
+    except (ValueError, OSError) as err:
+        raise FormError(one_line(err)) from None
+    speed = fitted.model.reference["node_speed"]
+    types = [{"type": t.name, "share": round(t.share, 4), "jobs": t.jobs, "mean slots": round(t.job_slots.mean(), 2),
+              "mean CPU s": round(t.cpu_demand.mean() / speed)} for t in fitted.model.types]
+    return FittedOnPage(model_path, test_path, list(fitted.notes), types)
+
+
+@dataclass(frozen=True)
+class PlannedValidation:
+    """A checked validation form: its id (folder name under ``<runs dir>/validations``) and what
+    :func:`batreplay.validation.validate.validate_model` is called with."""
+
+    validation_id: str
+    model: Path
+    log: Path
+    platform: str
+    options: ValidationOptions
+    out_dir: Path
+
+
+def plan_validation(sandbox: Sandbox, *, model: str | None, log: str | None, platform: str | None,
+                    scheduler: str | None, scheduler_options: str | None, engine: str | None,
+                    options: dict[str, Any]) -> PlannedValidation:
+    """Check a validation form as ``model validate`` checks its flags (the validation's options and the scheduler's
+    and engine's run options, :func:`validation_fields`) and name its folder: ``<model>-<mode>-s<seed>-<hash>``,
+    the hash (12 hex digits of a SHA-256) covering the options and the SHA-256 of the model, its held-out jobs,
+    the log and the platform.
+
+    Raises:
+        FormError: a field the validation refuses (named); SandboxError: a path outside the allowed folders.
+    """
+    from batreplay.run.spec import RunSpec
+    from batreplay.sitemodels.fit import held_out_path
+    from batreplay.workloads.pwa import file_sha256
+
+    if not model or not model.strip():
+        raise FormError("model: choose a site model (fit one above)")
+    model_path = sandbox.resolve(model, "model")
+    if not is_site_model(model_path):
+        raise FormError(f"model: {model_path.name} is not a site model (batreplay model fit)")
+    log_path = _log(log, sandbox)
+    if not platform or not platform.strip():
+        raise FormError("platform: choose a platform")
+    platform_file = SHIPPED_PLATFORMS.get(platform) or sandbox.resolve(platform, "platform")
+    values = _field_values(validation_fields(), options, sandbox)
+    own = {declaration.name for declaration in declared_options(ValidationOptions)}
+    name, chosen_options = chosen_scheduler(scheduler, scheduler_options, sandbox)
+    run = {"scheduler": name, "scheduler_options": chosen_options, "engine": engine or "embedded",
+           **{key: value for key, value in values.items() if key not in own}}
+    try:
+        checked = ValidationOptions(run=run, **{key: value for key, value in values.items() if key in own})
+        # the scheduler's and the engine's options, checked together as a run checks them
+        RunSpec.build(workload=model_path, platform=str(platform_file), out_dir=sandbox.runs_dir, **run)
+    except ValueError as err:
+        raise FormError(one_line(err)) from None
+    held_out = held_out_path(model_path)
+    inputs = [file_sha256(path) for path in (model_path, held_out, log_path, Path(platform_file)) if path.is_file()]
+    described = {"options": {**{key: getattr(checked, key) for key in own}, "run": run}, "inputs": inputs}
+    digest = hashlib.sha256(canonical_json(described).encode("ascii")).hexdigest()[:12]
+    validation_id = re.sub(r"[^A-Za-z0-9._+-]", "-",
+                           f"{model_path.stem}-{checked.mode}-s{checked.seed}-{digest}")
+    return PlannedValidation(validation_id, model_path, log_path, str(platform), checked,
+                             sandbox.runs_dir / VALIDATIONS / validation_id)
+
+
+@dataclass
+class ValidationState:
+    """Where a validation stands: ``status`` (queued, running, done, failed) and the one-line error of a failure."""
+
+    validation_id: str
+    status: str
+    error: str = ""
+
+
+@dataclass
+class Validations:
+    """Runs validations one at a time in a background thread (:func:`batreplay.validation.validate.validate_model`,
+    whose output folder appears whole or not at all), and tells where each stands."""
+
+    _pool: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="batreplay-ui-validation"))
+    _states: dict[str, ValidationState] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def submit(self, planned: PlannedValidation) -> ValidationState:
+        """Start ``planned`` unless it is under way or its folder holds its result already (then ``done``)."""
+        with self._lock:
+            current = self._states.get(planned.validation_id)
+            if current is not None and current.status in (QUEUED, RUNNING):
+                return current
+            if (planned.out_dir / "validation.csv").is_file():
+                state = self._states[planned.validation_id] = ValidationState(planned.validation_id, DONE)
+                return state
+            state = self._states[planned.validation_id] = ValidationState(planned.validation_id, QUEUED)
+        self._pool.submit(self._validate, state, planned)
+        return state
+
+    def _validate(self, state: ValidationState, planned: PlannedValidation) -> None:
+        from batreplay.validation.validate import validate_model
+
+        state.status = RUNNING
+        try:
+            planned.out_dir.parent.mkdir(parents=True, exist_ok=True)
+            validate_model(planned.model, planned.log, planned.platform, planned.out_dir, planned.options)
+        except Exception as err:  # noqa: BLE001 - shown in the page: the app itself goes on
+            state.status, state.error = FAILED, one_line(err, kind=not isinstance(err, (ValueError, OSError)))
+            return
+        state.status = DONE
+
+    def state(self, validation_id: str) -> ValidationState | None:
+        """The state of a validation submitted since the app started, or None."""
+        return self._states.get(validation_id)
+
+    def shutdown(self) -> None:
+        """Wait for the validation under way to end; those queued are dropped."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def validation_result(sandbox: Sandbox, validation_id: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The table of a finished validation (``validation.csv``'s rows, numbers rounded to 4 significant digits, the
+    deviation in %) and its figures' file names (PNG).
+
+    Raises:
+        SandboxError: an id that is no validation's folder name; OSError, ValueError: no readable result.
+    """
+    import pandas as pd
+
+    from batreplay.ui.sandbox import SandboxError
+
+    if not VALIDATION_ID.fullmatch(validation_id or ""):
+        raise SandboxError(f"validation {validation_id!r}: not a validation's name")
+    folder = sandbox.runs_dir / VALIDATIONS / validation_id
+    table = pd.read_csv(folder / "validation.csv")
+    rows = []
+    for row in table.to_dict("records"):
+        shown = {key: (f"{value:.4g}" if isinstance(value, float) and value == value else
+                       ("-" if isinstance(value, float) else value)) for key, value in row.items()}
+        if isinstance(row.get("deviation"), float) and row["deviation"] == row["deviation"]:
+            shown["deviation"] = f"{100 * row['deviation']:+.1f} %"
+        rows.append(shown)
+    figures = sorted(path.name for path in (folder / "figures").glob("*.png"))
+    return rows, figures
