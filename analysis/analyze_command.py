@@ -162,7 +162,7 @@ def run_metrics(run: RunData, *, tau: float = DEFAULT_TAU, window: TimeWindow | 
         "nb_resources_source": run.nb_resources_source,
     }
     if window is None:  # the run's own warm-up (batreplay run --warm-up), as its metrics.json left it out
-        window = warm_up_window(run.jobs, float(run.spec.get("warm_up", 0.0)))
+        window = _recorded_warm_up(run)
     row.update(summarize(run.jobs, nb_resources=run.nb_resources, tau=tau, window=window,
                          shared_hosts=run.shared_hosts))
     if run.has_recorded_submissions:
@@ -170,6 +170,21 @@ def run_metrics(run: RunData, *, tau: float = DEFAULT_TAU, window: TimeWindow | 
             lateness = job_lateness(run.jobs, run.job_table)
         row.update(lateness_metrics(lateness))
     return row
+
+
+def _recorded_warm_up(run: RunData) -> TimeWindow | None:
+    """The span after the warm-up ``run.json`` records (:func:`~batreplay.analysis.metrics.warm_up_window`).
+
+    Raises:
+        RunDirError: a recorded warm-up that is no number of seconds >= 0, or leaves no job (the run named).
+    """
+    warm_up = run.spec.get("warm_up", 0.0)
+    if isinstance(warm_up, bool) or not isinstance(warm_up, (int, float)) or not 0 <= warm_up < math.inf:
+        raise RunDirError(f"{run.path}: run.json: spec.warm_up: expected a number of seconds >= 0, got {warm_up!r}")
+    try:
+        return warm_up_window(run.jobs, float(warm_up))
+    except ValueError as err:
+        raise RunDirError(f"{run.path}: {err}: give --window-days") from None
 
 
 def paper_window_metrics(run: RunData, *, tau: float = DEFAULT_TAU) -> tuple[pd.DataFrame, list[str]]:

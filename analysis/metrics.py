@@ -95,8 +95,7 @@ def warm_up_window(jobs: pd.DataFrame, warm_up: float) -> TimeWindow | None:
     end = float(np.nanmax([jobs["finish_time"].max(), last]))
     if not (first + warm_up <= last and first + warm_up < end):
         raise ValueError(f"warm_up (--warm-up) {warm_up:g} s: the last job is submitted {last - first:g} s after the "
-                         f"first and the run ends {end - first:g} s after it, so no job is left to measure; give a "
-                         "shorter warm-up")
+                         f"first and the run ends {end - first:g} s after it, so no job is left to measure")
     return TimeWindow(first + warm_up, end)
 
 

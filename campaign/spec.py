@@ -803,6 +803,22 @@ def _check_sources(matrix: _Table, log_tables: list[_Table], logs: list[LogSpec]
             _check_site_model_replays(table, log, own, root)
 
 
+def _check_defaults_apply(defaults: dict[str, Any], logs: list[LogSpec], replays: list[ReplayPoint],
+                          path: Path) -> None:
+    """Each ``[defaults]`` key applies to some log: a conversion option to a log's table, a site model's replay
+    option to a site model replayed by a model that reads it (else no instance would read it: refused)."""
+    conversion = {declaration.name for declaration in declared_options(WorkloadOptions)}
+    read = {key for replay in replays if user_model(replay.model).source == "site-model"
+            for key in user_model(replay.model).options} if any(log.site_model for log in logs) else set()
+    for key in defaults:
+        unread = ((key in conversion and all(log.site_model for log in logs))
+                  or (key in MODEL_OPTIONS and key not in read))
+        if unread:
+            why = ("an option of a log's conversion, and every [[logs]] table gives a site model" if key in conversion
+                   else "an option of a site model's replay, and no site model is replayed by one that reads it")
+            raise CampaignSpecError(f"{path}: [defaults], key {key!r}: no instance would read it: {why}")
+
+
 def _check_site_model_replays(table: _Table, log: LogSpec, models: list[str], root: Path) -> None:
     """The replays of the site model ``log`` under each of ``models`` (its table's options; the error names the
     table and, where one is at fault, the key); an option its table gives for a model none of ``models`` is refused
@@ -821,14 +837,38 @@ def _check_site_model_replays(table: _Table, log: LogSpec, models: list[str], ro
             keys = ", ".join(key for key in reads if key != "model_seed")
             raise CampaignSpecError(f"{table.source}: {table.where}: {err} (the table's keys: {keys}; the seed of the "
                                     "draws is [matrix] seeds)") from None
-        if model == "closed":
-            from batreplay.replay.closed import closed_replay_problem
-            from batreplay.sitemodels.model_file import read_model
+    from batreplay.sitemodels.model_file import read_model
 
-            path = Path(os.path.expanduser(log.workload))
-            problem = closed_replay_problem(read_model(path if path.is_absolute() else root / path))
-            if problem is not None:
-                raise table.error("site_model", problem)
+    path = Path(os.path.expanduser(log.workload))
+    site_model = read_model(path if path.is_absolute() else root / path)
+    if "closed" in models:
+        from batreplay.replay.closed import closed_replay_problem
+
+        problem = closed_replay_problem(site_model)
+        if problem is not None:
+            raise table.error("site_model", problem)
+    reads = [t.name for t in site_model.types if t.io_demand.support()[1] > 0]
+    if "open" in models and reads and not _has_storage(log, root):
+        raise table.error("site_model", f"job types {', '.join(reads)} read from storage (I/O demand > 0): an open "
+                                        "replay needs a platform with a storage host and I/O links (a platform file "
+                                        "of batreplay platform --io-rate, or node types with a [storage] table)")
+
+
+def _has_storage(log: LogSpec, root: Path) -> bool:
+    """Whether ``log``'s recorded machine has a storage host: its platform file's, or one the campaign generates
+    from its node types when they give I/O rates; a generated cluster (``nodes``) has none."""
+    from batreplay.platforms.node_types import read_node_types_file
+
+    def rooted(text: str) -> Path:
+        candidate = Path(os.path.expanduser(text))
+        return candidate if candidate.is_absolute() else root / candidate
+
+    if log.node_types is not None:
+        return any(t.io_rate is not None for t in read_node_types_file(rooted(log.node_types)).node_types)
+    if log.platform is not None:
+        path = SHIPPED_PLATFORMS[log.platform] if log.platform in SHIPPED_PLATFORMS else rooted(log.platform)
+        return bool(read_platform(path).storage_hosts)
+    return False
 
 
 def _read_experiments(top: _Table, matrix: _Table, read_logs: list[tuple[LogSpec, list[tuple[int, float]]]],
@@ -983,6 +1023,7 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
     experiments = _read_experiments(top, matrix, read_logs, root, engine)
     replays = _read_replays(matrix)
     _check_sources(matrix, log_tables, logs, replays, root)
+    _check_defaults_apply(defaults, logs, replays, path)
     if any(user_model(replay.model).uses_sessions for replay in replays):  # users need user ids and recorded times
         for table, log in zip(log_tables, logs):
             if log.site_model:

@@ -73,12 +73,22 @@ for folder in sorted(p for p in runs.glob("node-selection-*") if p.is_dir()):
                     for m in ("throughput", "utilisation", "mean run time", "mean waiting time")},
                  "throughput deviation from the log": table.loc["throughput", "deviation"]})
 pd.DataFrame(rows).to_csv(results / "node-selection.csv", index=False)
-# the campaign: each instance's metrics after the warm-up, then their mean and standard deviation over the seeds
+# the campaign: each instance's metrics in the steady state, from the warm-up's end (200,000 s) to the closed
+# duration (948,966 s, when the closed runs stop replacing jobs and drain), then their mean and standard deviation
+# over the seeds (the instances' own metrics.json run to the last finish, the drain included)
+from batreplay.analysis.metrics import TimeWindow, summarize
+from batreplay.formats.out_jobs import read_out_jobs
+
 instances = pd.read_csv(runs / "campaign-report" / "instances.csv")
+window = TimeWindow(200_000.0, 948_966.0)
+steady = [{"replay": row.replay, "seed": row.seed,
+           **summarize(read_out_jobs(runs / "campaign" / row.id / "out_jobs.csv"), nb_resources=48, window=window)}
+          for row in instances.itertuples()]
 columns = ["replay", "seed", "nb_jobs", "throughput_per_day", "utilisation", "mean_waiting_time", "span_start",
            "span_end"]
-instances[columns].sort_values(["replay", "seed"]).to_csv(results / "campaign-seeds.csv", index=False)
-spread = instances.groupby("replay")[["nb_jobs", "throughput_per_day", "utilisation", "mean_waiting_time"]]
+frame = pd.DataFrame(steady)[columns].sort_values(["replay", "seed"])
+frame.to_csv(results / "campaign-seeds.csv", index=False)
+spread = frame.groupby("replay")[["nb_jobs", "throughput_per_day", "utilisation", "mean_waiting_time"]]
 summary = spread.agg(["mean", "std"])
 summary.columns = [f"{measure} {statistic}" for measure, statistic in summary.columns]
 summary.reset_index().to_csv(results / "campaign-spread.csv", index=False, float_format="%.6g")

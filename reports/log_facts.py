@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 import pandas as pd
 
-from batreplay.analysis.metrics import summarize
+from batreplay.analysis.metrics import summarize, warm_up_window
 from batreplay.campaign.platforms import recorded_platform_path
 from batreplay.campaign.spec import CampaignSpec, LogSpec
 from batreplay.formats.out_jobs import SUCCESS, validate_out_jobs
@@ -153,7 +153,8 @@ def recorded_log_metrics(spec: CampaignSpec, log: LogSpec, last_line: int | None
     differs from the log's end with ``max_jobs``; None: the whole log). Each job with known submission, wait
     and run times and a processor count (allocated, else requested) becomes a job of a jobs table (start =
     submission + wait, finish = start + run time; times from the first submission), summarised by
-    :func:`batreplay.analysis.metrics.summarize` on the recorded platform's node count. Jobs left out are
+    :func:`batreplay.analysis.metrics.summarize` on the recorded platform's node count, after the log's warm-up
+    (``warm_up``, as the runs' metrics: :func:`batreplay.analysis.metrics.warm_up_window`). Jobs left out are
     counted in the returned notes.
 
     Args:
@@ -196,8 +197,16 @@ def recorded_log_metrics(spec: CampaignSpec, log: LogSpec, last_line: int | None
         "starting_time": start, "execution_time": run_time, "finish_time": start + run_time,
     })[usable].reset_index(drop=True)
     nodes = log.nodes if log.platform is None else read_platform(recorded_platform_path(spec, log)).nb_compute
-    metrics = summarize(validate_out_jobs(schedule, source=f"recorded schedule of {path}"), nb_resources=nodes)
+    schedule = validate_out_jobs(schedule, source=f"recorded schedule of {path}")
+    warm_up = float(log.options.get("warm_up", 0.0))
+    try:  # the log's first warm_up seconds left out, as the runs' metrics leave theirs out
+        window = warm_up_window(schedule, warm_up)
+    except ValueError as err:
+        raise NoRecordedScheduleError(f"{log.name}: recorded schedule of {path.name}: {err}") from None
+    metrics = summarize(schedule, nb_resources=nodes, window=window)
     notes = [f"{log.name}: recorded-log row from {int(usable.sum())} of {len(frame)} jobs of {path.name}"
              + (f" ({int((~usable).sum())} left out: missing submission, wait or run time, or no processor count)"
-                if (~usable).any() else "")]
+                if (~usable).any() else "")
+             + (f"; the first {warm_up:g} s after its first submission left out (warm_up), as in the runs"
+                if warm_up else "")]
     return metrics, notes

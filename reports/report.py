@@ -449,6 +449,10 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
     tables = _write_tables(spec, results, facts, recorded, published, out)
     written = _draw(_plans(spec, results, facts, tables.sessions, out / "figures", notes), console)
     notes += _instance_notes(results)
+    for kind, table in tables.comparison.items():  # a log whose replays a table does not show: said, not hidden
+        shown = set(table["log"]) if "log" in table.columns else set()
+        notes += [f"{log.name}: no {kind} table ({none_shown(kind)} of this log)"
+                  for log in spec.logs if log.name not in shown]
     parameters = _parameters(spec, results, explanation_text)
     sections = _sections(spec, facts, results, tables)
     md_path = out / "README.md"
@@ -570,8 +574,9 @@ def _sections(spec: CampaignSpec, facts: dict[str, LogFacts], results: list[Inst
     sections = [_Section("Workload logs", None, _logs_table(spec, facts, results), LOGS_DESCRIPTION)]
     for kind, table in tables.comparison.items():
         title = section_title(kind, table)
+        shown = set(table["log"]) if "log" in table.columns else set()  # (a log without the replays it shows: none)
         sections += [_Section(title, log.label, display_table(kind, table, log.name),
-                              _table_description(kind, spec, table)) for log in spec.logs]
+                              _table_description(kind, spec, table)) for log in spec.logs if log.name in shown]
     if tables.session_frame is not None:
         sections.append(_Section("Session graphs (cf. Madon et al. 2024, Fig. 6, Sect. 7.2)", None,
                                  session_display(tables.session_frame), SESSIONS_DESCRIPTION))

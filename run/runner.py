@@ -187,6 +187,21 @@ def _check_closed_times(spec: RunSpec, model: Any, slowest_speed: float, slots: 
                        "engine and Batsim no longer agree: give fewer --closed-jobs or a shorter --closed-duration")
 
 
+def _check_warm_up(spec: RunSpec, document: dict) -> None:
+    """Refuse, before the simulation, a warm-up after the last submission of a static workload (its metrics would
+    have no job); a dynamic replay's submissions are known after it only (then :func:`_metrics` refuses it).
+
+    Raises:
+        RunError: the warm-up and the submissions' span, named.
+    """
+    submissions = [float(job["subtime"]) for job in document["jobs"]]
+    warm_up = spec.metrics.warm_up
+    if warm_up and submissions and min(submissions) + warm_up > max(submissions):
+        raise RunError(f"warm_up (--warm-up) {warm_up:g} s: the last job is submitted "
+                       f"{max(submissions) - min(submissions):g} s after the first, so no job would be left to "
+                       "measure: give a shorter warm-up")
+
+
 def _versions() -> dict[str, str]:
     versions = {"python": host_platform.python_version()}
     for package in ("batreplay", "pybatsim", "pyzmq", "pandas", "numpy", "procset"):
@@ -339,7 +354,7 @@ def _metrics(spec: RunSpec, simulation: Simulation, nb_compute: int, staging: Pa
     try:
         window = warm_up_window(jobs, spec.metrics.warm_up)
     except ValueError as err:
-        raise RunError(str(err)) from None
+        raise RunError(f"{err}: give a shorter warm-up") from None
     return summarize(jobs, nb_resources=nb_compute, shared_hosts=spec.engine.shares_hosts, window=window)
 
 
@@ -390,6 +405,8 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
     if on_notes is not None:
         on_notes(list(notes))  # before the simulation: a long run shows its input anomalies at once
     dynamic = spec.replay.dynamic  # users submit through the broker: Batsim starts with no job
+    if not dynamic:
+        _check_warm_up(spec, document)
     simulated = {"nb_res": document["nb_res"], "jobs": [], "profiles": {}} if dynamic else document
     total = len(document["jobs"])
     done = 0

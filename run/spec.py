@@ -73,9 +73,11 @@ class SchedulerSpec:
 class MetricsSpec:
     """What the run's metrics (``metrics.json``, the printed table, and ``batreplay analyze`` of the run without a
     ``--window``) cover: the simulated time from the first submission + ``warm_up`` (s) to the last finish
-    (:func:`batreplay.analysis.metrics.warm_up_window`). A closed workload starts empty and fills (Caspart et al.
-    2019, Sect. 6: a ramp-up of about 200,000 s); a replay of a log starts on an idle machine (Madon, Da Costa,
-    Pierson 2024, Fig. 9, leave out two weeks).
+    (:func:`batreplay.analysis.metrics.warm_up_window`): the job statistics count the jobs submitted in it, the
+    utilisation and throughput the time in it (jobs running then, whenever submitted). A simulation starts on an
+    idle machine, a log's replay with its first jobs (Madon, Da Costa, Pierson 2024, Fig. 9, leave out two weeks), a
+    closed replay with its whole population submitted at once (Caspart et al. 2019, Sect. 6, leave out a ramp-up of
+    about 200,000 s).
 
     Raises:
         RunSpecError: a warm-up that is not a number of seconds from 0 to 1e10.
@@ -84,7 +86,7 @@ class MetricsSpec:
     warm_up: float = option(
         0.0, kind=float, at_least=0, at_most=1e10, unit="s", campaign="log", metavar="SECONDS",
         help="leave the first SECONDS after the first submission out of the run's metrics: the jobs submitted in "
-             "them, and their share of the utilisation and throughput")
+             "them leave the job statistics, and the utilisation and throughput count the time after them only")
 
     def __post_init__(self) -> None:
         check_fields(self, RunSpecError)

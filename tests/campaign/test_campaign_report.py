@@ -203,6 +203,22 @@ def test_recorded_row_from_the_facts_jobs(toy_report):
     assert metrics["makespan"] == 250.0 and "2 of 2 jobs" in notes[0]
 
 
+def test_the_recorded_row_leaves_out_the_logs_warm_up_as_the_runs_do():
+    spec = load_campaign(REPO_ROOT / "expe" / "replay-feedback-2024.toml")
+    log = spec.logs[0]
+    whole, _ = recorded_log_metrics(spec, log)
+    warmed = replace(log, options={**log.options, "warm_up": 14 * DAY})
+    metrics, notes = recorded_log_metrics(spec, warmed)
+    frame = log_facts(spec, log, None).jobs
+    usable = frame[(frame["submission_time"] >= 0) & (frame["wait_time"] >= 0) & (frame["run_time"] >= 0)
+                   & ((frame["allocated_processors"] > 0) | (frame["requested_processors"] > 0))]
+    relative = usable["submission_time"] - usable["submission_time"].min()
+    assert metrics["span_start"] == 14 * DAY and metrics["nb_jobs"] == int((relative >= 14 * DAY).sum())
+    assert metrics["nb_jobs"] < whole["nb_jobs"] and "the first 1.2096e+06 s after its first submission" in notes[0]
+    with pytest.raises(ValueError, match="no job is left to measure"):
+        recorded_log_metrics(spec, replace(log, options={**log.options, "warm_up": 1e9}))
+
+
 def test_figure_kinds_are_the_spec_figures():
     # spec.py keeps the allowed [report] figures; report.py their files and captions: the same kinds, same order
     assert tuple(FIGURE_KINDS) == REPORT_FIGURES

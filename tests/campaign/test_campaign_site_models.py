@@ -298,6 +298,19 @@ def test_the_report_lists_every_instance(ran, reported):
         assert counts[instance.id] == expected, instance.id
 
 
+def test_a_table_no_replay_of_a_log_shows_is_said_not_a_crash(ran, tmp_path):
+    """The lateness tables show feedback replays: a campaign of rigid, closed and open replays has none to show."""
+    from dataclasses import replace
+
+    spec, _ = ran
+    asked = replace(spec, report=replace(spec.report, tables=["scheduling", "lateness", "user-lateness-percentiles"]))
+    result = build_report(asked, tmp_path / "report")
+    for log in ("kth", "gridka"):
+        for kind in ("lateness", "user-lateness-percentiles"):
+            assert f"{log}: no {kind} table (the campaign has no feedback replay of this log)" in result.notes
+    assert "## Scheduling metrics" in (tmp_path / "report" / "README.md").read_text()
+
+
 def test_the_report_says_a_site_model_is_one(reported):
     out, _ = reported
     text = (out / "README.md").read_text()
@@ -324,6 +337,15 @@ def gridka(extra: str = f"population = {POPULATION}\nclosed_jobs = {CLOSED_JOBS}
 
 
 REFUSALS = {
+    "a site model's option in [defaults] with logs only": (
+        campaign_text(KTH_TABLE, '["rigid"]', defaults="[defaults]\nclosed_jobs = 5\n"),
+        "[defaults], key 'closed_jobs': ", "no instance would read it: an option of a site model's replay"),
+    "a population in [defaults] with open replays only": (
+        campaign_text(gridka("open_jobs = 9\n"), '["open"]', defaults="[defaults]\npopulation = 5\n"),
+        "[defaults], key 'population': ", "no site model is replayed by one that reads it"),
+    "a conversion option in [defaults] with site models only": (
+        campaign_text(gridka("open_jobs = 9\n"), '["open"]', defaults="[defaults]\nmax_jobs = 5\n"),
+        "[defaults], key 'max_jobs': ", "every [[logs]] table gives a site model"),
     "site_model and workload": (
         campaign_text(KTH_TABLE + gridka(f'workload = "{KTH.as_posix()}"\nclosed_jobs = 9\nopen_jobs = 9\n')),
         "[[logs]] #2: give 'workload' (a log) or 'site_model'", "not both"),
@@ -390,13 +412,17 @@ def test_refusals_are_one_line_naming_the_file_the_table_and_the_key(models, tmp
     assert what in message, message
 
 
-def test_a_model_with_io_demand_is_refused_closed_only(models, tmp_path):
-    # the fixture's model reads from storage indeed, and is replayed open
+def test_a_model_with_io_demand_is_refused_closed_and_open_without_storage(models, tmp_path):
+    # the fixture's model reads from storage indeed, and is replayed open on a platform with a storage host
     assert any(t.io_demand.support()[1] > 0 for t in read_model(models / "gridka-io.json").types)
     assert all(t.io_demand.support()[1] == 0 for t in read_model(models / "gridka.json").types)
-    spec = load_campaign(write_campaign(tmp_path, campaign_text(gridka("open_jobs = 9\n", model="gridka-io.json"),
-                                                                '["open"]'), models))
+    assert main(["platform", "--nodes", "40", "--io-rate", "1e8", "--out", str(tmp_path / "io-40.xml")]) == 0
+    with_storage = gridka("open_jobs = 9\n", model="gridka-io.json").replace("nodes = 40", 'platform = "io-40.xml"')
+    spec = load_campaign(write_campaign(tmp_path, campaign_text(with_storage, '["open"]'), models))
     assert [i.params["replay"] for i in spec.instances()] == ["open"] * 4
+    message = refusal(write_campaign(tmp_path, campaign_text(gridka("open_jobs = 9\n", model="gridka-io.json"),
+                                                             '["open"]'), name="open.toml"))
+    assert "key 'site_model'" in message and "an open replay needs a platform with a storage host" in message
     message = refusal(write_campaign(tmp_path, campaign_text(
         gridka("closed_jobs = 9\nopen_jobs = 9\n", model="gridka-io.json"), '["closed", "open"]'), name="both.toml"))
     assert "key 'site_model'" in message and "group=" in message

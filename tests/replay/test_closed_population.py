@@ -190,3 +190,13 @@ def test_a_closed_run_that_may_pass_the_engines_agreement_is_refused(gridka_mode
     with pytest.raises(RunError, match="passes 1e\\+10 s"):
         closed_run(model, platform, tmp_path / "r", population="1", closed_jobs=10_000_000)
     assert not (tmp_path / "r").exists()
+
+
+def test_a_warm_up_past_a_closed_runs_last_submission_fails_after_it_and_leaves_nothing(gridka_model, tmp_path):
+    """A closed run's submissions are known once it has run: a warm-up past its last one leaves no job to measure."""
+    model, platform = gridka_model
+    with pytest.raises(RunError, match=r"^warm_up \(--warm-up\) 1e\+09 s: the last job is submitted .* s after the "
+                                       r"first and the run ends .* s after it, so no job is left to measure: give a "
+                                       r"shorter warm-up$"):
+        closed_run(model, platform, tmp_path / "r", population="3", closed_jobs=6, warm_up=1e9)
+    assert list(tmp_path.iterdir()) == []

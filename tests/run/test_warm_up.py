@@ -94,7 +94,8 @@ def test_analyze_takes_the_recorded_warm_up_unless_given_a_window(tmp_path):
     assert row["mean_waiting_time"] == pytest.approx(out_jobs.loc[submitted, "waiting_time"].mean(), rel=1e-12)
 
 
-def test_the_warm_up_counts_from_the_first_submission_and_must_leave_some_time(shifted_workload, tmp_path):
+def test_the_warm_up_counts_from_the_first_submission_and_must_leave_some_time(shifted_workload, tmp_path,
+                                                                               monkeypatch):
     def shifted_run(out, warm_up, **options):
         return run(RunSpec.build(workload=shifted_workload, platform="kth-sp2", scheduler="easy", out_dir=out,
                                  warm_up=warm_up, **options))
@@ -112,13 +113,19 @@ def test_the_warm_up_counts_from_the_first_submission_and_must_leave_some_time(s
     kept = {name: (tmp_path / "r" / name).read_bytes() for name in ("out_jobs.csv", "metrics.json", "run.json")}
     # past the last submission though before the last finish (no job left to measure); the whole span; past the
     # run's end though below its last finish time (counted from 0, not from the first submission); far beyond it;
-    # and over a previous run with --force: refused, nothing written or replaced
+    # and over a previous run with --force: refused before the simulation (the workload's submissions tell),
+    # nothing written or replaced
     assert last < end - 1
+
+    def no_simulation(*_args, **_kwargs):
+        raise AssertionError("simulated")
+
+    monkeypatch.setattr("batreplay.run.runner.simulate", no_simulation)
     for warm_up, out, force in ((last - first + 1, "after-last", False), (span, "whole", False),
                                 (end - 500, "counted-from-0", False), (1e9, "far", False), (span + 1, "r", True)):
         with pytest.raises(RunError, match=rf"^warm_up \(--warm-up\) .* s: the last job is submitted "
-                                           rf"{last - first:g} s after the first and the run ends {span:g} s after "
-                                           "it, so no job is left to measure"):
+                                           rf"{last - first:g} s after the first, so no job would be left to "
+                                           "measure: give a shorter warm-up$"):
             shifted_run(tmp_path / out, warm_up, force=force)
         assert (tmp_path / out).exists() == (out == "r")
     assert {name: (tmp_path / "r" / name).read_bytes() for name in kept} == kept
