@@ -15,7 +15,7 @@ same jobs whatever the engine or the scheduler. Jobs reach the engine by dynamic
 broker (:class:`batreplay.replay.broker.FeedbackBroker`), so a closed run is the same on the embedded engine and on
 a real Batsim. Each job is a ``parallel_homogeneous`` profile: CPU demand flop on each of its job slots; a model
 with I/O demand is refused (demand rounds are ``composed`` profiles, which Batsim 4.2.1 does not link when they are
-registered dynamically: draw an open workload with ``batreplay model generate`` instead). A job's walltime is its
+registered dynamically: replay the model open instead, ``--replay open``). A job's walltime is its
 requested-time ratio x its CPU seconds at the model's node speed, rounded up to whole seconds (so that a ratio of 1
 or more never kills a job alone on a node of that speed), or none (-1) for a type without ratios.
 """

@@ -45,7 +45,9 @@ and the registry line, in :data:`REGISTRY` below::
 
     "eager": UserModelEntry("every job at time 0", "batreplay.replay.eager:build"),
 
-Builders are named by ``"module:function"`` and imported only when a replay uses them.
+Builders are named by ``"module:function"`` and imported only when a replay uses them. The models of a site model
+(``closed``, ``open``) are read by the run itself (:func:`batreplay.run.runner.run` loads the model file), so a new
+model of that source takes more than its line here.
 """
 
 from __future__ import annotations
@@ -85,8 +87,9 @@ class UserModelEntry:
             or ``"site-model"`` (jobs drawn from a site model file, given as the workload; its builder is called
             ``builder(site_model, nb_res, slots, spec)``, see :func:`batreplay.replay.closed.build_closed_users`;
             a site model without builder, ``open``, is drawn into the static workload by the run).
-        options: the options of :class:`ReplaySpec` that only this model reads (:data:`MODEL_OPTIONS`); set with
-            another model, they are refused.
+        options: the options of :class:`ReplaySpec` that this model reads among those of some models only
+            (:data:`MODEL_OPTIONS`, e.g. ``model_seed`` for closed and open); set with a model that does not read them,
+            they are refused.
     """
 
     summary: str
@@ -144,9 +147,9 @@ REGISTRY: dict[str, UserModelEntry] = {
                            "model's arrival times, whatever the system does (Caspart et al. 2019's model, open)",
                            source="site-model", options=("open_jobs", "open_duration", "model_seed")),
 }
-#: The options of :class:`ReplaySpec` that belong to some models only (:attr:`UserModelEntry.options`).
-MODEL_OPTIONS: tuple[str, ...] = ("population", "closed_jobs", "closed_duration", "open_jobs", "open_duration",
-                                  "model_seed")
+#: The options of :class:`ReplaySpec` that belong to some models only: those the entries declare
+#: (:attr:`UserModelEntry.options`), in order.
+MODEL_OPTIONS: tuple[str, ...] = tuple(dict.fromkeys(name for entry in REGISTRY.values() for name in entry.options))
 #: Allowed user model names, in registry order: the choices of ``--replay`` and of campaign files.
 USER_MODELS: tuple[str, ...] = tuple(REGISTRY)
 #: The user model of a replay when none is named: rigid replay.

@@ -37,7 +37,7 @@ from batreplay.deadline import MAX_SECONDS
 from batreplay.engine.spec import EngineSpec
 from batreplay.options import MISSING, Option, check_fields, declared_options, option, recorded_values
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
-from batreplay.replay.registry import ReplaySpec, user_model
+from batreplay.replay.registry import MODEL_OPTIONS, REGISTRY, ReplaySpec, user_model
 from batreplay.schedulers.names import SPEEDUP_PREDICTING, scheduler_help, sharing_problem
 from batreplay.workloads.loading import WorkloadOptions
 
@@ -222,10 +222,20 @@ class RunSpec:
 
     def replace(self, **options: Any) -> RunSpec:
         """A copy with some flat options changed (``spec.replace(max_jobs=100, out_dir=...)``); a replay changed to
-        a user model without sessions drops the sessions it no longer uses, unless ``sessions`` is given too."""
+        another user model drops the sessions and the options of some models only (``population``, ``open_jobs``...)
+        that the new model does not read, unless they are given too.
+
+        Raises:
+            RunSpecError: as :meth:`from_dict`.
+        """
         document = {**self.to_dict(), **options}
         if "replay" in options and "sessions" not in options:
             document.pop("sessions", None)  # the new model's own default, or none for a model without sessions
+        if "replay" in options:  # the options of some models only that the new model does not read, unless given
+            reads = REGISTRY[options["replay"]].options if options["replay"] in REGISTRY else ()  # (else refused below)
+            for name in MODEL_OPTIONS:
+                if name not in reads and name not in options:
+                    document.pop(name, None)
         return RunSpec.from_dict(document)
 
 

@@ -80,6 +80,13 @@ def test_defaults_live_in_the_parts():
     closed_run = spec.replace(replay="closed", closed_jobs=5, closed_duration=9.0, model_seed=1, warm_up=60)
     assert closed - {"open_jobs", "open_duration"} <= set(closed_run.to_dict())
     assert {"open_jobs", "model_seed"} <= set(spec.replace(replay="open", open_jobs=5, model_seed=1).to_dict())
+    # another model drops the options it does not read (as the sessions), unless they are given again
+    opened = closed_run.replace(replay="open", open_jobs=5)
+    assert (opened.replay.model, opened.replay.open_jobs, opened.replay.model_seed, opened.replay.closed_jobs) == (
+        "open", 5, 1, None)
+    assert closed_run.replace(replay="rigid").replay == spec.replay
+    with pytest.raises(RunSpecError, match="--closed-jobs: an option of --replay closed"):
+        closed_run.replace(replay="open", open_jobs=5, closed_jobs=3)
     assert rounds <= set(spec.replace(demand_rounds=2).to_dict())
     again = RunSpec.from_dict(feedback.to_dict()).engine
     assert (again.compute_sharing, again.speedup_model, again.speedup_options) == (True, "random", {"seed": 2})

@@ -94,6 +94,22 @@ def test_analyze_takes_the_recorded_warm_up_unless_given_a_window(tmp_path):
     assert row["mean_waiting_time"] == pytest.approx(out_jobs.loc[submitted, "waiting_time"].mean(), rel=1e-12)
 
 
+@pytest.mark.parametrize(("recorded", "message"), [
+    (None, "run.json: spec.warm_up: expected a number of seconds >= 0, got None"),
+    ("1 day", "run.json: spec.warm_up: expected a number of seconds >= 0, got '1 day'"),
+    (1e9, r"warm_up \(--warm-up\) 1e\+09 s: .* so no job is left to measure: give --window-days"),
+])
+def test_analyze_names_the_run_of_a_recorded_warm_up_it_cannot_use(tmp_path, recorded, message):
+    from batreplay.analysis.run_dir import RunDirError
+
+    kth_run(tmp_path / "warm", warm_up=WARM_UP)
+    manifest = json.loads((tmp_path / "warm" / "run.json").read_text())
+    manifest["spec"]["warm_up"] = recorded  # (a file edited by hand)
+    (tmp_path / "warm" / "run.json").write_text(json.dumps(manifest))
+    with pytest.raises(RunDirError, match=f"^{tmp_path / 'warm'}: {message}"):
+        analyze([tmp_path / "warm"], tmp_path / "analysis")
+
+
 def test_the_warm_up_counts_from_the_first_submission_and_must_leave_some_time(shifted_workload, tmp_path,
                                                                                monkeypatch):
     def shifted_run(out, warm_up, **options):
