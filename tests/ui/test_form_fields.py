@@ -14,24 +14,12 @@ from batreplay.run.spec import run_options
 from batreplay.ui.pages import new_run_page, option_groups
 from batreplay.ui.run_form import CHECKED, OPTION_FIELD, WHOLE_NUMBER, FormError, parse_option
 from batreplay.ui.sandbox import Sandbox, SandboxError
-
-
-def _components(tree) -> list:
-    """Every Dash component of ``tree``, depth first."""
-    found, stack = [], [tree]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, (list, tuple)):
-            stack.extend(reversed(item))
-        elif hasattr(item, "to_plotly_json"):
-            found.append(item)
-            stack.append(getattr(item, "children", None))
-    return found
+from dash_tree import components
 
 
 def _fields(tree) -> dict[str, object]:
     """The generic fields' controls of ``tree`` by option name, in page order."""
-    return {item.id["name"]: item for item in _components(tree)
+    return {item.id["name"]: item for item in components(tree)
             if isinstance(getattr(item, "id", None), dict) and item.id.get("type") == OPTION_FIELD}
 
 
@@ -39,7 +27,7 @@ def test_the_form_shows_one_field_per_option_declared_for_it_in_order(tmp_path, 
     monkeypatch.setenv("BATREPLAY_CACHE", str(tmp_path / "cache"))
     page = new_run_page(Sandbox(tmp_path / "runs"))
     assert list(_fields(page)) == [option.name for option in run_options() if option.form]
-    groups = {item.id: [name for name in _fields(item)] for item in _components(page)
+    groups = {item.id: [name for name in _fields(item)] for item in components(page)
               if isinstance(item, html.Details)}
     assert groups == {"options-conversion": ["profile", "recorded_speed", "max_jobs", "walltime_factor",
                                              "zero_runtime", "res_source", "demand_rounds", "io_share",
@@ -48,7 +36,7 @@ def test_the_form_shows_one_field_per_option_declared_for_it_in_order(tmp_path, 
                       "options-replay": ["population", "closed_jobs", "closed_duration", "open_jobs",
                                          "open_duration", "model_seed"],
                       "options-metrics": ["warm_up"]}
-    special = {item.id for item in _components(page) if isinstance(getattr(item, "id", None), str)}
+    special = {item.id for item in components(page) if isinstance(getattr(item, "id", None), str)}
     assert {"workload", "platform", "node-types", "scheduler", "scheduler-options", "replay", "sessions",
             "engine"} <= special and "max-jobs" not in special
 
@@ -94,7 +82,7 @@ def test_the_fields_of_a_synthetic_option_list_follow_their_declarations():
     assert isinstance(fields["flavour_options"], dcc.Textarea) and fields["flavour_options"].value == "{}"
     assert isinstance(fields["notes"], dcc.Input) and not hasattr(fields["notes"], "pattern")
     # label with the unit, help as tooltip (with bounds and default, as --help says them), note under the field
-    wrappers = {item.children[1].id["name"]: item for item in _components(groups)
+    wrappers = {item.children[1].id["name"]: item for item in components(groups)
                 if isinstance(item, html.Div) and "option-field" in (getattr(item, "className", "") or "")}
     assert wrappers["delay"].children[0].children == "Delay (s)"
     assert wrappers["delay"].title == "a delay (> 0 s; default: 2.5)"

@@ -23,6 +23,7 @@ from batreplay.ui.models import (
 from batreplay.ui.run_form import FormError, RunForm, build_run, form_choices
 from batreplay.ui.sandbox import Sandbox, SandboxError
 from conftest import WORKLOADS
+from dash_tree import components
 
 LCG = WORKLOADS / "LCG.swf.gz"
 pytestmark = pytest.mark.skipif(not LCG.is_file(), reason="shared workloads not available")
@@ -149,23 +150,10 @@ def test_the_pages_fields_are_the_declared_options_grouped_by_what_they_set(fitt
     from batreplay.ui.models_page import models_page
 
     sandbox, _page, _inputs = fitted
-    found = _descendants(html.Div([models_page(sandbox)]))
-    groups = {item.id: [part.id["name"] for part in _descendants(item) if isinstance(getattr(part, "id", None), dict)]
-              for item in found if isinstance(item, html.Details) and isinstance(item.id, str)}
+    groups = {item.id: [part.id["name"] for part in components(item.children)
+                        if isinstance(getattr(part, "id", None), dict)]
+              for item in components(models_page(sandbox)) if isinstance(item, html.Details) and isinstance(item.id, str)}
     assert groups == {
         "fit-options-fit": ["split", "seed", "speed", "reference_io_rate", "io_share", "demand_rounds", "max_bins"],
         "validate-options-validation": ["mode", "population", "seed", "warm_up"],
         "validate-options-engine": ["compute_sharing", "speedup_model", "speedup_options"]}
-
-
-def _descendants(item) -> list:
-    """Every Dash component under ``item``, depth first."""
-    found, stack = [], [getattr(item, "children", None)]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (list, tuple)):
-            stack.extend(reversed(current))
-        elif hasattr(current, "to_plotly_json"):
-            found.append(current)
-            stack.append(getattr(current, "children", None))
-    return found
