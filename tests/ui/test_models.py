@@ -152,7 +152,8 @@ def test_the_pages_fields_are_the_declared_options_grouped_by_what_they_set(fitt
     sandbox, _page, _inputs = fitted
     groups = {item.id: [part.id["name"] for part in components(item.children)
                         if isinstance(getattr(part, "id", None), dict)]
-              for item in components(models_page(sandbox)) if isinstance(item, html.Details) and isinstance(item.id, str)}
+              for item in components(models_page(sandbox))
+              if isinstance(item, html.Details) and isinstance(item.id, str)}
     assert groups == {
         "fit-options-fit": ["split", "seed", "speed", "reference_io_rate", "io_share", "demand_rounds", "max_bins"],
         "validate-options-validation": ["mode", "population", "seed", "warm_up"],
