@@ -122,9 +122,22 @@ def _workload_inputs(spec: RunSpec, nb_res: int) -> tuple[Any, dict, pd.DataFram
     model whose users draw jobs from one as the run goes (``closed``; :func:`_load_site_model`, which also draws an
     open replay's workload), the rest as :func:`load_workload` gives them."""
     if user_model(spec.replay.model).source == "site-model":
-        return _load_site_model(spec, nb_res)
+        inputs = _load_site_model(spec, nb_res)
+    else:
+        inputs = None, *_load_log(spec, nb_res)
+    if not spec.replay.dynamic:  # the submissions are known: a warm-up that leaves no job is told now
+        _check_warm_up(spec, inputs[1])
+    return inputs
+
+
+def _load_log(spec: RunSpec, nb_res: int) -> tuple[dict, pd.DataFrame | None, list[str]]:
+    """:func:`load_workload`, telling a site model given to a log's replay for what it is.
+
+    Raises:
+        RunError: as :func:`load_workload`, or a site model (the replays that take it named).
+    """
     try:
-        return None, *load_workload(spec, nb_res=nb_res)
+        return load_workload(spec, nb_res=nb_res)
     except (RunError, ValueError):  # (a JSON document that is no Batsim workload: WorkloadFormatError)
         from batreplay.sitemodels.model_file import is_site_model_file
 
@@ -405,8 +418,6 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
     if on_notes is not None:
         on_notes(list(notes))  # before the simulation: a long run shows its input anomalies at once
     dynamic = spec.replay.dynamic  # users submit through the broker: Batsim starts with no job
-    if not dynamic:
-        _check_warm_up(spec, document)
     simulated = {"nb_res": document["nb_res"], "jobs": [], "profiles": {}} if dynamic else document
     total = len(document["jobs"])
     done = 0
