@@ -806,7 +806,11 @@ def _check_sources(matrix: _Table, log_tables: list[_Table], logs: list[LogSpec]
 def _check_defaults_apply(defaults: dict[str, Any], logs: list[LogSpec], replays: list[ReplayPoint],
                           path: Path) -> None:
     """Each ``[defaults]`` key applies to some log: a conversion option to a log's table, a site model's replay
-    option to a site model replayed by a model that reads it (else no instance would read it: refused)."""
+    option to a site model replayed by a model that reads it.
+
+    Raises:
+        CampaignSpecError: a key no instance would read (the file and key named).
+    """
     conversion = {declaration.name for declaration in declared_options(WorkloadOptions)}
     read = {key for replay in replays if user_model(replay.model).source == "site-model"
             for key in user_model(replay.model).options} if any(log.site_model for log in logs) else set()
@@ -856,7 +860,11 @@ def _check_site_model_replays(table: _Table, log: LogSpec, models: list[str], ro
 
 def _has_storage(log: LogSpec, root: Path) -> bool:
     """Whether ``log``'s recorded machine has a storage host: its platform file's, or one the campaign generates
-    from its node types when they give I/O rates; a generated cluster (``nodes``) has none."""
+    from its node types when they give I/O rates; a generated cluster (``nodes``) has none.
+
+    Raises:
+        OSError, ValueError: a platform or node types file that cannot be read (checked before, when the log was).
+    """
     from batreplay.platforms.node_types import read_node_types_file
 
     def rooted(text: str) -> Path:

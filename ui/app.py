@@ -34,6 +34,7 @@ nothing).
 from __future__ import annotations
 
 import hmac
+import os
 import threading
 from urllib.parse import urlsplit
 from dataclasses import dataclass, field
@@ -215,9 +216,12 @@ def _add_file_routes(server, sandbox: Sandbox, campaigns: Campaigns) -> None:
     @server.route("/validations/<validation_id>/<path:name>")
     def _validation_file(validation_id: str, name: str):
         folder = runs_dir / VALIDATIONS / validation_id
-        if not VALIDATION_ID.fullmatch(validation_id) or not (folder / "validation.csv").is_file():
+        if not VALIDATION_ID.fullmatch(validation_id) or folder.is_symlink():
             abort(404)
-        return send_from_directory(folder, name)
+        real = Path(os.path.realpath(folder / name))  # a regular file of the folder, reached through no link
+        if real != folder.resolve() / name or not real.is_file() or not (folder / "validation.csv").is_file():
+            abort(404)
+        return send_from_directory(folder, name, as_attachment=not name.endswith(".png"))
 
     @server.route("/campaign-reports/<key>/<path:name>")
     def _campaign_report(key: str, name: str):

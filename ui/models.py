@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -30,7 +31,8 @@ from batreplay.run.spec import FLAT_FIELDS, run_options
 from batreplay.sitemodels.fit_options import FitOptions
 from batreplay.ui.launcher import DONE, FAILED, QUEUED, RUNNING
 from batreplay.ui.messages import one_line
-from batreplay.ui.run_form import MODELS, FormError, chosen_scheduler, is_site_model, parse_option
+from batreplay.ui.run_form import (MODELS, FormError, chosen_scheduler, is_site_model, looks_like_site_model,
+                                  parse_option)
 from batreplay.ui.sandbox import Sandbox
 from batreplay.validation.validation_options import ValidationOptions
 from batreplay.workloads.pwa import PWA_CATALOGUE, cached_path, catalogue_entry
@@ -73,7 +75,7 @@ def log_choices(sandbox: Sandbox) -> list[dict[str, str]]:
 def model_choices(sandbox: Sandbox) -> list[dict[str, str]]:
     """The site model files under the allowed folders and those the page fitted (``<runs dir>/models``)."""
     return [{"label": sandbox.shown(path), "value": str(path)}
-            for path in sandbox.files((".json",), accept=is_site_model, own=(MODELS,))]
+            for path in sandbox.files((".json",), accept=looks_like_site_model, own=(MODELS,))]
 
 
 def platform_choices(sandbox: Sandbox) -> list[dict[str, str]]:
@@ -97,7 +99,11 @@ def _log(text: str | None, sandbox: Sandbox) -> Path:
 
 def _field_values(declarations: tuple[Option, ...], values: dict[str, Any], sandbox: Sandbox) -> dict[str, Any]:
     """The generic fields that are not blank, read as the command line reads the flags (:func:`parse_option`), by
-    option name; a checkbox's ticked list (``["on"]``) is True."""
+    option name; a checkbox's ticked list (``["on"]``) is True.
+
+    Raises:
+        FormError: a value its option refuses (the field named); SandboxError: a path outside the allowed folders.
+    """
     read = {}
     for declaration in declarations:
         value = values.get(declaration.name)
@@ -119,7 +125,11 @@ def field_values(ids: Any, values: Any) -> dict[str, Any]:
 
 
 def _selection(text: str | None) -> dict[str, list[int]] | None:
-    """``partition=156,157; queue=2`` -> ``{"partition": [156, 157], "queue": [2]}`` (as ``--select``, repeated)."""
+    """``partition=156,157; queue=2`` -> ``{"partition": [156, 157], "queue": [2]}`` (as ``--select``, repeated).
+
+    Raises:
+        FormError: a part that is not ``FIELD=V1,V2`` with a known field and whole numbers.
+    """
     import argparse
 
     from batreplay.sitemodels.cli import selection
@@ -154,14 +164,33 @@ def fit_from_form(sandbox: Sandbox, *, log: str | None, job_types: str | None, s
         FormError: a bad name, a name already used, a rule, selection or option the fit refuses (named), or a log
             the fit cannot use; SandboxError: a path outside the allowed folders.
     """
-    from batreplay.sitemodels.fit import fit_site_model, save_fit
-    from batreplay.sitemodels.job_types import JobTypeRule
-
     name = (name or "").strip().removesuffix(".json")
     if not MODEL_NAME.fullmatch(name):
         raise FormError(f"name: {name!r}: use letters, digits, '.', '_' and '-' (at most 100)")
+    with _FITTING_LOCK:  # one fit of a name at a time (a second click, another browser)
+        if name in _FITTING:
+            raise FormError(f"name: a model {name} is being fitted: wait for it, or give another name")
+        _FITTING.add(name)
+    try:
+        return _fit(sandbox, name, log=log, job_types=job_types, select=select, options=options)
+    finally:
+        with _FITTING_LOCK:
+            _FITTING.discard(name)
+
+
+#: The names of the models being fitted, and the lock that guards the set.
+_FITTING: set[str] = set()
+_FITTING_LOCK = threading.Lock()
+
+
+def _fit(sandbox: Sandbox, name: str, *, log: str | None, job_types: str | None, select: str | None,
+         options: dict[str, Any]) -> FittedOnPage:
+    """:func:`fit_from_form` once the name is reserved."""
+    from batreplay.sitemodels.fit import fit_site_model, held_out_path, save_fit
+    from batreplay.sitemodels.job_types import JobTypeRule
+
     out = sandbox.runs_dir / MODELS / f"{name}.json"
-    if out.exists():
+    if out.exists() or held_out_path(out).exists():
         raise FormError(f"name: a model {name} exists already ({sandbox.shown(out)}): give another name")
     rule_text = (job_types or "all").strip()
     if rule_text.lower().endswith(".toml"):
@@ -169,6 +198,9 @@ def fit_from_form(sandbox: Sandbox, *, log: str | None, job_types: str | None, s
     given = _field_values(fit_fields(), options, sandbox)
     try:
         rule = JobTypeRule.parse(rule_text)
+    except ValueError as err:
+        raise FormError(f"job types: {one_line(err).removeprefix('--job-types ')}") from None
+    try:
         fit_options = FitOptions(select=_selection(select), **{declaration.field: given[declaration.name]
                                                                for declaration in fit_fields()
                                                                if declaration.name in given})
@@ -186,7 +218,8 @@ def fit_from_form(sandbox: Sandbox, *, log: str | None, job_types: str | None, s
 @dataclass(frozen=True)
 class PlannedValidation:
     """A checked validation form: its id (folder name under ``<runs dir>/validations``) and what
-    :func:`batreplay.validation.validate.validate_model` is called with."""
+    :func:`batreplay.validation.validate.validate_model` is called with, every file checked under the allowed
+    folders (``platform``: a shipped platform's name or the checked file; ``held_out``: the model's held-out jobs)."""
 
     validation_id: str
     model: Path
@@ -194,6 +227,7 @@ class PlannedValidation:
     platform: str
     options: ValidationOptions
     out_dir: Path
+    held_out: Path
 
 
 def plan_validation(sandbox: Sandbox, *, model: str | None, log: str | None, platform: str | None,
@@ -201,14 +235,15 @@ def plan_validation(sandbox: Sandbox, *, model: str | None, log: str | None, pla
                     options: dict[str, Any]) -> PlannedValidation:
     """Check a validation form as ``model validate`` checks its flags (the validation's options and the scheduler's
     and engine's run options, :func:`validation_fields`) and name its folder: ``<model>-<mode>-s<seed>-<hash>``,
-    the hash (12 hex digits of a SHA-256) covering the options and the SHA-256 of the model, its held-out jobs,
-    the log and the platform.
+    the hash (12 hex digits of a SHA-256) covering the options and the SHA-256 of every file read: the model, its
+    held-out jobs, the log, the platform, a scheduler file and speedup tables.
 
     Raises:
         FormError: a field the validation refuses (named); SandboxError: a path outside the allowed folders.
     """
     from batreplay.run.spec import RunSpec
     from batreplay.sitemodels.fit import held_out_path
+    from batreplay.ui.run_form import speedup_tables
     from batreplay.workloads.pwa import file_sha256
 
     if not model or not model.strip():
@@ -216,10 +251,11 @@ def plan_validation(sandbox: Sandbox, *, model: str | None, log: str | None, pla
     model_path = sandbox.resolve(model, "model")
     if not is_site_model(model_path):
         raise FormError(f"model: {model_path.name} is not a site model (batreplay model fit)")
+    held_out = sandbox.resolve(str(held_out_path(model_path)), "the model's held-out jobs")
     log_path = _log(log, sandbox)
     if not platform or not platform.strip():
         raise FormError("platform: choose a platform")
-    platform_file = SHIPPED_PLATFORMS.get(platform) or sandbox.resolve(platform, "platform")
+    platform = platform if platform in SHIPPED_PLATFORMS else str(sandbox.resolve(platform, "platform"))
     values = _field_values(validation_fields(), options, sandbox)
     own = {declaration.name for declaration in declared_options(ValidationOptions)}
     name, chosen_options = chosen_scheduler(scheduler, scheduler_options, sandbox)
@@ -228,17 +264,18 @@ def plan_validation(sandbox: Sandbox, *, model: str | None, log: str | None, pla
     try:
         checked = ValidationOptions(run=run, **{key: value for key, value in values.items() if key in own})
         # the scheduler's and the engine's options, checked together as a run checks them
-        RunSpec.build(workload=model_path, platform=str(platform_file), out_dir=sandbox.runs_dir, **run)
+        draft = RunSpec.build(workload=model_path, platform=platform, out_dir=sandbox.runs_dir, **run)
     except ValueError as err:
         raise FormError(one_line(err)) from None
-    held_out = held_out_path(model_path)
-    inputs = [file_sha256(path) for path in (model_path, held_out, log_path, Path(platform_file)) if path.is_file()]
-    described = {"options": {**{key: getattr(checked, key) for key in own}, "run": run}, "inputs": inputs}
+    files = [model_path, held_out, log_path, Path(SHIPPED_PLATFORMS.get(platform, platform)),
+             *([Path(name)] if Path(name).is_absolute() else []), *map(Path, speedup_tables(draft))]
+    described = {"options": {**{key: getattr(checked, key) for key in own}, "run": run},
+                 "inputs": [file_sha256(path) for path in files]}
     digest = hashlib.sha256(canonical_json(described).encode("ascii")).hexdigest()[:12]
-    validation_id = re.sub(r"[^A-Za-z0-9._+-]", "-",
-                           f"{model_path.stem}-{checked.mode}-s{checked.seed}-{digest}")
-    return PlannedValidation(validation_id, model_path, log_path, str(platform), checked,
-                             sandbox.runs_dir / VALIDATIONS / validation_id)
+    stem = re.sub(r"[^A-Za-z0-9._+-]", "-", model_path.stem).lstrip("._+-")[:80] or "model"
+    validation_id = f"{stem}-{checked.mode}-s{checked.seed}-{digest}"
+    return PlannedValidation(validation_id, model_path, log_path, platform, checked,
+                             sandbox.runs_dir / VALIDATIONS / validation_id, held_out)
 
 
 @dataclass
@@ -250,15 +287,31 @@ class ValidationState:
     error: str = ""
 
 
+def _validate_in_child(planned: PlannedValidation, send) -> None:
+    """The validation, in a process of its own; its one-line error, if any, sent on the pipe ``send``."""
+    from batreplay.validation.validate import validate_model
+
+    try:
+        validate_model(planned.model, planned.log, planned.platform, planned.out_dir, planned.options,
+                       against=planned.held_out)
+    except Exception as err:  # noqa: BLE001 - sent to the page
+        send.send(one_line(err, kind=not isinstance(err, (ValueError, OSError))))
+    finally:
+        send.close()
+
+
 @dataclass
 class Validations:
-    """Runs validations one at a time in a background thread (:func:`batreplay.validation.validate.validate_model`,
-    whose output folder appears whole or not at all), and tells where each stands."""
+    """Runs validations one at a time, each in a process of its own (:func:`batreplay.validation.validate.
+    validate_model`, whose output folder appears whole or not at all) started from a background thread, and tells
+    where each stands; :meth:`shutdown` stops the one under way."""
 
     _pool: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="batreplay-ui-validation"))
     _states: dict[str, ValidationState] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _stopping: threading.Event = field(default_factory=threading.Event)
+    _child: Any = None
 
     def submit(self, planned: PlannedValidation) -> ValidationState:
         """Start ``planned`` unless it is under way or its folder holds its result already (then ``done``)."""
@@ -274,23 +327,47 @@ class Validations:
         return state
 
     def _validate(self, state: ValidationState, planned: PlannedValidation) -> None:
-        from batreplay.validation.validate import validate_model
+        import multiprocessing
 
-        state.status = RUNNING
-        try:
+        context = multiprocessing.get_context("spawn")  # (a fresh interpreter: the server's threads stay here)
+        receive, send = context.Pipe(duplex=False)
+        child = context.Process(target=_validate_in_child, args=(planned, send), daemon=True)
+        with self._lock:
+            if self._stopping.is_set():
+                state.status, state.error = FAILED, "the app stopped before it ran"
+                return
             planned.out_dir.parent.mkdir(parents=True, exist_ok=True)
-            validate_model(planned.model, planned.log, planned.platform, planned.out_dir, planned.options)
-        except Exception as err:  # noqa: BLE001 - shown in the page: the app itself goes on
-            state.status, state.error = FAILED, one_line(err, kind=not isinstance(err, (ValueError, OSError)))
-            return
-        state.status = DONE
+            child.start()
+            self._child, state.status = child, RUNNING
+        send.close()
+        child.join()
+        try:
+            error = receive.recv()  # (sent by a failed validation; a finished one closed the pipe)
+        except EOFError:
+            error = None
+        finally:
+            receive.close()
+        with self._lock:
+            self._child = None
+            if child.exitcode == 0 and error is None:
+                state.status = DONE
+                return
+            for leftover in planned.out_dir.parent.glob(f".{planned.out_dir.name}.*-{child.pid}-*.tmp"):
+                shutil.rmtree(leftover, ignore_errors=True)  # (a stopped process leaves its staging folder)
+            state.error, state.status = error or f"stopped (exit code {child.exitcode})", FAILED
 
     def state(self, validation_id: str) -> ValidationState | None:
         """The state of a validation submitted since the app started, or None."""
-        return self._states.get(validation_id)
+        with self._lock:
+            return self._states.get(validation_id)
 
     def shutdown(self) -> None:
-        """Wait for the validation under way to end; those queued are dropped."""
+        """Stop the validation under way (its process terminated, nothing of it kept) and drop those queued."""
+        with self._lock:
+            self._stopping.set()
+            child = self._child
+        if child is not None:
+            child.terminate()
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 

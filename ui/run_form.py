@@ -286,6 +286,25 @@ def is_workload_file(path: Path) -> bool:
                                            or document.get("format") == MODEL_FORMAT)
 
 
+#: Bytes read from the start of a ``.json`` file to tell, for a list, whether it is a site model: the model files
+#: batreplay writes begin with their ``format`` (:func:`looks_like_site_model`).
+MODEL_PEEK_BYTES = 256
+
+
+def looks_like_site_model(path: Path) -> bool:
+    """True when the ``.json`` file ``path`` begins as a site model file written by batreplay (its first
+    :data:`MODEL_PEEK_BYTES` bytes name its ``format``): a peek for the lists, which never parse a large workload.
+    A model edited by hand in another key order is not listed, but is taken by path (:func:`is_site_model`)."""
+    if not path.name.lower().endswith(".json"):
+        return False
+    try:
+        with open(path, "rb") as stream:
+            start = stream.read(MODEL_PEEK_BYTES)
+    except OSError:
+        return False
+    return re.match(rb'\s*\{\s*"format"\s*:\s*"' + MODEL_FORMAT.encode() + rb'"', start) is not None
+
+
 def is_site_model(path: Path) -> bool:
     """True when ``path`` is a ``.json`` file of at most :data:`MAX_MODEL_BYTES` that is a site model
     (:func:`~batreplay.sitemodels.model_file.is_site_model_file`); a larger one is taken for a Batsim workload,
@@ -323,7 +342,7 @@ def form_choices(sandbox: Sandbox) -> dict[str, list[dict[str, str]]]:
 
     workloads = [{"label": f"{entry.name} (cached log)", "value": entry.name} for entry in PWA_CATALOGUE.values()
                  if cached_path(entry).is_file()]
-    workloads += [{"label": sandbox.shown(path) + (" (site model)" if is_site_model(path) else ""),
+    workloads += [{"label": sandbox.shown(path) + (" (site model)" if looks_like_site_model(path) else ""),
                    "value": str(path)}
                   for path in sandbox.files(WORKLOAD_SUFFIXES, accept=is_workload_file, own=(UPLOADS, MODELS))]
     platforms = [{"label": f"{name} (shipped)", "value": name} for name in SHIPPED_PLATFORMS]
@@ -593,22 +612,28 @@ def _sessions(value: str | None, sandbox: Sandbox) -> str:
         raise
 
 
-def _speedup_tables(spec: RunSpec) -> list[str]:
+def speedup_tables(spec: RunSpec) -> list[str]:
     """The speedup table files a run reads (the engine's model's, the scheduler's own), each once, in that order."""
     own = spec.scheduler.options.get("speedup_options")  # (anything for a scheduler file)
     tables = [spec.engine.speedup_options.get("table"), own.get("table") if isinstance(own, dict) else None]
     return list(dict.fromkeys(table for table in tables if isinstance(table, str)))
 
 
-def _check_source(workload: Path, replay: str) -> None:
-    """A site model's replays (closed, open) take a site model file, the others a log or workload.
+def _check_source(workload: Path, replay: str, given: dict[str, Any]) -> None:
+    """A site model's replays (closed, open) take a site model file, the others a log or workload; a site model's
+    jobs are drawn, so it takes none of the workload conversion's fields (``given``: the generic fields filled in).
 
     Raises:
-        FormError: the workload is not of the replay's kind (both named).
+        FormError: the workload is not of the replay's kind (both named), or a conversion field given with a model.
     """
     if replay not in USER_MODELS:
         return  # (RunSpec names an unknown model)
     model = is_site_model(workload)
+    conversion = [declaration for declaration, part in form_options()
+                  if part == "conversion" and declaration.name in given]
+    if model and conversion:
+        raise FormError(f"{field_name(conversion[0])}: {workload.name} is a site model, whose jobs are drawn, not "
+                        "converted: leave the workload conversion's fields empty")
     if model and USER_MODELS[replay].source == "log":
         drawn = ", ".join(name for name, entry in USER_MODELS.items() if entry.source == "site-model")
         raise FormError(f"workload: {workload.name} is a site model, whose jobs are drawn: choose the replay "
@@ -643,7 +668,7 @@ def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
     replay = form.replay or "rigid"
     flat: dict[str, Any] = {"replay": replay, "engine": engine, "scheduler_options": options,
                             **_generic_options(form, sandbox)}
-    _check_source(workload, replay)
+    _check_source(workload, replay, flat)
     if replay in USER_MODELS and USER_MODELS[replay].uses_sessions:
         flat["sessions"] = _sessions(form.sessions, sandbox)
     try:
@@ -654,7 +679,7 @@ def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
     platform_file = SHIPPED_PLATFORMS.get(platform, Path(platform))
     described = {key: value for key, value in draft.to_dict().items() if key not in ("out_dir", "force", "timeout")}
     described["inputs"] = [file_sha256(workload), file_sha256(platform_file)]
-    described["inputs"] += [file_sha256(Path(table)) for table in _speedup_tables(draft)]
+    described["inputs"] += [file_sha256(Path(table)) for table in speedup_tables(draft)]
     digest = hashlib.sha256(canonical_json(described).encode("ascii")).hexdigest()[:12]
     stem = workload.name.lower()
     for suffix in (".gz", ".swf", ".json"):

@@ -19,8 +19,8 @@ class ValidationOptions:
     ``engine``, ``compute_sharing``...: :func:`batreplay.run.spec.run_options`; the scheduler defaults to ``easy``).
 
     Raises:
-        ValueError: an unknown mode, a population with an open run, a negative seed or warm-up (each naming its
-            option and flag).
+        ValueError: an unknown mode, a population with an open run or that is neither a whole number >= 1 nor
+            ``fill``, a negative seed or warm-up (each naming its option and flag).
     """
 
     mode: str = option("closed", choices=MODES,
@@ -39,3 +39,7 @@ class ValidationOptions:
         check_fields(self, ValueError)
         if self.population is not None and self.mode != "closed":
             raise ValueError("--population: closed runs only (--mode closed)")
+        if self.population is not None:  # checked now as the closed replay will check it
+            from batreplay.replay.registry import ReplaySpec
+
+            ReplaySpec("closed", population=self.population, closed_jobs=1)

@@ -67,7 +67,7 @@ def test_a_fit_from_the_page_is_the_command_lines(fitted):
     ({"name": "a b"}, "name: 'a b': use letters, digits"),
     ({"name": ""}, "name: '': use letters"),
     ({"name": "x", "select": "partition=many"}, "select: 'partition=many': expected FIELD=V1,V2"),
-    ({"name": "x", "job_types": "colour"}, "--job-types 'colour'"),
+    ({"name": "x", "job_types": "colour"}, "job types: 'colour'"),
     ({"name": "x", "options": {"split": "1.5"}}, "split: must be a number > 0 and <= 1"),
     ({"name": "x", "options": {"io_share": "2"}}, "io share: must be a number from 0 to below 1"),
     ({"name": "x", "log": str(WORKLOADS.parent / "batsim-golden" / "delays" / "workload.json")}, "log:"),
@@ -114,6 +114,7 @@ def test_a_validation_from_the_page_is_the_command_lines(fitted, tmp_path):
     ({"platform": None}, {}, "platform: choose a platform"),
     ({}, {"mode": "open", "population": "30"}, "--population: closed runs only"),
     ({}, {"seed": "-1"}, "seed: must be an integer >= 0"),
+    ({}, {"population": "many"}, "--population 'many': expected 'fill' or a whole number"),
     ({}, {"warm_up": "soon"}, "warm up"),
     ({"scheduler_options": '{"nosuch": 1}'}, {}, "scheduler options:"),
 ])
@@ -139,7 +140,9 @@ def test_the_new_run_form_runs_a_model_closed_or_open_and_refuses_mixed_kinds(fi
     for form, message in ((RunForm(workload=str(page.path), replay="rigid"), "workload: gridka.json is a site model"),
                           (RunForm(workload=str(LCG), replay="closed", closed_jobs="5"),
                            "replay: closed draws its jobs from a site model"),
-                          (RunForm(workload=str(page.path), replay="open"), "--open-jobs N or --open-duration")):
+                          (RunForm(workload=str(page.path), replay="open"), "--open-jobs N or --open-duration"),
+                          (RunForm(workload=str(page.path), replay="open", open_jobs="5", max_jobs="3"),
+                           "max jobs: gridka.json is a site model, whose jobs are drawn, not converted")):
         with pytest.raises(FormError, match=message):
             build_run(form, sandbox)
 
@@ -158,3 +161,45 @@ def test_the_pages_fields_are_the_declared_options_grouped_by_what_they_set(fitt
         "fit-options-fit": ["split", "seed", "speed", "reference_io_rate", "io_share", "demand_rounds", "max_bins"],
         "validate-options-validation": ["mode", "population", "seed", "warm_up"],
         "validate-options-engine": ["compute_sharing", "speedup_model", "speedup_options"]}
+
+
+def test_stopping_the_app_stops_a_validation_under_way_and_leaves_nothing(fitted):
+    """A validation under a scheduler that thinks 20 ms over each job that ends (thousands of jobs: a minute at the
+    least, whatever the machine), stopped once it runs: its process ends, and no folder of it is left."""
+    from ui_server import SLOW_SCHEDULER
+
+    sandbox, page, inputs = fitted
+    (inputs / SLOW_SCHEDULER[0]).write_text(SLOW_SCHEDULER[1])
+    planned = plan_validation(sandbox, model=str(page.path), log=str(LCG), platform=str(inputs / "cluster-48.xml"),
+                              scheduler=str(inputs / SLOW_SCHEDULER[0]), scheduler_options=None, engine="embedded",
+                              options={"seed": "4"})
+    validations = Validations()
+    state = validations.submit(planned)
+    deadline = time.monotonic() + 120  # only a failure waits this long
+    while state.status != "running" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert state.status == "running"
+    validations.shutdown()
+    assert state.status == FAILED and state.error.startswith("stopped (exit code")
+    assert sorted(path.name for path in (sandbox.runs_dir / "validations").iterdir()
+                  if planned.validation_id in path.name) == []  # neither the folder nor its staging sibling
+
+
+def test_the_validation_files_route_serves_a_validations_regular_files_only(fitted, tmp_path):
+    from batreplay.ui.app import UiConfig, create_app
+
+    sandbox, _page, _inputs = fitted
+    folder = sandbox.runs_dir / "validations" / "m-closed-s0-000000000000"
+    (folder / "figures").mkdir(parents=True)
+    (folder / "validation.csv").write_text("measure\n")
+    (folder / "figures" / "a.png").write_bytes(b"\x89PNG")
+    (tmp_path / "secret.txt").write_text("secret")
+    (folder / "figures" / "link.png").symlink_to(tmp_path / "secret.txt")
+    (sandbox.runs_dir / "validations" / "linked").symlink_to(folder)
+    client = create_app(UiConfig(runs_dir=sandbox.runs_dir)).server.test_client()
+    base = "/validations/m-closed-s0-000000000000"
+    assert client.get(f"{base}/figures/a.png").data == b"\x89PNG"
+    assert client.get(f"{base}/validation.csv").status_code == 200
+    for url in (f"{base}/figures/link.png", f"{base}/../../models/gridka.json", f"{base}/nosuch.csv",
+                "/validations/linked/validation.csv", "/validations/..%2fmodels/gridka.json"):
+        assert client.get(url).status_code == 404, url
