@@ -621,7 +621,8 @@ def speedup_tables(spec: RunSpec) -> list[str]:
 
 def _check_source(workload: Path, replay: str, given: dict[str, Any]) -> None:
     """A site model's replays (closed, open) take a site model file, the others a log or workload; a site model's
-    jobs are drawn, so it takes none of the workload conversion's fields (``given``: the generic fields filled in).
+    jobs are drawn, so it takes none of the workload conversion's fields away from their defaults (``given``: the
+    generic fields filled in, read).
 
     Raises:
         FormError: the workload is not of the replay's kind (both named), or a conversion field given with a model.
@@ -629,8 +630,8 @@ def _check_source(workload: Path, replay: str, given: dict[str, Any]) -> None:
     if replay not in USER_MODELS:
         return  # (RunSpec names an unknown model)
     model = is_site_model(workload)
-    conversion = [declaration for declaration, part in form_options()
-                  if part == "conversion" and declaration.name in given]
+    conversion = [declaration for declaration, part in form_options()  # (a choice list always sends a value)
+                  if part == "conversion" and given.get(declaration.name, declaration.default) != declaration.default]
     if model and conversion:
         raise FormError(f"{field_name(conversion[0])}: {workload.name} is a site model, whose jobs are drawn, not "
                         "converted: leave the workload conversion's fields empty")

@@ -134,8 +134,8 @@ def test_the_new_run_form_runs_a_model_closed_or_open_and_refuses_mixed_kinds(fi
                                model_seed="3"), sandbox).spec
     assert (closed.replay.model, closed.replay.population, closed.replay.closed_jobs, closed.replay.model_seed) == (
         "closed", "48", 500, 3)
-    opened = build_run(RunForm(workload=str(page.path), replay="open", open_duration="86400", warm_up="3600"),
-                       sandbox).spec
+    opened = build_run(RunForm(workload=str(page.path), replay="open", open_duration="86400", warm_up="3600",
+                               profile="parallel_homogeneous"), sandbox).spec  # (a choice list sends its default)
     assert (opened.replay.open_duration, opened.metrics.warm_up, opened.replay.sessions) == (86400.0, 3600.0, None)
     for form, message in ((RunForm(workload=str(page.path), replay="rigid"), "workload: gridka.json is a site model"),
                           (RunForm(workload=str(LCG), replay="closed", closed_jobs="5"),
