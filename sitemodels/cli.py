@@ -11,18 +11,11 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from batreplay.options import Option, declared_options
 from batreplay.sitemodels.choices import FIELD_COLUMNS
-from batreplay.sitemodels.fit_options import FitOptions
+from batreplay.sitemodels.fit_options import FitOptions, fit_options
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-
-def fit_options() -> tuple[Option, ...]:
-    """The declared options of a fit (:class:`~batreplay.sitemodels.fit_options.FitOptions`), in order: the flags
-    of ``model fit`` and the fields of the GUI's fit form."""
-    return declared_options(FitOptions)
 
 
 def selection(text: str) -> tuple[str, list[int]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from batreplay.options import check_fields, option
+from batreplay.options import Option, check_fields, declared_options, option
 from batreplay.sitemodels.choices import DEFAULT_MAX_BINS, FIELD_COLUMNS
 from batreplay.workloads.choices import DEFAULT_RECORDED_SPEED, DEFAULT_REFERENCE_IO_RATE
 
@@ -46,3 +46,9 @@ class FitOptions:
         for name in self.select or {}:
             if name not in FIELD_COLUMNS:
                 raise ValueError(f"--select {name}: expected one of {', '.join(FIELD_COLUMNS)}")
+
+
+def fit_options() -> tuple[Option, ...]:
+    """The declared options of a fit (:class:`FitOptions`), in order: the flags of ``model fit`` and the fields of the
+    GUI's fit form."""
+    return declared_options(FitOptions)

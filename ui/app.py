@@ -66,10 +66,11 @@ from batreplay.ui.models import (
     VALIDATION_ID,
     VALIDATIONS,
     Validations,
-    field_values,
+    fit_fields,
     fit_from_form,
     model_choices,
     plan_validation,
+    validation_fields,
 )
 from batreplay.ui.run_index import list_runs, run_directory, run_files
 from batreplay.ui.sandbox import Sandbox, SandboxError
@@ -398,7 +399,7 @@ def _add_model_callbacks(app: Dash, sandbox: Sandbox, validations: Validations) 
     def _fit(_clicks, log, job_types, select, name, ids, values):
         try:
             fitted = fit_from_form(sandbox, log=_text(log), job_types=_text(job_types), select=_text(select),
-                                   name=_text(name), options=field_values(ids, values))
+                                   name=_text(name), options=form_values(ids, values, fit_fields()))
         except (FormError, SandboxError) as err:
             return no_update, str(err), no_update
         return models_page.fit_view(fitted, sandbox.shown(fitted.path)), "", model_choices(sandbox)
@@ -414,7 +415,8 @@ def _add_model_callbacks(app: Dash, sandbox: Sandbox, validations: Validations) 
         try:
             planned = plan_validation(sandbox, model=_text(model), log=_text(log), platform=_text(platform),
                                       scheduler=_text(scheduler), scheduler_options=_text(options),
-                                      engine=_text(engine), options=field_values(ids, values))
+                                      engine=_text(engine),
+                                      options=form_values(ids, values, validation_fields()))
         except (FormError, SandboxError) as err:
             return no_update, str(err), True
         validations.submit(planned)

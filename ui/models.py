@@ -28,12 +28,13 @@ from batreplay.campaign.spec import canonical_json
 from batreplay.options import Option, declared_options
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.run.spec import FLAT_FIELDS, run_options
-from batreplay.sitemodels.fit_options import FitOptions
+from batreplay.sitemodels.fit_options import FitOptions, fit_options
 from batreplay.ui.launcher import DONE, FAILED, QUEUED, RUNNING
 from batreplay.ui.messages import one_line
 from batreplay.ui.run_form import (MODELS, FormError, chosen_scheduler, is_site_model, looks_like_site_model,
-                                  parse_option)
+                                  read_fields)
 from batreplay.ui.sandbox import Sandbox
+from batreplay.validation.cli import RUN_PARTS
 from batreplay.validation.validation_options import ValidationOptions
 from batreplay.workloads.pwa import PWA_CATALOGUE, cached_path, catalogue_entry
 
@@ -41,8 +42,6 @@ from batreplay.workloads.pwa import PWA_CATALOGUE, cached_path, catalogue_entry
 VALIDATIONS = "validations"
 #: The types of the pattern-matching ids of the generic fields of the fit and validation forms.
 FIT_FIELD, VALIDATE_FIELD = "fit-option", "validate-option"
-#: The parts of a run description whose options a validation takes (as ``model validate`` does).
-VALIDATION_RUN_PARTS = ("scheduler", "engine")
 #: A model's name: letters, digits, ``.``, ``_``, ``-``.
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 #: A validation's folder name, as :func:`plan_validation` makes it.
@@ -50,8 +49,9 @@ VALIDATION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,150}")
 
 
 def fit_fields() -> tuple[Option, ...]:
-    """The fit form's generic fields: the declared fit options (``model fit``'s flags)."""
-    return declared_options(FitOptions)
+    """The fit form's generic fields: the declared fit options, ``model fit``'s flags (:func:`~batreplay.sitemodels.
+    fit_options.fit_options`)."""
+    return fit_options()
 
 
 def validation_fields() -> tuple[Option, ...]:
@@ -59,7 +59,7 @@ def validation_fields() -> tuple[Option, ...]:
     then the scheduler's and the engine's run options the New-run form shows as generic fields (compute sharing,
     speedup model...); the scheduler, its options and the engine have controls of their own."""
     run = tuple(declaration for declaration in run_options()
-                if FLAT_FIELDS.get(declaration.name, ("",))[0] in VALIDATION_RUN_PARTS and declaration.form)
+                if FLAT_FIELDS.get(declaration.name, ("",))[0] in RUN_PARTS and declaration.form)
     return (*declared_options(ValidationOptions), *run)
 
 
@@ -95,33 +95,6 @@ def _log(text: str | None, sandbox: Sandbox) -> Path:
     if not path.name.lower().endswith((".swf", ".swf.gz")):
         raise FormError(f"log: {path.name} is not an SWF log (.swf, .swf.gz)")
     return path
-
-
-def _field_values(declarations: tuple[Option, ...], values: dict[str, Any], sandbox: Sandbox) -> dict[str, Any]:
-    """The generic fields that are not blank, read as the command line reads the flags (:func:`parse_option`), by
-    option name; a checkbox's ticked list (``["on"]``) is True.
-
-    Raises:
-        FormError: a value its option refuses (the field named); SandboxError: a path outside the allowed folders.
-    """
-    read = {}
-    for declaration in declarations:
-        value = values.get(declaration.name)
-        if isinstance(value, list):
-            value = bool(value)
-        if value is None or (isinstance(value, str) and not value.strip()):
-            continue
-        read[declaration.name] = parse_option(declaration, value, sandbox)
-    return read
-
-
-def field_values(ids: Any, values: Any) -> dict[str, Any]:
-    """The generic fields' values by option name, from the browser's pattern-matching ids and values (lists in the
-    same order; anything else gives nothing)."""
-    if not isinstance(ids, list) or not isinstance(values, list):
-        return {}
-    return {ident["name"]: value for ident, value in zip(ids, values)
-            if isinstance(ident, dict) and isinstance(ident.get("name"), str)}
 
 
 def _selection(text: str | None) -> dict[str, list[int]] | None:
@@ -195,7 +168,7 @@ def _fit(sandbox: Sandbox, name: str, *, log: str | None, job_types: str | None,
     rule_text = (job_types or "all").strip()
     if rule_text.lower().endswith(".toml"):
         rule_text = str(sandbox.resolve(rule_text, "job types"))
-    given = _field_values(fit_fields(), options, sandbox)
+    given = read_fields(fit_fields(), options, sandbox)
     try:
         rule = JobTypeRule.parse(rule_text)
     except ValueError as err:
@@ -256,7 +229,7 @@ def plan_validation(sandbox: Sandbox, *, model: str | None, log: str | None, pla
     if not platform or not platform.strip():
         raise FormError("platform: choose a platform")
     platform = platform if platform in SHIPPED_PLATFORMS else str(sandbox.resolve(platform, "platform"))
-    values = _field_values(validation_fields(), options, sandbox)
+    values = read_fields(validation_fields(), options, sandbox)
     own = {declaration.name for declaration in declared_options(ValidationOptions)}
     name, chosen_options = chosen_scheduler(scheduler, scheduler_options, sandbox)
     run = {"scheduler": name, "scheduler_options": chosen_options, "engine": engine or "embedded",

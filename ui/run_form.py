@@ -211,18 +211,22 @@ class RunForm:
                                              **{name: value for name, value in values.items() if name in generic}})
 
 
-def form_values(ids: Any, values: Any) -> dict[str, str | bool | None]:
-    """The generic fields' values as the browser sent them, for :attr:`RunForm.options`.
+def form_values(ids: Any, values: Any,
+                declarations: tuple[Option, ...] | None = None) -> dict[str, str | bool | None]:
+    """The generic fields' values as the browser sent them, for :attr:`RunForm.options` (or another form's fields).
 
     Args:
         ids: the fields' component ids, ``[{"type": OPTION_FIELD, "name": <option name>}, ...]``.
         values: their values, in the same order: a checkbox sends the list of its ticked values (``["on"]`` or
             ``[]``), which becomes True or False; anything else becomes text (None stays None).
+        declarations: the options the form's fields are of; None: the New-run form's (:func:`form_options`).
 
     Ids that name no generic field are dropped, and ids or values that are no lists give no value (a browser can
     send anything).
     """
-    declared = {declaration.name: declaration for declaration, _part in form_options()}
+    if declarations is None:
+        declarations = tuple(declaration for declaration, _part in form_options())
+    declared = {declaration.name: declaration for declaration in declarations}
     found: dict[str, str | bool | None] = {}
     if not isinstance(ids, list) or not isinstance(values, list):
         return found
@@ -499,14 +503,21 @@ def parse_option(declaration: Option, value: str | bool | None, sandbox: Sandbox
     return parsed
 
 
+def read_fields(declarations: tuple[Option, ...], texts: dict[str, str | bool | None],
+                sandbox: Sandbox) -> dict[str, Any]:
+    """The values of the generic fields of ``declarations`` that are not blank in ``texts`` (:func:`form_values`),
+    by option name (:func:`parse_option`).
+
+    Raises:
+        FormError: a value its option refuses (the field named); SandboxError: a path outside the allowed folders.
+    """
+    return {declaration.name: parse_option(declaration, texts[declaration.name], sandbox)
+            for declaration in declarations if not _blank(texts.get(declaration.name))}
+
+
 def _generic_options(form: RunForm, sandbox: Sandbox) -> dict[str, Any]:
-    """The values of the generic fields that are not blank, by option name (:func:`parse_option`)."""
-    values = {}
-    for declaration, _part in form_options():
-        value = form.options.get(declaration.name)
-        if not _blank(value):
-            values[declaration.name] = parse_option(declaration, value, sandbox)
-    return values
+    """The values of the New-run form's generic fields that are not blank, by option name (:func:`read_fields`)."""
+    return read_fields(tuple(declaration for declaration, _part in form_options()), form.options, sandbox)
 
 
 def _scheduler_options(text: str | None, sandbox: Sandbox) -> dict[str, Any]:
