@@ -80,6 +80,13 @@ _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _VARIANT_TOKEN = re.compile(r"^(nodes|speed)-([xd])(\d+(?:\.\d+)?)$")
 
 
+def rooted(path: str | Path, root: Path) -> Path:
+    """A path of a campaign file as a usable path: ``~`` expanded, absolute ones as is, relative ones under ``root``
+    (the campaign root)."""
+    path = Path(os.path.expanduser(str(path)))
+    return path if path.is_absolute() else root / path
+
+
 class CampaignSpecError(ValueError):
     """A campaign file that cannot be used; the message names the file and the key."""
 
@@ -320,8 +327,7 @@ class CampaignSpec:
 
     def resolve(self, path: str | Path) -> Path:
         """A path of the spec as a usable path: absolute ones as is, relative ones under :attr:`root`."""
-        path = Path(os.path.expanduser(str(path)))
-        return path if path.is_absolute() else self.root / path
+        return rooted(path, self.root)
 
     def input_files(self) -> list[tuple[str, Path]]:
         """Every file the campaign reads, as ``(what, path)`` with relative paths under :attr:`root`: each log's
@@ -582,8 +588,7 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
         if platform in SHIPPED_PLATFORMS:
             candidate = SHIPPED_PLATFORMS[platform]
         else:
-            candidate = Path(os.path.expanduser(platform))
-            candidate = candidate if candidate.is_absolute() else spec_root / candidate
+            candidate = rooted(platform, spec_root)
             if not candidate.is_file():
                 raise table.error("platform", f"{platform!r} is neither a shipped platform "
                                               f"({', '.join(SHIPPED_PLATFORMS)}) nor a file ({candidate})")
@@ -593,8 +598,7 @@ def _read_log(table: _Table, defaults: dict[str, Any], spec_root: Path) -> tuple
         except (OSError, ValueError) as err:  # PlatformError is a ValueError; it names the file and line
             raise table.error("platform", " ".join(str(err).split())) from None
     if node_types is not None:
-        candidate = Path(os.path.expanduser(node_types))
-        candidate = candidate if candidate.is_absolute() else spec_root / candidate
+        candidate = rooted(node_types, spec_root)
         try:
             types = read_node_types(candidate)
         except NodeTypeError as err:  # names the file, and the line or the type
@@ -630,10 +634,9 @@ def _read_workload(table: _Table, spec_root: Path) -> tuple[str, str | None]:
         resolved = resolve_workload(workload, relative_to=spec_root, option="the workload key")
     except (FileNotFoundError, ValueError) as err:  # ChecksumMismatchError is a ValueError
         raise table.error("workload", " ".join(str(err).removeprefix("workload ").split())) from None
-    as_path = Path(os.path.expanduser(workload))
     # a path stays as written (runs name it relative to the root); a catalogue name becomes its cached file, the
     # name staying for the instance ids (LogSpec.as_written)
-    written = None if resolved == (as_path if as_path.is_absolute() else spec_root / as_path) else workload
+    written = None if resolved == rooted(workload, spec_root) else workload
     if not resolved.is_file():
         raise table.error("workload", f"{resolved}: not a file")
     if not resolved.name.lower().endswith(WORKLOAD_SUFFIXES):
@@ -649,8 +652,7 @@ def _read_site_model(table: _Table, spec_root: Path) -> tuple[str, None]:
     from batreplay.sitemodels.model_file import read_model  # (numpy: only for campaigns of site models)
 
     written = table.get("site_model", str)
-    path = Path(os.path.expanduser(written))
-    path = path if path.is_absolute() else spec_root / path
+    path = rooted(written, spec_root)
     if not path.is_file():
         raise table.error("site_model", f"{path}: no such file")
     try:
@@ -843,8 +845,7 @@ def _check_site_model_replays(table: _Table, log: LogSpec, models: list[str], ro
                                     "draws is [matrix] seeds)") from None
     from batreplay.sitemodels.model_file import read_model
 
-    path = Path(os.path.expanduser(log.workload))
-    site_model = read_model(path if path.is_absolute() else root / path)
+    site_model = read_model(rooted(log.workload, root))
     if "closed" in models:
         from batreplay.replay.closed import closed_replay_problem
 
@@ -867,14 +868,10 @@ def _has_storage(log: LogSpec, root: Path) -> bool:
     """
     from batreplay.platforms.node_types import read_node_types_file
 
-    def rooted(text: str) -> Path:
-        candidate = Path(os.path.expanduser(text))
-        return candidate if candidate.is_absolute() else root / candidate
-
     if log.node_types is not None:
-        return any(t.io_rate is not None for t in read_node_types_file(rooted(log.node_types)).node_types)
+        return any(t.io_rate is not None for t in read_node_types_file(rooted(log.node_types, root)).node_types)
     if log.platform is not None:
-        path = SHIPPED_PLATFORMS[log.platform] if log.platform in SHIPPED_PLATFORMS else rooted(log.platform)
+        path = SHIPPED_PLATFORMS[log.platform] if log.platform in SHIPPED_PLATFORMS else rooted(log.platform, root)
         return bool(read_platform(path).storage_hosts)
     return False
 
@@ -921,9 +918,9 @@ def _read_experiments(top: _Table, matrix: _Table, read_logs: list[tuple[LogSpec
     return experiments
 
 
-def _read_report(top: _Table, name: str, rooted) -> ReportSpec:
-    """The ``[report]`` table of the campaign ``name``: known tables and figures, existing files (paths made usable
-    by ``rooted``)."""
+def _read_report(top: _Table, name: str, root: Path) -> ReportSpec:
+    """The ``[report]`` table of the campaign ``name``: known tables and figures, existing files (relative paths
+    under the campaign ``root``)."""
     report_table = _Table(top.get("report", dict, {}), "[report]", top.source)
     tables = report_table.get_list("tables", str, ["scheduling"])
     figures = report_table.get_list("figures", str, ["submissions", "cumulative"])
@@ -932,11 +929,11 @@ def _read_report(top: _Table, name: str, rooted) -> ReportSpec:
             if value not in known:
                 raise report_table.error(key, f"{value!r}: expected some of {', '.join(known)}")
     published_text = report_table.get("published", str, None)
-    published = rooted(published_text) if published_text else None
+    published = rooted(published_text, root) if published_text else None
     if published is not None and not published.is_file():
         raise report_table.error("published", f"no such file {published}")
     explanations_text = report_table.get("explanations", str, None)
-    explanations = rooted(explanations_text) if explanations_text else None
+    explanations = rooted(explanations_text, root) if explanations_text else None
     if explanations is not None and not explanations.is_file():
         raise report_table.error("explanations", f"no such file {explanations}")
     report = ReportSpec(tables, figures, published, report_table.get("title", str, f"Campaign {name}"),
@@ -1000,12 +997,8 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
     if not root.is_dir():
         raise campaign.error("root", f"no such folder {root}")
 
-    def rooted(text: str) -> Path:
-        candidate = Path(os.path.expanduser(text))
-        return candidate if candidate.is_absolute() else root / candidate
-
     spec_output = campaign.get("output_root", str, None)
-    out = Path(output_root) if output_root is not None else (rooted(spec_output) if spec_output
+    out = Path(output_root) if output_root is not None else (rooted(spec_output, root) if spec_output
                                                               else default_output_root(name))
     if out.exists() and not out.is_dir():
         if output_root is None and spec_output:
@@ -1048,11 +1041,11 @@ def load_campaign(path: str | Path, *, output_root: str | Path | None = None) ->
         raise matrix.error("seeds", f"expected distinct non-negative integers, got {seeds}")
     matrix.finish()
 
-    report = _read_report(top, name, rooted)
+    report = _read_report(top, name, root)
     top.finish()
 
     spec = CampaignSpec(name=name, path=path.resolve(), root=root, output_root=out.resolve() if out.is_absolute()
-                        else out.absolute(), report_dir=rooted(report_dir) if report_dir else out / "report",
+                        else out.absolute(), report_dir=rooted(report_dir, root) if report_dir else out / "report",
                         engine=engine, logs=logs, experiments=experiments, replays=replays, seeds=seeds,
                         report=report, description=description)
     spec.instances()  # checks that no two points are the same simulation

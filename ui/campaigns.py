@@ -16,7 +16,6 @@ and the message is the same whether such a file exists or not.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import tomllib
@@ -26,6 +25,7 @@ from typing import Any
 
 from batreplay.campaign.runner import CampaignBusyError, run_campaign, scan
 from batreplay.campaign.spec import CampaignSpec, CampaignSpecError, load_campaign
+from batreplay.campaign.spec import rooted as rooted_in_campaign
 from batreplay.ui.messages import one_line
 from batreplay.ui.sandbox import Sandbox, SandboxError
 
@@ -80,8 +80,9 @@ def _tables(document: dict[str, Any], key: str) -> list[dict[str, Any]]:
 def named_files(path: Path) -> list[tuple[str, Path]]:
     """Every file the campaign file ``path`` names, as ``(what, path)``, read from its TOML text without opening
     any of them (:func:`~batreplay.campaign.spec.load_campaign` opens them to check them): each log's workload
-    (not a catalogue name: its cached file), platform file (not a shipped name) and node types, the schedulers
-    that are files, the speedup tables, and the report's files; relative paths under the campaign's ``root``.
+    (not a catalogue name: its cached file) or site model, platform file (not a shipped name) and node types, the
+    schedulers that are files, the speedup tables, and the report's files; relative paths under the campaign's
+    ``root``.
     A file that is not valid TOML names none (loading it says why in one line)."""
     from batreplay.platforms.shipped import SHIPPED_PLATFORMS
     from batreplay.schedulers.names import SCHEDULER_NAMES, names_a_file
@@ -95,14 +96,13 @@ def named_files(path: Path) -> list[tuple[str, Path]]:
     root = path.parent / (head["root"] if isinstance(head.get("root"), str) else ".")
 
     def rooted(text: str) -> Path:
-        """``text`` as the campaign's reader takes it: ``~`` expanded, relative to the root."""
-        candidate = Path(os.path.expanduser(text))
-        return candidate if candidate.is_absolute() else root / candidate
+        """``text`` as the campaign's reader takes it (:func:`batreplay.campaign.spec.rooted`)."""
+        return rooted_in_campaign(text, root)
 
     found: list[tuple[str, Path]] = []
     for number, log in enumerate(_tables(document, "logs"), 1):
         where = f"[[logs]] {log.get('name', f'#{number}')}"
-        for key in ("workload", "platform", "node_types"):
+        for key in ("workload", "site_model", "platform", "node_types"):
             text = log.get(key)
             if not isinstance(text, str) or (key == "platform" and text in SHIPPED_PLATFORMS):
                 continue

@@ -80,8 +80,10 @@ def test_files_a_campaign_names_outside_are_refused_alike_whether_they_exist_or_
     (folder / "table.toml").write_text(
         head + '[[experiments]]\nname = "co"\nscheduler = "easy-coscheduling"\nspeedup_model = "table"\n'
         f'speedup_options = {{ table = "{tmp_path / "gone-table.csv"}" }}\n')
+    (folder / "model.toml").write_text(text.replace(f'workload = "{KTH}"', f'site_model = "{tmp_path / "m.json"}"'))
     entries = {entry.key: entry.error for entry in campaigns.entries()}
     outside = "is outside the folders this app may read"
+    assert entries["model"] == f"model.toml: [[logs]] kth-sp2, site_model {tmp_path / 'm.json'} {outside} ({roots})"
     assert entries["outside"] == (f"outside.toml: [[logs]] kth-sp2, workload {tmp_path / 'outside.swf'} {outside} "
                                   f"({roots})")
     assert entries["gone"] == f"gone.toml: [[logs]] kth-sp2, workload {tmp_path / 'gone.swf'} {outside} ({roots})"
