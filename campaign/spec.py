@@ -662,6 +662,11 @@ def _read_site_model(table: _Table, spec_root: Path) -> tuple[str, None]:
     return written, None
 
 
+def _conversion_options() -> set[str]:
+    """The names of the workload conversion's options (``profile``, ``max_jobs``...): a log's, never a site model's."""
+    return {declaration.name for declaration in declared_options(WorkloadOptions)}
+
+
 def _population_as_text(table: _Table) -> None:
     """A whole number given as a closed replay's ``population`` (``population = 48``), read as its text (the option
     takes a number or ``"fill"``)."""
@@ -675,7 +680,7 @@ def _read_log_options(table: _Table, defaults: dict[str, Any], site_model: bool)
     a log takes the workload conversion's, a site model its user models' (``population``, ``closed_jobs``,
     ``open_jobs``...; a whole number of ``population`` is read as its text), both the warm-up. A key of the other
     kind in the table is refused; in ``[defaults]``, it applies to the logs it fits."""
-    conversion = {declaration.name for declaration in declared_options(WorkloadOptions)}
+    conversion = _conversion_options()
     foreign = conversion if site_model else set(MODEL_OPTIONS)
     clashing = sorted(foreign & set(table.data))
     if clashing:
@@ -813,7 +818,7 @@ def _check_defaults_apply(defaults: dict[str, Any], logs: list[LogSpec], replays
     Raises:
         CampaignSpecError: a key no instance would read (the file and key named).
     """
-    conversion = {declaration.name for declaration in declared_options(WorkloadOptions)}
+    conversion = _conversion_options()
     read = {key for replay in replays if user_model(replay.model).source == "site-model"
             for key in user_model(replay.model).options} if any(log.site_model for log in logs) else set()
     for key in defaults:
@@ -852,7 +857,7 @@ def _check_site_model_replays(table: _Table, log: LogSpec, models: list[str], ro
         problem = closed_replay_problem(site_model)
         if problem is not None:
             raise table.error("site_model", problem)
-    reads = [t.name for t in site_model.types if t.io_demand.support()[1] > 0]
+    reads = site_model.reading_types
     if "open" in models and reads and not _has_storage(log, root):
         raise table.error("site_model", f"job types {', '.join(reads)} read from storage (I/O demand > 0): an open "
                                         "replay needs a platform with a storage host and I/O links (a platform file "

@@ -47,7 +47,7 @@ BLOCK = 1024
 def closed_replay_problem(model: SiteModel) -> str | None:
     """Why ``model``'s jobs cannot be replayed closed, or None: job types that read from storage (I/O demand > 0;
     module docstring)."""
-    reads = [t.name for t in model.types if t.io_demand.support()[1] > 0]
+    reads = model.reading_types
     if not reads:
         return None
     return (f"closed replay: job types {', '.join(reads)} read from storage (I/O demand > 0): Batsim 4.2.1 cannot "

@@ -125,6 +125,11 @@ class SiteModel:
     arrivals: ArrivalModel
     types: tuple[JobTypeModel, ...]
 
+    @property
+    def reading_types(self) -> list[str]:
+        """The names of the job types whose jobs read from storage (an I/O demand above 0 bytes), in order."""
+        return [t.name for t in self.types if t.io_demand.support()[1] > 0]
+
     def to_json(self) -> dict:
         return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "source": self.source, "reference": self.reference,
                 "job_types": self.rule.to_json(), "arrivals": self.arrivals.to_json(),
