@@ -30,6 +30,8 @@ from batsim.batsim import BatsimScheduler
 from batreplay.replay.protocol import UserModel
 
 LOGGER = logging.getLogger(__name__)
+#: Seconds within which a requested call counts as the one that arrived: Batsim's shortest sleep (1e-5 s).
+CALL_SLACK = 1e-5
 
 
 class _AcknowledgementEcho(logging.Filter):
@@ -109,7 +111,10 @@ class FeedbackBroker(BatsimScheduler):
         self.inner.onJobsKilled(jobs)
 
     def onRequestedCall(self) -> None:
-        self._calls.discard(self.bs.time())
+        # a call requested for t arrives at t up to SimGrid's clock rounding (it may print as t - 1e-6): every
+        # call requested within CALL_SLACK of now is served by this one (a job not yet due is asked for again)
+        now = self.bs.time()
+        self._calls = {at for at in self._calls if at > now + CALL_SLACK}
         if type(self.inner).onRequestedCall is not BatsimScheduler.onRequestedCall:
             self.inner.onRequestedCall()
 

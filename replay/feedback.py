@@ -105,6 +105,7 @@ class ThinkTimeUsers:
     # ------------------------------------------------------------------ session life cycle
     def _start(self, key: tuple[int, int], when: float) -> None:
         session = self.sessions[key]
+        when = self.submission_start(key[0], when)
         session.start = when
         if not session.jobs:  # every job of the session was dropped: it finishes at once
             self._finish(key, when)
@@ -113,12 +114,13 @@ class ThinkTimeUsers:
             due = round(when + offset, 6)
             heapq.heappush(self._pending, (due, next(self._order), job_id))
 
-    def _finish(self, key: tuple[int, int], when: float) -> None:
+    def _finish(self, key: tuple[int, int], when: float, last_job: int | None = None) -> None:
         session = self.sessions[key]
         session.finish = when
         user = key[0]
         for successor, think in session.successors:
             target = self.sessions[(user, successor)]
+            think = self.think_time(key, successor, think, last_job, when)
             target.earliest_start = max(target.earliest_start, when + think)
             target.waiting_for -= 1
             if target.waiting_for == 0:
@@ -150,7 +152,21 @@ class ThinkTimeUsers:
         session = self.sessions[key]
         session.unfinished -= 1
         if session.unfinished == 0:
-            self._finish(key, now)
+            self._finish(key, now, job_id)
+
+    # ------------------------------------------------------------------ what other models change
+    def think_time(self, key: tuple[int, int], successor: int, recorded: float, last_job: int | None,
+                   now: float) -> float:
+        """Seconds between the end of session ``key`` (``(user, session id)``, finished at ``now`` when its job
+        ``last_job`` ended; None when it had no job to run) and the start of its successor session ``successor``:
+        here the think time of the graph's edge, ``recorded``. Models built on this one may change it
+        (:mod:`batreplay.replay.batch_replay`)."""
+        return recorded
+
+    def submission_start(self, user: int, ready: float) -> float:
+        """When a session of ``user`` that is free at ``ready`` (seconds of simulated time) starts: at once here.
+        Models built on this one may move it later, never earlier (:mod:`batreplay.replay.batch_replay`)."""
+        return ready
 
     @property
     def all_submitted(self) -> bool:

@@ -31,6 +31,12 @@ def job_requests(document: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
             for job in document["jobs"]}
 
 
+def simulation_origin(job_table: pd.DataFrame) -> float:
+    """The log's time (s) of simulated time 0: ``swf_submission_time - submission_time`` of the per-job table (0
+    for an empty one)."""
+    return float((job_table["swf_submission_time"] - job_table["submission_time"]).iloc[0]) if len(job_table) else 0.0
+
+
 def feedback_users(document: dict, job_table: pd.DataFrame,
                    sessions: str) -> tuple[ThinkTimeUsers, dict[int, dict[str, Any]], str]:
     """The users of a converted SWF workload and what each of their jobs requests.
@@ -50,7 +56,7 @@ def feedback_users(document: dict, job_table: pd.DataFrame,
         ReplayError: a bad session specification, or session graphs that do not cover the workload's jobs.
     """
     graphs = session_graphs_for(job_table, sessions)
-    origin = float((job_table["swf_submission_time"] - job_table["submission_time"]).iloc[0]) if len(job_table) else 0.0
+    origin = simulation_origin(job_table)
     job_ids = job_table["job_id"].astype("int64").tolist()
     users = ThinkTimeUsers(graphs, origin=origin, job_ids=job_ids)
     requests = job_requests(document)

@@ -8,6 +8,10 @@ command line and campaign files take their choices from):
 - ``feedback``: think-time feedback (Madon, Da Costa, Pierson 2024, Algorithm 1): users replay their session
   graphs, each session submitted once those it depends on have finished in the simulation, after the recorded
   think time (:class:`batreplay.replay.feedback.ThinkTimeUsers`, behind the feedback broker).
+- ``adjusted``, ``distribution``, ``fluid`` (Zakay and Feitelson 2015) and ``schlagkamp`` (Schlagkamp 2017): the
+  same feedback loop on *batches* of overlapping jobs instead of sessions, with the recorded think times, think
+  times drawn from the log's, periods of activity, or fitted think times and activity windows
+  (:mod:`batreplay.replay.batch_replay`).
 - ``closed`` and ``open`` replay a site model (``batreplay model fit``; Caspart et al. 2019) given as the workload
   instead of a log: ``closed`` keeps a population of drawn jobs in the system, behind the broker
   (:mod:`batreplay.replay.closed`); ``open`` draws the jobs and their arrival times into the static workload
@@ -137,6 +141,19 @@ REGISTRY: dict[str, UserModelEntry] = {
                                report_kinds=("lateness", "user-lateness-percentiles", "submissions",
                                              "user-mean-lateness", "user-additional-lateness", "session-graphs",
                                              "weekly-submissions")),
+    # Zakay and Feitelson 2015, Schlagkamp 2017 (Madon, Da Costa, Pierson 2024, sections 2 and 7.5): replays by batches
+    "adjusted": UserModelEntry("batches of overlapping jobs, each submitted once those it depends on have finished, "
+                               "after the recorded think time (Zakay and Feitelson 2015)",
+                               "batreplay.replay.batch_replay:build_adjusted_users"),
+    "distribution": UserModelEntry("batches as in adjusted, think times drawn from the log's (the user's own when "
+                                   "enough), seeded (Zakay and Feitelson 2015, distribution-based)",
+                                   "batreplay.replay.batch_replay:build_distribution_users", options=("model_seed",)),
+    "fluid": UserModelEntry("batches as in adjusted, submitted only inside the user's recorded sessions, the "
+                            "periods of activity (Zakay and Feitelson 2015, fluid)",
+                            "batreplay.replay.batch_replay:build_fluid_users"),
+    "schlagkamp": UserModelEntry("batches whose think time is a linear function of the response time before, "
+                                 "inside daily and weekly activity windows, both fitted on the log (Schlagkamp 2017)",
+                                 "batreplay.replay.batch_replay:build_schlagkamp_users"),
     # Caspart et al. 2019, Sect. 6: GridKa's batch system kept full; jobs drawn from a site model (batreplay model fit)
     "closed": UserModelEntry("a closed workload: a population of jobs drawn from a site model (the --workload), each "
                              "job that ends replaced at once (Caspart et al. 2019)",
@@ -188,7 +205,8 @@ class ReplaySpec:
             the system (``"fill"`` or a whole number as text), jobs in all, seconds after which ended jobs are not
             replaced.
         open_jobs, open_duration: the open replay's: jobs drawn, or seconds of arrivals drawn (exactly one).
-        model_seed: the seed of the jobs a site model's replay (closed or open) draws.
+        model_seed: the seed of a model's draws: the jobs of a site model's replay (closed or open), the think times
+            of a distribution replay.
             Each is refused with a model that does not read it (:attr:`UserModelEntry.options`); recorded when set.
 
     Raises:
@@ -229,7 +247,8 @@ class ReplaySpec:
         help="open replay: seconds of the model's arrivals drawn (from its start)", default_text="none",
         range_note="beyond 1e10 s the two engines' times no longer agree")
     model_seed: int = option(0, kind=int, at_least=0,
-                             help="closed or open replay: seed of the jobs drawn from the site model")
+                             help="seed of a user model's draws: the jobs drawn from the site model (closed, open), "
+                                  "the think times drawn from the log (distribution)")
 
     def __post_init__(self) -> None:
         user_model(self.model)
@@ -290,7 +309,8 @@ class ReplaySpec:
 
     @property
     def label(self) -> str:
-        """Short name: the model for ``rigid``, else the session rule (``a60``) or the directory's name."""
+        """Short name: the model for ``rigid``; for feedback the session rule (``a60``) or the directory's name,
+        for another model on sessions ``<model>-<that>`` (``adjusted-a60``), as campaigns name their replays."""
         if not self.dynamic:
             return self.model
         if self.model == "closed":
@@ -301,8 +321,10 @@ class ReplaySpec:
         from batreplay.replay.sessions import session_spec_label
 
         if looks_like_rule(self.sessions) and not is_session_directory(self.sessions):
-            return session_spec_label(*parse_session_rule(self.sessions))
-        return Path(self.sessions).name or self.sessions
+            label = session_spec_label(*parse_session_rule(self.sessions))
+        else:
+            label = Path(self.sessions).name or self.sessions
+        return label if self.model == "feedback" else f"{self.model}-{label}"
 
 
 def replay_decision_process(spec: ReplaySpec, document: dict, job_table: pd.DataFrame | None,

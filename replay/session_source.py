@@ -115,14 +115,20 @@ def session_graphs_for(job_table: pd.DataFrame, sessions: str) -> SessionGraphs:
                 reason = err.strerror if named else f"{err.strerror}: {err.filename}"
             raise ReplayError(f"--sessions {sessions}: {reason}") from err
     method, threshold = parse_session_rule(sessions)
-    recorded = pd.DataFrame({
+    return build_session_graphs(partition_sessions(recorded_jobs(job_table), method, threshold))
+
+
+def recorded_jobs(job_table: pd.DataFrame) -> pd.DataFrame:
+    """The recorded jobs of a converted workload's per-job table (``job_id``, ``user_id``, ``swf_submission_time``,
+    ``swf_wait_time``, ``run_time``, s) as :func:`batreplay.replay.sessions.partition_sessions` reads them
+    (``job_id``, ``user_id``, ``submission_time``, ``wait_time``, ``run_time``: the log's times)."""
+    return pd.DataFrame({
         "job_id": job_table["job_id"].astype("int64"),
         "user_id": job_table["user_id"],
         "submission_time": job_table["swf_submission_time"],
         "wait_time": job_table["swf_wait_time"],
         "run_time": job_table["run_time"],
     })
-    return build_session_graphs(partition_sessions(recorded, method, threshold))
 
 
 def _check_sessions_inputs(workload: Path, method: str, threshold: float, max_jobs: int | None,

@@ -241,13 +241,13 @@ def partition_sessions(
         method=method,
         threshold_minutes=threshold,
         jobs=frame,
-        sessions=_session_table(frame),
+        sessions=session_table(frame),
         anomalies=anomalies,
         unknown_user=unknown_user,
     )
 
 
-def _session_table(frame: pd.DataFrame) -> pd.DataFrame:
+def session_table(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per session from the sorted per-job frame (session ids are 0..k-1 in frame order)."""
     grouped = frame.groupby("session_id", sort=True)
     table = pd.DataFrame(

@@ -42,11 +42,15 @@ KTH_EASY_A60_SHA256 = "94f6da365374bbc29c2317f772b7c32838ad4495a773702670310bec0
 # ------------------------------------------------------------------------------------------------ registry, spec
 
 def test_models_are_named_once_and_rigid_builds_nothing():
-    assert USER_MODELS == ("rigid", "feedback", "closed", "open") == tuple(REGISTRY)
-    assert [entry.dynamic for entry in REGISTRY.values()] == [False, True, True, False]  # open: a static workload
-    assert [entry.source for entry in REGISTRY.values()] == ["log", "log", "site-model", "site-model"]
-    assert MODEL_OPTIONS == ("population", "closed_jobs", "closed_duration", "model_seed", "open_jobs",
-                             "open_duration")  # (declared by the entries: closed's, then open's own)
+    assert USER_MODELS == ("rigid", "feedback", "adjusted", "distribution", "fluid", "schlagkamp", "closed",
+                           "open") == tuple(REGISTRY)
+    # open: a static workload
+    assert [entry.dynamic for entry in REGISTRY.values()] == [False, True, True, True, True, True, True, False]
+    assert [entry.source for entry in REGISTRY.values()] == ["log"] * 6 + ["site-model", "site-model"]
+    assert [name for name, entry in REGISTRY.items() if entry.uses_sessions] == ["feedback", "adjusted",
+                                                                                 "distribution", "fluid", "schlagkamp"]
+    assert MODEL_OPTIONS == ("model_seed", "population", "closed_jobs", "closed_duration", "open_jobs",
+                             "open_duration")  # (declared by the entries: distribution's, closed's, then open's own)
     inner = load_scheduler("easy")
     assert replay_decision_process(ReplaySpec(), {"jobs": []}, None, inner) == (inner, [])
 

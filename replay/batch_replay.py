@@ -1,0 +1,176 @@
+"""Replays by batches: Zakay and Feitelson's three user models and Schlagkamp's.
+
+Madon, Da Costa, Pierson 2024 (sections 2 and 7.5) compare their replay with feedback (``feedback``,
+:mod:`batreplay.replay.feedback`) with these models but found no code to run them. Each replays the batches of
+:mod:`batreplay.replay.batches` (groups of a session's jobs that overlap in the log) on the engine of the feedback
+replay, :class:`~batreplay.replay.feedback.ThinkTimeUsers`: a batch is *free* once the batches it depends on have
+ended in the simulation; it then starts at the latest, over them, of (end + think time), and its jobs are
+submitted at their recorded offsets from its start. Batches with no dependency start at their recorded time. What
+each model changes:
+
+- ``adjusted`` (Zakay and Feitelson 2015; Madon et al. 2024 section 7.5, item 1): nothing more; the recorded think
+  times between batches are kept.
+- ``distribution`` (Zakay and Feitelson 2015, distribution-based): each think time drawn from the log's think times,
+  the user's own when they have enough, seeded (``--model-seed``; :func:`batreplay.replay.think_times.drawn_think_times`).
+  Madon et al. 2024 (section 7.5, item 2) describe the distribution-based model as also shifting batches into
+  periods of activity of a probabilistic model; that part is not in this model (``schlagkamp`` has activity windows).
+- ``fluid`` (Zakay and Feitelson 2015; Madon et al. 2024 section 7.5, item 3): a batch is submitted only inside one
+  of its user's periods of activity, the recorded spans of their sessions
+  (:class:`batreplay.replay.activity.ActivityPeriods`): a batch free outside them waits for the next one. Inside a
+  session the recorded think times are kept; a batch opening a session is ready once those it depends on have ended
+  (the periods stand for the breaks between sessions), so a user ahead of the log may start it in the current
+  period, and a user behind it carries the work into the next period.
+- ``schlagkamp`` (Schlagkamp 2017; Madon et al. 2024 section 2): inside a session, the think time after a batch is
+  a linear function of the response time of its job that ended last, fitted on the log
+  (:class:`batreplay.replay.think_times.ResponseTimeFit`); between sessions the recorded think time is kept; and
+  every batch starts inside its user's daily and weekly activity window, fitted on the log
+  (:class:`batreplay.replay.activity.ActivityWindow`).
+
+Each builder has the signature of :data:`batreplay.replay.registry.Builder`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from batreplay.replay.activity import (ActivityPeriods, ActivityWindow, activity_periods, fit_activity_windows,
+                                       window_summary)
+from batreplay.replay.batches import Batches, batches_for
+from batreplay.replay.feedback import ThinkTimeUsers
+from batreplay.replay.feedback_setup import job_requests, simulation_origin
+from batreplay.replay.protocol import ReplayError
+from batreplay.replay.think_times import ResponseTimeFit, drawn_think_times, fit_response_time, within_session_pairs
+
+if TYPE_CHECKING:
+    from batreplay.replay.registry import ReplaySpec
+
+Requests = dict[int, dict[str, Any]]
+
+
+@dataclass
+class BatchUsers(ThinkTimeUsers):
+    """:class:`~batreplay.replay.feedback.ThinkTimeUsers` on batch graphs that know the session of each batch
+    (``session_of_batch``: int64 ``(number of batches,)``, by batch id)."""
+
+    session_of_batch: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    def same_session(self, key: tuple[int, int], successor: int) -> bool:
+        """True when batch ``key`` (``(user, batch id)``) and batch ``successor`` belong to one session."""
+        return bool(self.session_of_batch[key[1]] == self.session_of_batch[successor])
+
+
+@dataclass
+class FluidUsers(BatchUsers):
+    """The fluid model: batches start only inside their user's periods of activity (``periods``: ``{user id:
+    ActivityPeriods}``, simulated s; a user without periods is always active). Between two batches of one session
+    the recorded think time is kept; a batch that opens a session is ready as soon as those it depends on have
+    ended, and the periods decide when it starts (the periods stand for the breaks between sessions)."""
+
+    periods: Mapping[int, ActivityPeriods] = field(default_factory=dict)
+
+    def think_time(self, key: tuple[int, int], successor: int, recorded: float, last_job: int | None,
+                   now: float) -> float:
+        """``recorded`` inside a session, 0 s between sessions."""
+        return recorded if self.same_session(key, successor) else 0.0
+
+    def submission_start(self, user: int, ready: float) -> float:
+        """``ready`` if inside a period of ``user``, else the start of their next period (s)."""
+        periods = self.periods.get(user)
+        return ready if periods is None else periods.next_active(ready)
+
+
+@dataclass
+class SchlagkampUsers(BatchUsers):
+    """The schlagkamp model: Schlagkamp's think times and activity windows.
+
+    Args (besides those of BatchUsers):
+        fit: think time as a function of response time, used between two batches of one session.
+        windows: ``{user id: ActivityWindow}``; a user without window is always active.
+    """
+
+    fit: ResponseTimeFit | None = None
+    windows: Mapping[int, ActivityWindow] = field(default_factory=dict)
+
+    def think_time(self, key: tuple[int, int], successor: int, recorded: float, last_job: int | None,
+                   now: float) -> float:
+        """Inside a session: the fitted function of the response time of ``last_job`` (its simulated finish
+        ``now`` minus its submission); between sessions, or after a batch with no job run, ``recorded``."""
+        if self.fit is None or last_job is None or not self.same_session(key, successor):
+            return recorded
+        return self.fit.think_time(now - self.submitted[last_job])
+
+    def submission_start(self, user: int, ready: float) -> float:
+        """``ready`` if inside ``user``'s activity window, else the start of its next active hour (s)."""
+        window = self.windows.get(user)
+        return ready if window is None else window.next_active(ready)
+
+
+def _checked(users: ThinkTimeUsers, requests: Requests) -> None:
+    """Every job of the workload belongs to a batch of ``users``."""
+    missing = set(requests) - set(users.session_of_job)
+    if missing:
+        raise ReplayError(f"the batches do not cover {len(missing)} jobs of the workload (e.g. {sorted(missing)[:5]})")
+
+
+def _setup(document: dict, job_table: pd.DataFrame, spec: ReplaySpec) -> tuple[Batches, float, list[int], Requests]:
+    """The batches of the log under ``spec.sessions``, the origin (s), the simulated job ids and their requests."""
+    batches = batches_for(job_table, spec.sessions)
+    return batches, simulation_origin(job_table), job_table["job_id"].astype("int64").tolist(), job_requests(document)
+
+
+def _summary(model: str, users: ThinkTimeUsers, batches: Batches) -> str:
+    return (f"{model} replay: {len(users.sessions)} batches in {len(batches.sessions.sessions)} sessions "
+            f"({batches.label}) for {users.nb_jobs} jobs of {len(batches.graphs)} users")
+
+
+def build_adjusted_users(document: dict, job_table: pd.DataFrame,
+                         spec: ReplaySpec) -> tuple[ThinkTimeUsers, Requests, str]:
+    """The ``adjusted`` model (see the module): the recorded think times between batches."""
+    batches, origin, job_ids, requests = _setup(document, job_table, spec)
+    users = ThinkTimeUsers(batches.graphs, origin=origin, job_ids=job_ids)
+    _checked(users, requests)
+    return users, requests, _summary("adjusted", users, batches)
+
+
+def build_distribution_users(document: dict, job_table: pd.DataFrame,
+                             spec: ReplaySpec) -> tuple[ThinkTimeUsers, Requests, str]:
+    """The ``distribution`` model (see the module): think times drawn with ``spec.model_seed``."""
+    batches, origin, job_ids, requests = _setup(document, job_table, spec)
+    drawn = drawn_think_times(batches.graphs, spec.model_seed)
+    users = ThinkTimeUsers(drawn.graphs, origin=origin, job_ids=job_ids)
+    _checked(users, requests)
+    return users, requests, (f"{_summary('distribution', users, batches)}; think times drawn with seed "
+                             f"{spec.model_seed}: {drawn.own_users} users from their own, {drawn.shared_users} from "
+                             f"all {drawn.pool_size} of the log")
+
+
+def build_fluid_users(document: dict, job_table: pd.DataFrame, spec: ReplaySpec) -> tuple[FluidUsers, Requests, str]:
+    """The ``fluid`` model (see the module): batches only inside the users' recorded periods of activity."""
+    batches, origin, job_ids, requests = _setup(document, job_table, spec)
+    users = FluidUsers(batches.graphs, origin=origin, job_ids=job_ids, session_of_batch=batches.session_of_batch,
+                       periods=activity_periods(batches.sessions.sessions, origin))
+    _checked(users, requests)
+    return users, requests, f"{_summary('fluid', users, batches)}; periods of activity: the recorded sessions"
+
+
+def build_schlagkamp_users(document: dict, job_table: pd.DataFrame,
+                           spec: ReplaySpec) -> tuple[SchlagkampUsers, Requests, str]:
+    """The ``schlagkamp`` model (see the module): fitted think times inside sessions and activity windows.
+
+    Raises:
+        ReplayError: the log has too few pairs of batches inside a session to fit think times on.
+    """
+    batches, origin, job_ids, requests = _setup(document, job_table, spec)
+    fit = fit_response_time(*within_session_pairs(batches.partition.jobs, batches.graphs, batches.session_of_batch))
+    windows, shared = fit_activity_windows(batches.sessions.jobs, origin)
+    users = SchlagkampUsers(batches.graphs, origin=origin, job_ids=job_ids, fit=fit,
+                            session_of_batch=batches.session_of_batch, windows=windows)
+    _checked(users, requests)
+    return users, requests, (f"{_summary('schlagkamp', users, batches)}; think time inside a session = "
+                             f"{fit.intercept:.1f} s + {fit.slope:.4f} x response time (r = {fit.r_value:.2f}, "
+                             f"{fit.nb_pairs} pairs); {window_summary(windows, shared)}")
