@@ -413,8 +413,8 @@ def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplayPoint,
     """The :class:`Instance` of one point of the campaign (parameters and id). The run options of the log and the
     experiment enter the parameters as their declarations say (:meth:`batreplay.options.Option.is_recorded`: an
     option added later enters only when not at its default, so that older ids stay the same; see
-    :func:`batreplay.options.recorded_values`). Of a site model's options, those the replay's user model reads; its
-    seed is the seed of the jobs drawn (``model_seed``)."""
+    :func:`batreplay.options.recorded_values`). Of a site model's options, those the replay's user model reads. The
+    seed of a model that draws (closed, open, distribution) is the seed of its draws (``model_seed``)."""
     params: dict[str, Any] = {
         "workload": log.as_written,
         "platform": log.platform_parameter,
@@ -428,10 +428,11 @@ def make_instance(log: LogSpec, experiment: ExperimentSpec, replay: ReplayPoint,
         "engine": engine,
     }
     options = {**log.options, **experiment.options}
+    reads = user_model(replay.model).options
     if log.site_model:
-        reads = user_model(replay.model).options
-        options = {**{key: value for key, value in options.items() if key not in MODEL_OPTIONS or key in reads},
-                   "model_seed": int(seed)}
+        options = {key: value for key, value in options.items() if key not in MODEL_OPTIONS or key in reads}
+    if "model_seed" in reads:  # a model that draws (closed, open, distribution): the seed is its draws'
+        options["model_seed"] = int(seed)
     params.update(recorded_values(run_options(), options))
     prefix = [log.name, experiment.scheduler.rsplit("/", 1)[-1].removesuffix(".py"), experiment.variant.label,
               replay.label, f"s{seed}"]

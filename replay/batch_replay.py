@@ -11,15 +11,17 @@ each model changes:
 - ``adjusted`` (Zakay and Feitelson 2015; Madon et al. 2024 section 7.5, item 1): nothing more; the recorded think
   times between batches are kept.
 - ``distribution`` (Zakay and Feitelson 2015, distribution-based): each think time drawn from the log's think times,
-  the user's own when they have enough, seeded (``--model-seed``; :func:`batreplay.replay.think_times.drawn_think_times`).
+  the user's own when they have enough, seeded (``--model-seed``;
+  :func:`batreplay.replay.think_times.drawn_think_times`).
   Madon et al. 2024 (section 7.5, item 2) describe the distribution-based model as also shifting batches into
   periods of activity of a probabilistic model; that part is not in this model (``schlagkamp`` has activity windows).
-- ``fluid`` (Zakay and Feitelson 2015; Madon et al. 2024 section 7.5, item 3): a batch is submitted only inside one
-  of its user's periods of activity, the recorded spans of their sessions
-  (:class:`batreplay.replay.activity.ActivityPeriods`): a batch free outside them waits for the next one. Inside a
-  session the recorded think times are kept; a batch opening a session is ready once those it depends on have ended
-  (the periods stand for the breaks between sessions), so a user ahead of the log may start it in the current
-  period, and a user behind it carries the work into the next period.
+- ``fluid`` (Zakay and Feitelson 2015; Madon et al. 2024 section 7.5, item 3: "preserve the session start and end
+  times for users, they will be the periods of activity"): a batch is submitted only inside one of its user's
+  periods of activity, the recorded spans of their sessions (:class:`batreplay.replay.activity.ActivityPeriods`),
+  and never before the recorded start of its session: a batch free outside them waits for the next one. Inside a
+  session the recorded think times are kept; between sessions the recorded session starts replace them. At the
+  recorded pace every job is submitted at its recorded time; a user behind the log starts a session as soon as the
+  previous one has ended if that is inside a period, else at the next period.
 - ``schlagkamp`` (Schlagkamp 2017; Madon et al. 2024 section 2): inside a session, the think time after a batch is
   a linear function of the response time of its job that ended last, fitted on the log
   (:class:`batreplay.replay.think_times.ResponseTimeFit`); between sessions the recorded think time is kept; and
@@ -66,21 +68,32 @@ class BatchUsers(ThinkTimeUsers):
 
 @dataclass
 class FluidUsers(BatchUsers):
-    """The fluid model: batches start only inside their user's periods of activity (``periods``: ``{user id:
-    ActivityPeriods}``, simulated s; a user without periods is always active). Between two batches of one session
-    the recorded think time is kept; a batch that opens a session is ready as soon as those it depends on have
-    ended, and the periods decide when it starts (the periods stand for the breaks between sessions)."""
+    """The fluid model: a batch starts only inside its user's periods of activity, and never before the recorded
+    start of its session.
+
+    Args (besides those of BatchUsers):
+        periods: ``{user id: ActivityPeriods}``, simulated s; a user without periods is always active.
+        session_start: float ``(number of sessions,)``, s of simulated time: each session's recorded start, by
+            session id.
+
+    Between two batches of one session the recorded think time is kept. A batch that opens a session is ready when
+    those it depends on have ended and its session's recorded start has come (the session start times are kept,
+    the think times between sessions are not); a batch ready outside the periods waits for the next one.
+    """
 
     periods: Mapping[int, ActivityPeriods] = field(default_factory=dict)
+    session_start: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def think_time(self, key: tuple[int, int], successor: int, recorded: float, last_job: int | None,
                    now: float) -> float:
         """``recorded`` inside a session, 0 s between sessions."""
         return recorded if self.same_session(key, successor) else 0.0
 
-    def submission_start(self, user: int, ready: float) -> float:
-        """``ready`` if inside a period of ``user``, else the start of their next period (s)."""
-        periods = self.periods.get(user)
+    def submission_start(self, key: tuple[int, int], ready: float) -> float:
+        """The first time from ``ready`` on, and from the recorded start of the batch's session on, inside a
+        period of its user (s)."""
+        ready = max(ready, float(self.session_start[self.session_of_batch[key[1]]]))
+        periods = self.periods.get(key[0])
         return ready if periods is None else periods.next_active(ready)
 
 
@@ -104,9 +117,10 @@ class SchlagkampUsers(BatchUsers):
             return recorded
         return self.fit.think_time(now - self.submitted[last_job])
 
-    def submission_start(self, user: int, ready: float) -> float:
-        """``ready`` if inside ``user``'s activity window, else the start of its next active hour (s)."""
-        window = self.windows.get(user)
+    def submission_start(self, key: tuple[int, int], ready: float) -> float:
+        """``ready`` if inside the activity window of the batch's user, else the start of its next active hour
+        (s)."""
+        window = self.windows.get(key[0])
         return ready if window is None else window.next_active(ready)
 
 
@@ -152,8 +166,10 @@ def build_distribution_users(document: dict, job_table: pd.DataFrame,
 def build_fluid_users(document: dict, job_table: pd.DataFrame, spec: ReplaySpec) -> tuple[FluidUsers, Requests, str]:
     """The ``fluid`` model (see the module): batches only inside the users' recorded periods of activity."""
     batches, origin, job_ids, requests = _setup(document, job_table, spec)
+    sessions = batches.sessions.sessions  # (session ids are 0, 1, ... in row order)
     users = FluidUsers(batches.graphs, origin=origin, job_ids=job_ids, session_of_batch=batches.session_of_batch,
-                       periods=activity_periods(batches.sessions.sessions, origin))
+                       periods=activity_periods(sessions, origin),
+                       session_start=sessions["first_submit"].to_numpy(dtype=float) - origin)
     _checked(users, requests)
     return users, requests, f"{_summary('fluid', users, batches)}; periods of activity: the recorded sessions"
 

@@ -105,7 +105,7 @@ class ThinkTimeUsers:
     # ------------------------------------------------------------------ session life cycle
     def _start(self, key: tuple[int, int], when: float) -> None:
         session = self.sessions[key]
-        when = self.submission_start(key[0], when)
+        when = self.submission_start(key, when)
         session.start = when
         if not session.jobs:  # every job of the session was dropped: it finishes at once
             self._finish(key, when)
@@ -163,9 +163,9 @@ class ThinkTimeUsers:
         (:mod:`batreplay.replay.batch_replay`)."""
         return recorded
 
-    def submission_start(self, user: int, ready: float) -> float:
-        """When a session of ``user`` that is free at ``ready`` (seconds of simulated time) starts: at once here.
-        Models built on this one may move it later, never earlier (:mod:`batreplay.replay.batch_replay`)."""
+    def submission_start(self, key: tuple[int, int], ready: float) -> float:
+        """When session ``key`` (``(user, session id)``), free at ``ready`` (seconds of simulated time), starts: at
+        once here. Models built on this one may move it later, never earlier (:mod:`batreplay.replay.batch_replay`)."""
         return ready
 
     @property

@@ -130,6 +130,10 @@ MAX_MODEL_JOBS = 10_000_000
 #: The session rule of feedback replays when none is given (Madon, Da Costa, Pierson 2024: arrival, 60 min).
 DEFAULT_SESSIONS = "arrival:60"
 
+#: The report's tables and figures about replays whose users react to the simulated schedule (Madon, Da Costa,
+#: Pierson 2024: lateness, Table 2, Figs. 3-5; submissions, Figs. 2 and 8), declared by each such model.
+REACTIVE_REPORT_KINDS = ("lateness", "user-lateness-percentiles", "submissions", "user-mean-lateness",
+                         "user-additional-lateness", "weekly-submissions")
 #: The user models, by name.
 REGISTRY: dict[str, UserModelEntry] = {
     # Rauch 2022 compares schedulers on the recorded submission times
@@ -138,22 +142,24 @@ REGISTRY: dict[str, UserModelEntry] = {
     # Madon, Da Costa, Pierson 2024: lateness (Table 2, Figs. 4, 5), submissions (Figs. 2, 8), session graphs (Fig. 6)
     "feedback": UserModelEntry("think-time feedback on session graphs (Madon, Da Costa, Pierson 2024)",
                                "batreplay.replay.feedback_setup:build_feedback_users",
-                               report_kinds=("lateness", "user-lateness-percentiles", "submissions",
-                                             "user-mean-lateness", "user-additional-lateness", "session-graphs",
-                                             "weekly-submissions")),
+                               report_kinds=(*REACTIVE_REPORT_KINDS, "session-graphs")),
     # Zakay and Feitelson 2015, Schlagkamp 2017 (Madon, Da Costa, Pierson 2024, sections 2 and 7.5): replays by batches
     "adjusted": UserModelEntry("batches of overlapping jobs, each submitted once those it depends on have finished, "
                                "after the recorded think time (Zakay and Feitelson 2015)",
-                               "batreplay.replay.batch_replay:build_adjusted_users"),
+                               "batreplay.replay.batch_replay:build_adjusted_users",
+                               report_kinds=REACTIVE_REPORT_KINDS),
     "distribution": UserModelEntry("batches as in adjusted, think times drawn from the log's (the user's own when "
                                    "enough), seeded (Zakay and Feitelson 2015, distribution-based)",
-                                   "batreplay.replay.batch_replay:build_distribution_users", options=("model_seed",)),
+                                   "batreplay.replay.batch_replay:build_distribution_users", options=("model_seed",),
+                                   report_kinds=REACTIVE_REPORT_KINDS),
     "fluid": UserModelEntry("batches as in adjusted, submitted only inside the user's recorded sessions, the "
                             "periods of activity (Zakay and Feitelson 2015, fluid)",
-                            "batreplay.replay.batch_replay:build_fluid_users"),
+                            "batreplay.replay.batch_replay:build_fluid_users",
+                            report_kinds=REACTIVE_REPORT_KINDS),
     "schlagkamp": UserModelEntry("batches whose think time is a linear function of the response time before, "
                                  "inside daily and weekly activity windows, both fitted on the log (Schlagkamp 2017)",
-                                 "batreplay.replay.batch_replay:build_schlagkamp_users"),
+                                 "batreplay.replay.batch_replay:build_schlagkamp_users",
+                                 report_kinds=REACTIVE_REPORT_KINDS),
     # Caspart et al. 2019, Sect. 6: GridKa's batch system kept full; jobs drawn from a site model (batreplay model fit)
     "closed": UserModelEntry("a closed workload: a population of jobs drawn from a site model (the --workload), each "
                              "job that ends replaced at once (Caspart et al. 2019)",

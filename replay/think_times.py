@@ -5,10 +5,10 @@ A *think time* is the time from the end of a batch (or session) to the first sub
 (Madon, Da Costa, Pierson 2024, Definition 6), s. Two models of :mod:`batreplay.replay.batch_replay` replace the
 recorded ones:
 
-- ``distribution`` (Zakay and Feitelson 2015, distribution-based; :func:`drawn_think_times`): each dependency's
-  think time is drawn, independently and with a seed, from the think times of the log: those of the user when
-  the user has at least :data:`MIN_USER_THINK_TIMES` of them, else those of all users together. The draws keep
-  the distribution of think times and lose which think time followed which batch.
+- ``distribution`` (Zakay and Feitelson 2015, distribution-based; :func:`drawn_think_times`): each batch's think
+  time (from the end of its last predecessor) is drawn, independently and with a seed, from the think times of the
+  log: those of the user when the user has at least :data:`MIN_USER_THINK_TIMES` of them, else those of all users
+  together. The draws keep the distribution of think times and lose which think time followed which batch.
 - ``schlagkamp`` (Schlagkamp 2017, as Madon et al. 2024 section 2 describe it: "think times ... calculated as a
   linear function of the response time of the previously terminated job"; :class:`ResponseTimeFit`): inside a
   session, the think time after a batch is ``intercept + slope * R``, ``R`` the response time (wait + run, s) of
@@ -26,7 +26,7 @@ import pandas as pd
 from scipy import stats
 
 from batreplay.replay.protocol import ReplayError
-from batreplay.replay.session_graph import SessionGraphs
+from batreplay.replay.session_graph import SessionGraphs, UserSessionGraph
 
 #: Fewest think times a user needs for draws from their own; users with fewer draw from all users' think times.
 MIN_USER_THINK_TIMES = 20
@@ -39,8 +39,8 @@ class DrawnThinkTimes:
     Attributes:
         graphs: the graphs, dependencies unchanged, think times drawn (root starts unchanged).
         own_users: users who drew from their own think times.
-        shared_users: users with at least one dependency who drew from all users' think times.
-        pool_size: the number of think times of all users together.
+        shared_users: users with at least one dependent batch who drew from all users' think times.
+        pool_size: the number of think times of all users together (one per dependent batch).
     """
 
     graphs: SessionGraphs
@@ -49,24 +49,49 @@ class DrawnThinkTimes:
     pool_size: int
 
 
+def batch_think_times(graph: UserSessionGraph) -> tuple[np.ndarray, np.ndarray]:
+    """Each dependent batch's own think time and each dependency's share of it, for one user's graph.
+
+    A batch with several predecessors has one think time per incoming dependency (Definition 6); they differ by
+    how much earlier than the last one each predecessor ended. The batch's think time is the smallest, the time
+    from the end of its last predecessor to its first submission.
+
+    Returns:
+        ``(think, extra)``, float ``(e,)`` each, by dependency (s): the think time of the dependency's target batch,
+        and the dependency's recorded think time minus it (>= 0).
+    """
+    recorded = pd.Series(graph.dependency_think_time)
+    think = recorded.groupby(graph.dependency_target).transform("min").to_numpy(dtype=float)
+    return think, graph.dependency_think_time - think
+
+
 def drawn_think_times(graphs: SessionGraphs, seed: int, *,
                       min_user: int = MIN_USER_THINK_TIMES) -> DrawnThinkTimes:
-    """``graphs`` with every dependency's think time drawn from the log's think times (see the module).
+    """``graphs`` with every dependent batch's think time drawn from the log's think times (see the module).
 
-    Draws are made user by user in increasing user id, edges in the graph's order, with
-    ``numpy.random.default_rng(seed)``: one seed gives one set of think times.
+    A batch's think time is the time from the end of its last predecessor to its first submission
+    (:func:`batch_think_times`); one value is drawn per batch, and each incoming dependency keeps its recorded
+    offset from it, so that the batch starts its drawn think time after its predecessors' last end when they end
+    as recorded. Draws are made user by user in increasing user id, batches in the order of their first
+    dependency in the graph, with ``numpy.random.default_rng(seed)``: one seed gives one set of think times.
     """
-    pool = np.concatenate([graph.dependency_think_time for graph in graphs.values()] or [np.zeros(0)])
+    per_user = {user: batch_think_times(graph) for user, graph in graphs.items()}
+    own_pools = {user: pd.Series(think).groupby(graphs[user].dependency_target).first().to_numpy(dtype=float)
+                 for user, (think, _extra) in per_user.items()}
+    pool = np.concatenate(list(own_pools.values()) or [np.zeros(0)])
     rng = np.random.default_rng(seed)
     drawn, own, shared = {}, 0, 0
     for user, graph in graphs.items():
-        recorded = graph.dependency_think_time
-        if len(recorded) == 0:
+        own_pool = own_pools[user]
+        if len(own_pool) == 0:
             drawn[user] = graph
             continue
-        source = recorded if len(recorded) >= min_user else pool
-        own, shared = (own + 1, shared) if source is recorded else (own, shared + 1)
-        drawn[user] = dataclasses.replace(graph, dependency_think_time=rng.choice(source, size=len(recorded)))
+        source = own_pool if len(own_pool) >= min_user else pool
+        own, shared = (own + 1, shared) if source is own_pool else (own, shared + 1)
+        targets, position = np.unique(graph.dependency_target, return_inverse=True)
+        draws = rng.choice(source, size=len(targets))
+        extra = per_user[user][1]
+        drawn[user] = dataclasses.replace(graph, dependency_think_time=draws[position] + extra)
     return DrawnThinkTimes(dataclasses.replace(graphs, graphs=drawn), own, shared, len(pool))
 
 

@@ -177,6 +177,20 @@ def test_rigid_is_not_crossed_with_session_methods(tmp_path):
     assert len(spec.instances()) == 2 * 4
 
 
+def test_batch_models_are_crossed_with_session_methods_and_the_seeds_seed_the_draws(tmp_path):
+    text = minimal().replace('schedulers = ["easy"]', 'schedulers = ["easy"]\nreplay_models = ["rigid", "feedback", '
+                                                       '"adjusted", "distribution"]\nsession_methods = ["a60"]\n'
+                                                       'seeds = [0, 4]')
+    spec = load_campaign(write_spec(tmp_path, text))
+    assert [r.label for r in spec.replays] == ["rigid", "a60", "adjusted-a60", "distribution-a60"]
+    seeds = {(i.replay.label, i.seed): i.params.get("model_seed") for i in spec.instances()}
+    # only distribution draws: its seed is the seed of its draws (0, model_seed's default, is left out of the
+    # parameters like any default); the other ids keep their parameters
+    assert seeds == {("rigid", 0): None, ("rigid", 4): None, ("a60", 0): None, ("a60", 4): None,
+                     ("adjusted-a60", 0): None, ("adjusted-a60", 4): None,
+                     ("distribution-a60", 0): None, ("distribution-a60", 4): 4}
+
+
 def test_select(tmp_path):
     spec = load_campaign(EXPE / "quick.toml")
     assert len(spec.select("fcfs")) == 4

@@ -8,6 +8,8 @@ the same inputs and compares the two ``out_jobs.csv`` files line by line:
   ``batsim``, on the first 3,000 jobs of KTH-SP2 (rigid replay);
 - the feedback broker (``--engine batsim --replay feedback --sessions arrival:60``: jobs reach Batsim by
   dynamic registration) on the first 3,000 jobs of KTH-SP2;
+- the replays by batches behind the same broker (``--replay adjusted``, ``distribution`` with ``--model-seed 1``,
+  ``fluid`` and ``schlagkamp``) on the first 3,000 jobs of KTH-SP2;
 - Batsim workload JSON the golden cases do not cover: jobs with ``walltime: -1`` and jobs without a walltime
   (never killed, ``requested_time`` written as -1), ``parallel_homogeneous_total`` and ``parallel`` profiles,
   walltime kills, on hosts of two speeds;
@@ -81,6 +83,23 @@ def test_feedback_broker_on_real_batsim_equals_embedded_engine(real_batsim, tmp_
                         platform="kth-sp2", scheduler="easy", max_jobs=NB_JOBS, replay="feedback",
                         sessions="arrival:60")
     assert json.loads((tmp_path / "real" / "run.json").read_text())["engine"] == "batsim"
+    lines = (tmp_path / "real" / "out_jobs.csv").read_text().splitlines()
+    assert len(lines) == NB_JOBS + 1  # header + 3,000 jobs, every one registered dynamically
+    assert all(",dyn," in line for line in lines[1:])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("model", "options"), [("adjusted", {}), ("distribution", {"model_seed": 1}),
+                                                ("fluid", {}), ("schlagkamp", {})],
+                         ids=["adjusted", "distribution-seed1", "fluid", "schlagkamp"])
+def test_batch_replay_on_real_batsim_equals_embedded_engine(real_batsim, model, options, tmp_path):
+    """The replays by batches (:mod:`batreplay.replay.batch_replay`) submit through the feedback broker too: on the
+    first 3,000 jobs of KTH-SP2 with EASY, real Batsim and the embedded engine write the same out_jobs.csv."""
+    _embedded_then_real(real_batsim, tmp_path, f"{model}: embedded vs real Batsim", workload=KTH, platform="kth-sp2",
+                        scheduler="easy", max_jobs=NB_JOBS, replay=model, timeout=RUN_BOUND, **options)
+    manifest = json.loads((tmp_path / "real" / "run.json").read_text())
+    assert manifest["engine"] == "batsim" and manifest["spec"]["replay"] == model
+    assert all(manifest["spec"][name] == value for name, value in options.items())  # model_seed recorded
     lines = (tmp_path / "real" / "out_jobs.csv").read_text().splitlines()
     assert len(lines) == NB_JOBS + 1  # header + 3,000 jobs, every one registered dynamically
     assert all(",dyn," in line for line in lines[1:])
