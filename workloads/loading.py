@@ -80,6 +80,9 @@ class WorkloadOptions:
         io_share: with ``demand_rounds``, the share (0 to below 1) of each job's run time spent reading; None: the
             run time minus the log's CPU time.
         reference_io_rate: with ``demand_rounds``, bytes/s a node read at when the log was recorded.
+        overheads: None (off), or the largest launch (and completion) overhead, s, drawn for every job
+            (:mod:`batreplay.workloads.overheads`; SWF logs only, not with ``demand_rounds``).
+        overhead_seed: with ``overheads``, the seed of the draws.
 
     Raises:
         WorkloadError: a value out of range (the message names the command-line option); the options are declared
@@ -126,8 +129,21 @@ class WorkloadOptions:
         "must stay a whole number Batsim's JSON parser reads exactly",
         help="with --demand-rounds: bytes/s a node read at when the log was recorded (I/O seconds become bytes)")
 
+    overheads: float | None = option(
+        None, kind=float, above=0, at_most=86400, optional=True, unit="s", campaign="log", recorded="when-set",
+        help="add to every job a launch and a completion overhead, each drawn uniformly on [0, SECONDS] s (Baranov et "
+             "al. 2018): two runs that differ only by --overhead-seed are two repetitions of one experiment, whose "
+             "adequacy measure P is the reference P_ideal; SWF logs only", default_text="none")
+    overhead_seed: int = option(0, kind=int, at_least=0, campaign="log", recorded_with="overheads",
+                                help="with --overheads: seed of the overheads drawn")
+
     def __post_init__(self) -> None:
         check_fields(self, WorkloadError)
+        if self.overheads is None and self.overhead_seed != 0:
+            raise WorkloadError("overhead_seed (--overhead-seed) needs overheads (--overheads)")
+        if self.overheads is not None and self.demand_rounds is not None:
+            raise WorkloadError("overheads (--overheads) and demand_rounds (--demand-rounds) do not combine: demand "
+                                "rounds split the recorded run time, overheads lengthen it; give one of them")
         if self.demand_rounds is None and self.io_share is not None:
             raise WorkloadError("io_share (--io-share) needs demand_rounds (--demand-rounds)")
         if self.demand_rounds is None and self.reference_io_rate != DEFAULT_REFERENCE_IO_RATE:
@@ -177,9 +193,10 @@ def load_workload(path: str | Path, options: WorkloadOptions = WorkloadOptions()
     if not name.endswith(WORKLOAD_SUFFIXES):
         raise WorkloadError(f"workload {path}: expected a .swf, .swf.gz or .json file")
     if name.endswith(".json"):
-        if options.demand_rounds is not None:
-            raise WorkloadError(f"workload {path}: demand_rounds (--demand-rounds) converts SWF logs; this is a Batsim "
-                                "JSON workload, whose profiles are used as they are")
+        for name, flag in (("demand_rounds", "--demand-rounds"), ("overheads", "--overheads")):
+            if getattr(options, name) is not None:
+                raise WorkloadError(f"workload {path}: {name} ({flag}) converts SWF logs; this is a Batsim JSON "
+                                    "workload, whose profiles are used as they are")
         document = read_workload_json(path)
         if not document["jobs"]:
             raise NoJobsError(path, "its 'jobs' list is empty")
@@ -215,6 +232,13 @@ def convert_swf_log(log: SwfLog, options: WorkloadOptions = WorkloadOptions(),
     if options.demand_rounds is not None:
         document, round_notes = _with_demand_rounds(document, converted.job_table, log, options)
         notes.extend(round_notes)
+    if options.overheads is not None:
+        from batreplay.workloads.overheads import JobOverheads, apply_overheads
+
+        speed = options.recorded_speed if options.profile == "parallel_homogeneous" else None
+        document, overhead_notes = apply_overheads(document, converted.job_table,
+                                                   JobOverheads(options.overheads, options.overhead_seed), speed)
+        notes.extend(overhead_notes)
     return LoadedWorkload(document, converted.job_table, notes)
 
 
