@@ -49,6 +49,8 @@ def labels_shown(kind: str, replays: Iterable[ReplayPoint]) -> list[str]:
 
 
 def none_shown(kind: str) -> str:
-    """The end of a note saying that a campaign has no replay for ``kind``: ``"the campaign has no feedback
-    replay"`` (the declaring models joined by "or")."""
-    return f"the campaign has no {' or '.join(declaring_models(kind))} replay"
+    """The end of a note saying that a campaign has no replay for ``kind``: ``"the campaign has no feedback,
+    adjusted, distribution, fluid or schlagkamp replay"`` (the declaring models, in registry order)."""
+    models = declaring_models(kind)
+    named = models[0] if len(models) == 1 else f"{', '.join(models[:-1])} or {models[-1]}"
+    return f"the campaign has no {named} replay"

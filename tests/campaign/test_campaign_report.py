@@ -243,10 +243,13 @@ def test_report_kinds_are_those_the_user_models_declare(toy_report, monkeypatch)
 
     assert replays("lateness") == {"a0"} and replays("scheduler-comparison") == {"rigid"}
     assert replays("scheduling") == {"rigid", "a0"}
-    assert none_shown("user-mean-lateness") == "the campaign has no feedback replay"
+    assert none_shown("user-mean-lateness") == ("the campaign has no feedback, adjusted, distribution, fluid or "
+                                                "schlagkamp replay")
+    assert none_shown("session-graphs") == "the campaign has no feedback replay"
     monkeypatch.setitem(REGISTRY, "rigid", replace(REGISTRY["rigid"], report_kinds=("lateness",)))
     assert replays("lateness") == {"rigid", "a0"} and replays("scheduler-comparison") == {"rigid", "a0"}
-    assert none_shown("lateness") == "the campaign has no rigid or feedback replay"
+    assert none_shown("lateness") == ("the campaign has no rigid, feedback, adjusted, distribution, fluid or "
+                                      "schlagkamp replay")
 
 
 def test_published_values_are_checked(tmp_path):

@@ -307,7 +307,8 @@ def test_a_table_no_replay_of_a_log_shows_is_said_not_a_crash(ran, tmp_path):
     result = build_report(asked, tmp_path / "report")
     for log in ("kth", "gridka"):
         for kind in ("lateness", "user-lateness-percentiles"):
-            assert f"{log}: no {kind} table (the campaign has no feedback replay of this log)" in result.notes
+            assert (f"{log}: no {kind} table (the campaign has no feedback, adjusted, distribution, fluid or "
+                    "schlagkamp replay of this log)") in result.notes
     assert "## Scheduling metrics" in (tmp_path / "report" / "README.md").read_text()
 
 

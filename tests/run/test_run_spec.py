@@ -129,7 +129,7 @@ def test_zero_runtime_is_a_run_option_checked_by_its_part():
 @pytest.mark.parametrize(("options", "named"), [
     ({"max_jobs": 0}, "--max-jobs"),
     ({"profile": "linear"}, "--profile"),
-    ({"replay": "fluid"}, "fluid"),
+    ({"replay": "eager"}, "eager"),
     ({"engine": "simgrid"}, "simgrid"),
     ({"timeout": -1}, "--timeout"),
     ({"walltime_factr": 2}, "walltime_factr"),
