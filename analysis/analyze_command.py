@@ -27,6 +27,13 @@ shows seconds, hours or days, see :mod:`batreplay.analysis.metric`):
 - ``node_io_over_time.csv``: mean bytes/s read and written and the I/O utilisation of each node type over bins of
   time (:mod:`batreplay.analysis.node_io`), for every run whose folder holds the embedded engine's
   ``node_io_rates.csv`` and whose platform is known;
+- ``submission_differences.csv`` (two runs or more): the distribution of each run's per-job submission difference
+  against the first run given (Madon et al. 2024, Fig. 7: mean, percentiles, jobs earlier, at the same time, later;
+  :mod:`batreplay.analysis.submission_differences`), for the runs that hold the first run's jobs (the others are
+  named in the notes);
+- ``user_arrivals.csv``: each user's first recorded submission and the log's start and end, once per distinct
+  workload (Madon et al. 2024, Fig. 10; :mod:`batreplay.analysis.user_arrivals`), for the runs with user ids and
+  recorded submission times;
 - ``figures/``: PNG and SVG of each figure of :mod:`batreplay.analysis.plots`;
 - ``report.html``: one self-contained page with these tables and figures (:mod:`batreplay.analysis.report`).
 
@@ -53,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from batreplay.analysis import plots
@@ -80,6 +88,8 @@ from batreplay.analysis.run_adequacy import (
     adequacy_between_runs,
     refusal_note,
 )
+from batreplay.analysis.submission_differences import difference_summary, differences_against_first
+from batreplay.analysis.user_arrivals import UserArrivals, arrivals_by_workload
 from batreplay.analysis.run_dir import (MANIFEST_NAME, OUT_JOBS_NAME, OUT_SCHEDULE_NAME, RunData, RunDirError,
                                         load_run, unique_run_names)
 from batreplay.atomic import write_json_atomically
@@ -96,10 +106,13 @@ NODE_TYPES_CSV = "node_types.csv"
 JOB_IO_CSV = "io_per_job.csv"
 NODE_TYPE_IO_CSV = "io_per_node_type.csv"
 NODE_IO_CSV = "node_io_over_time.csv"
+SUBMISSION_DIFFERENCES_CSV = "submission_differences.csv"
+USER_ARRIVALS_CSV = "user_arrivals.csv"
 REPORT_HTML = "report.html"
 FIGURES_DIR = "figures"
 _OUTPUT_FILES = (METRICS_CSV, METRICS_JSON, PER_USER_CSV, LATENESS_CSV, ADEQUACY_LOG_CSV, ADEQUACY_PAIRS_CSV,
-                 WINDOWS_CSV, NODE_TYPES_CSV, JOB_IO_CSV, NODE_TYPE_IO_CSV, NODE_IO_CSV, REPORT_HTML)
+                 WINDOWS_CSV, NODE_TYPES_CSV, JOB_IO_CSV, NODE_TYPE_IO_CSV, NODE_IO_CSV, SUBMISSION_DIFFERENCES_CSV,
+                 USER_ARRIVALS_CSV, REPORT_HTML)
 #: The first key of the ``metrics.json`` that :func:`analyze` writes, and its value: the mark by which a later analyze
 #: knows the folder's files are its own, to replace.
 WRITTEN_BY = ("written_by", "batreplay analyze")
@@ -313,6 +326,8 @@ class _RunResults:
     io_job_tables: list[pd.DataFrame] = field(default_factory=list)
     io_type_tables: list[pd.DataFrame] = field(default_factory=list)
     node_io_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    differences: dict[str, np.ndarray] = field(default_factory=dict)
+    arrival_groups: list[tuple[list[str], UserArrivals]] = field(default_factory=list)
 
 
 def _per_run_results(runs: Sequence[RunData], log: pd.DataFrame | None, *, tau: float, window: TimeWindow | None,
@@ -379,6 +394,27 @@ def _add_job_io(run: RunData, results: _RunResults, notes: list[str]) -> None:
         results.node_io_tables[run.name] = over_time
 
 
+def _add_submission_figures(runs: Sequence[RunData], results: _RunResults, notes: list[str]) -> None:
+    """Add to ``results`` the data of Madon et al. 2024's Figs. 7 and 10: each run's per-job submission difference
+    against the first run (:func:`~batreplay.analysis.submission_differences.differences_against_first`) and the user
+    arrivals of each distinct workload (:func:`~batreplay.analysis.user_arrivals.arrivals_by_workload`); the runs left
+    out of either are named in ``notes``."""
+    results.differences, difference_notes = differences_against_first(runs)
+    results.arrival_groups, arrival_notes = arrivals_by_workload(runs)
+    notes += difference_notes + arrival_notes
+
+
+def _submission_tables(runs: Sequence[RunData], results: _RunResults) -> dict[str, pd.DataFrame | None]:
+    """``submission_differences.csv`` (one row per run compared with the first: ``reference``, ``run`` and
+    :func:`~batreplay.analysis.submission_differences.difference_summary`, seconds) and ``user_arrivals.csv`` (one row
+    per user of each distinct workload: ``runs``, joined by ``;``, then :meth:`UserArrivals.table`); None when empty."""
+    differences = pd.DataFrame([{"reference": runs[0].name, "run": name, **difference_summary(values)}
+                                for name, values in results.differences.items()]) if results.differences else None
+    arrivals = pd.concat([arrivals.table().assign(runs=";".join(names)) for names, arrivals in results.arrival_groups],
+                         ignore_index=True) if results.arrival_groups else None
+    return {"differences": differences, "arrivals": None if arrivals is None else _first(arrivals, ["runs"])}
+
+
 def _pair_tables(runs: Sequence[RunData], notes: list[str]) -> list[pd.DataFrame]:
     """Table I of every pair of runs that replay the same job stream; a note in ``notes`` for each other pair."""
     tables = []
@@ -400,8 +436,8 @@ def _first(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
 def _write_tables(out_dir: Path, runs: Sequence[RunData], results: _RunResults, pair_tables: list[pd.DataFrame]
                   ) -> tuple[list[str], dict[str, pd.DataFrame | None]]:
     """Write the CSV tables (``metrics.json`` is written before); return the names written (``metrics.json`` among
-    them) and the tables the report shows: ``log``, ``pairs``, ``windows``, ``node_types``, ``io_jobs``, ``io_types``
-    (None when absent)."""
+    them) and the tables the report shows: ``log``, ``pairs``, ``windows``, ``node_types``, ``io_jobs``, ``io_types``,
+    ``node_io``, ``differences``, ``arrivals`` (None when absent)."""
     pd.DataFrame(results.rows).to_csv(out_dir / METRICS_CSV, index=False)
     written = [METRICS_CSV, METRICS_JSON]
     if results.user_tables:
@@ -426,9 +462,11 @@ def _write_tables(out_dir: Path, runs: Sequence[RunData], results: _RunResults, 
         "node_io": _first(pd.concat([t.assign(run=name) for name, t in results.node_io_tables.items()],
                                     ignore_index=True), ["run"]) if results.node_io_tables else None,
     }
+    tables.update(_submission_tables(runs, results))
     for key, name in (("log", ADEQUACY_LOG_CSV), ("pairs", ADEQUACY_PAIRS_CSV), ("windows", WINDOWS_CSV),
                       ("node_types", NODE_TYPES_CSV), ("io_jobs", JOB_IO_CSV), ("io_types", NODE_TYPE_IO_CSV),
-                      ("node_io", NODE_IO_CSV)):
+                      ("node_io", NODE_IO_CSV), ("differences", SUBMISSION_DIFFERENCES_CSV),
+                      ("arrivals", USER_ARRIVALS_CSV)):
         if tables[key] is not None:
             tables[key].to_csv(out_dir / name, index=False)
             written.append(name)
@@ -446,6 +484,20 @@ def _check_arguments(run_dirs: Sequence[str | Path], tau: float, swf_log: str | 
         raise ValueError(f"adequacy_requested_times must be 'run' or 'log', got {requested_times!r}")
     if swf_log is not None and not Path(swf_log).is_file():
         raise FileNotFoundError(f"SWF log {swf_log}: no such file")
+
+
+def _run_names(run_dirs: Sequence[str | Path], names: Sequence[str] | None) -> Sequence[str]:
+    """The runs' names: ``names`` checked (one distinct non-empty name per run directory), or the folder names.
+
+    Raises:
+        ValueError: ``names`` of another length, repeated or empty.
+    """
+    if names is None:
+        return unique_run_names(run_dirs)
+    if len(names) != len(run_dirs) or len(set(names)) != len(names) or not all(str(n).strip() for n in names):
+        raise ValueError(f"--names: give {len(run_dirs)} distinct non-empty names, one per run directory, got "
+                         f"{list(names)!r}")
+    return names
 
 
 def _no_progress(step: str, done: int, total: int) -> None:
@@ -503,11 +555,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
     progress = on_progress or _no_progress
     window = window_from_days(window)
     gantt = window_from_days(gantt_window, what="gantt window")
-    if names is None:
-        names = unique_run_names(run_dirs)
-    elif len(names) != len(run_dirs) or len(set(names)) != len(names) or not all(str(n).strip() for n in names):
-        raise ValueError(f"--names: give {len(run_dirs)} distinct non-empty names, one per run directory, got "
-                         f"{list(names)!r}")
+    names = _run_names(run_dirs, names)
     check_out_dir(out_dir, run_dirs)  # before any work
     reads = len(run_dirs) + (swf_log is not None)
     progress(PROGRESS_STEPS[0], 0, reads)
@@ -528,6 +576,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
                             + "; ".join(f"run {name}: {err}" for name, err in results.refusals.items()))
     notes = merge_run_notes(results.notes)
     pair_tables = _pair_tables(runs, notes)
+    _add_submission_figures(runs, results, notes)
     progress(PROGRESS_STEPS[1], len(runs) + 1, len(runs) + 1)
 
     out_dir = Path(out_dir)
@@ -545,7 +594,8 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
         gantt = plots.default_gantt_window(runs, start=None if window is None else window.start)
     figures = draw_figures(runs, results.lateness_tables, gantt, out_dir / FIGURES_DIR,
                            lambda done, total: progress(PROGRESS_STEPS[2], done, total),
-                           node_io_tables=results.node_io_tables)
+                           node_io_tables=results.node_io_tables, differences=results.differences,
+                           arrival_groups=results.arrival_groups)
     progress(PROGRESS_STEPS[3], 0, 1)
     content = report_content(runs, results.rows, tables["log"], results.refusals, tables["pairs"], tables["windows"],
                              figures, notes, parameters, written, FIGURES_DIR, tables["node_types"], tables["io_types"])

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from batreplay.analysis import plots
@@ -27,6 +28,8 @@ from batreplay.analysis.metrics import SECONDS_PER_DAY, TimeWindow
 from batreplay.analysis.report import ReportContent, ReportFigure, ReportTable
 from batreplay.analysis.run_adequacy import BARANOV_REFERENCE_P, BARANOV_TABLE_I
 from batreplay.analysis.run_dir import RunData
+from batreplay.analysis.submission_differences import plot_submission_differences
+from batreplay.analysis.user_arrivals import UserArrivals, plot_user_arrivals
 
 
 def merge_run_notes(per_run: Mapping[str, Sequence[str]]) -> list[str]:
@@ -107,19 +110,47 @@ def _runs_text(names: Sequence[str]) -> str:
 
 
 #: File stems of :func:`draw_figures`' figures, in report order (``user_mean_lateness`` only for runs that know
-#: recorded submission times).
-FIGURE_STEMS: tuple[str, ...] = ("submissions", "cumulative_jobs", "user_mean_lateness", "utilisation_queue",
-                                 "waiting_times", "node_type_occupancy", "node_io", "gantt")
+#: recorded submission times, ``submission_differences`` for runs of the first run's jobs, ``user_arrivals`` for runs
+#: with user ids).
+FIGURE_STEMS: tuple[str, ...] = ("submissions", "cumulative_jobs", "user_mean_lateness", "submission_differences",
+                                 "user_arrivals", "utilisation_queue", "waiting_times", "node_type_occupancy",
+                                 "node_io", "gantt")
+
+
+def _submission_makers(runs: Sequence[RunData], differences: Mapping[str, np.ndarray] | None,
+                       arrival_groups: Sequence[tuple[Sequence[str], UserArrivals]] | None, shifts: str,
+                       arrivals: str) -> list[tuple[str, str, Callable[[], Any], str]]:
+    """:func:`draw_figures`' entries (stem, label, drawing, caption) of Madon et al. 2024's Fig. 7 (stem ``shifts``,
+    with ``differences``) and Fig. 10 (stem ``arrivals``, with ``arrival_groups``); the caption of Fig. 10 says how
+    many users arrive in the last 10 % of each workload."""
+    makers: list[tuple[str, str, Callable[[], Any], str]] = []
+    if differences:
+        makers.append((shifts, "submission differences",
+                       lambda: plot_submission_differences(runs[0].name, differences),
+                       f"Distribution of the per-job difference in submission time of each run against the first, "
+                       f"{runs[0].name} (jobs matched by id; positive: later; hours on a symmetric-log scale, linear "
+                       f"within 1 h); against a rigid replay, the difference is the job's lateness (Madon et al. 2024, "
+                       f"Fig. 7, Def. 13; submission_differences.csv holds the numbers)."))
+    if arrival_groups:
+        makers.append((arrivals, "user arrivals", lambda: plot_user_arrivals(arrival_groups),
+                       "First recorded submission of each user (blue) between the start and end of the log (red), "
+                       "once per distinct workload (Madon et al. 2024, Fig. 10; user_arrivals.csv holds the times). "
+                       + " ".join(f"{', '.join(names)}: {group.description()}" for names, group in arrival_groups)))
+    return makers
 
 
 def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataFrame], gantt_window: TimeWindow,
                  folder: Path, on_figure: Callable[[int, int], None], *,
-                 node_io_tables: Mapping[str, pd.DataFrame] | None = None) -> list[ReportFigure]:
+                 node_io_tables: Mapping[str, pd.DataFrame] | None = None,
+                 differences: Mapping[str, np.ndarray] | None = None,
+                 arrival_groups: Sequence[tuple[Sequence[str], UserArrivals]] | None = None) -> list[ReportFigure]:
     """Draw the report's figures of ``runs`` and save each as PNG and SVG in ``folder``.
 
     In order (file stems in brackets, :data:`FIGURE_STEMS`): jobs submitted per day (``submissions``, Madon et al. 2024, Fig. 2),
     cumulative jobs submitted and finished (``cumulative_jobs``, Fig. 3), mean lateness per user
-    (``user_mean_lateness``, Fig. 4; only when ``lateness_tables`` is not empty), utilisation and waiting jobs
+    (``user_mean_lateness``, Fig. 4; only when ``lateness_tables`` is not empty), the per-job submission difference
+    of each run against the first (``submission_differences``, Fig. 7; only with ``differences``), the users' first
+    submissions (``user_arrivals``, Fig. 10; only with ``arrival_groups``), utilisation and waiting jobs
     (``utilisation_queue``), the waiting-time distribution (``waiting_times``), the slot occupancy per node type
     over time (``node_type_occupancy``; only when a run's platform has node types), node I/O per node type over
     time (``node_io``; only with ``node_io_tables``) and a Gantt chart of ``gantt_window`` (``gantt``).
@@ -131,6 +162,10 @@ def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataF
         on_figure: called as ``on_figure(done, total)`` before the first figure (``done = 0``) and after each.
         node_io_tables: run name -> :func:`batreplay.analysis.node_io.node_io_over_time` of the runs whose folder
             holds ``node_io_rates.csv``.
+        differences: run name -> per-job submission differences (s) against the first run, ``runs[0]``
+            (:func:`batreplay.analysis.submission_differences.differences_against_first`).
+        arrival_groups: (run names, :class:`~batreplay.analysis.user_arrivals.UserArrivals`) of each distinct
+            workload (:func:`batreplay.analysis.user_arrivals.arrivals_by_workload`).
 
     Returns:
         One :class:`~batreplay.analysis.report.ReportFigure` per figure, captioned, in report order.
@@ -142,7 +177,8 @@ def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataF
     """
     divisor, unit = plots.time_unit(gantt_window.length)
     start_day, length_day = gantt_window.start / SECONDS_PER_DAY, gantt_window.length / SECONDS_PER_DAY
-    submissions, cumulative, user_lateness, utilisation, waiting, node_types, node_io, gantt = FIGURE_STEMS
+    (submissions, cumulative, user_lateness, shifts, arrivals, utilisation, waiting, node_types, node_io,
+     gantt) = FIGURE_STEMS
     makers: list[tuple[str, str, Callable[[], Any], str]] = [
         (submissions, "submissions", lambda: plots.plot_submissions(runs),
          "Jobs submitted per day: recorded submission times (rigid replay, dashed, when the runs know them) and "
@@ -156,6 +192,7 @@ def draw_figures(runs: Sequence[RunData], lateness_tables: Mapping[str, pd.DataF
                        "Mean lateness per user (submission in the replay minus recorded submission, averaged over "
                        "the user's jobs) against the number of jobs the user submitted (Madon et al. 2024, Fig. 4, "
                        "eq. 3); symmetric logarithmic scale, linear within one minute of 0."))
+    makers += _submission_makers(runs, differences, arrival_groups, shifts, arrivals)
     makers.append((utilisation, "utilisation and queue", lambda: plots.plot_utilisation_and_queue(runs),
                    "Utilisation (nodes used by running jobs / nodes of the platform, top) and number of waiting "
                    "jobs (bottom) over time; on long runs, time-weighted means over bins whose width the axis "

@@ -58,7 +58,8 @@ from batreplay.workloads.resolve import resolve_workload
 REPORT_TABLES: tuple[str, ...] = ("scheduling", "lateness", "user-lateness-percentiles", "scheduler-comparison",
                                   "co-scheduling")
 REPORT_FIGURES: tuple[str, ...] = ("submissions", "cumulative", "user-mean-lateness", "user-additional-lateness",
-                                   "session-graphs", "weekly-submissions", "throughput-utilisation")
+                                   "session-graphs", "submission-differences", "weekly-submissions",
+                                   "throughput-utilisation", "user-arrivals", "additional-lateness-scaling")
 #: Length of the parameter hash in instance ids (hex digits of SHA-256).
 ID_HASH_LENGTH = 8
 #: Keys of a campaign table that are run options read by the table's own rules (paths, names, the replay axes).

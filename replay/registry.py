@@ -131,9 +131,10 @@ MAX_MODEL_JOBS = 10_000_000
 DEFAULT_SESSIONS = "arrival:60"
 
 #: The report's tables and figures about replays whose users react to the simulated schedule (Madon, Da Costa,
-#: Pierson 2024: lateness, Table 2, Figs. 3-5; submissions, Figs. 2 and 8), declared by each such model.
+#: Pierson 2024: lateness, Table 2, Figs. 3-5, 7 and 11; submissions, Figs. 2 and 8), declared by each such model.
 REACTIVE_REPORT_KINDS = ("lateness", "user-lateness-percentiles", "submissions", "user-mean-lateness",
-                         "user-additional-lateness", "weekly-submissions")
+                         "user-additional-lateness", "weekly-submissions", "submission-differences",
+                         "additional-lateness-scaling")
 #: The user models, by name.
 REGISTRY: dict[str, UserModelEntry] = {
     # Rauch 2022 compares schedulers on the recorded submission times

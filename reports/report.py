@@ -25,12 +25,17 @@ What :func:`build_report` writes in the report folder (``[campaign] report_dir``
     (s) of each scheduler on each log;
 
 - ``session-graphs.csv`` with the ``session-graphs`` figure (Madon et al. 2024, Sect. 7.2), ``fig9-windows.csv``
-  (throughput, mean busy nodes and utilisation of every instance on each window) with ``throughput-utilisation``;
+  (throughput, mean busy nodes and utilisation of every instance on each window) with ``throughput-utilisation``,
+  ``fig7-submission-differences.csv`` (per log, experiment and reactive replay: the distribution of the jobs'
+  lateness in numbers), ``fig10-user-arrivals.csv`` (each user's first recorded submission, the log's start and end)
+  and ``fig11-additional-lateness-scaling.csv`` (the points of Fig. 11) with their figures;
 - ``figures/*.png`` for ``[report] figures``, one file per log: ``submissions`` (Fig. 2), ``cumulative``
   (Fig. 3), ``user-mean-lateness`` (Fig. 4), ``user-additional-lateness`` (Fig. 5), ``session-graphs`` (Fig. 6),
-  ``weekly-submissions`` (Fig. 8), ``throughput-utilisation`` (Fig. 9) (:mod:`batreplay.reports.figures`,
-  :mod:`batreplay.reports.user_figures`, :mod:`batreplay.reports.session_structure`,
-  :mod:`batreplay.reports.weekly`).
+  ``submission-differences`` (Fig. 7), ``weekly-submissions`` (Fig. 8), ``throughput-utilisation`` (Fig. 9),
+  ``user-arrivals`` (Fig. 10); ``additional-lateness-scaling`` (Fig. 11): one file per group of logs of one workload
+  file that differ in ``max_jobs`` only (:mod:`batreplay.reports.figures`, :mod:`batreplay.reports.user_figures`,
+  :mod:`batreplay.reports.session_structure`, :mod:`batreplay.reports.weekly`,
+  :mod:`batreplay.reports.lateness_figures`).
 
 The recorded log's row of Table 1 comes from the SWF log itself (:func:`batreplay.reports.log_facts.
 recorded_log_metrics`). Published values come from the CSV named by ``[report] published`` (columns ``log``,
@@ -38,9 +43,10 @@ recorded_log_metrics`). Published values come from the CSV named by ``[report] p
 label. Loading the instances and drawing the figures show a progress bar with an estimate of the time left when
 the console is a terminal.
 
-The tables and figures about some user models only (the lateness tables and Figs. 2, 4, 5, 6 and 8: feedback
-replays; the scheduler comparison: rigid replays) show the replays of the models that declare them in the replay
-registry, which the report asks (:mod:`batreplay.reports.user_models`); the others show every replay.
+The tables and figures about some user models only (the lateness tables and Figs. 2, 4, 5, 7, 8 and 11: the replays
+whose users react, Fig. 6: feedback replays; the scheduler comparison: rigid replays) show the replays of the models
+that declare them in the replay registry, which the report asks (:mod:`batreplay.reports.user_models`); the others
+show every replay.
 """
 
 from __future__ import annotations
@@ -66,6 +72,8 @@ from batreplay.analysis.run_dir import RECORDED_SUBMISSION, load_run
 from batreplay.campaign.spec import CampaignSpec, Instance
 from batreplay.campaign.worker import FAILED_SUFFIX, INSTANCE_MANIFEST, is_finished
 from batreplay.reports import explanations, figures
+from batreplay.reports.lateness_figures import KINDS as LATENESS_KINDS
+from batreplay.reports.lateness_figures import LatenessFigures, lateness_figures
 from batreplay.reports.log_facts import LogFacts, NoRecordedScheduleError, log_facts, recorded_log_metrics
 from batreplay.reports.session_structure import (PAPER_STATEMENT, session_display, session_figure, session_statistics,
                                                  session_table)
@@ -127,6 +135,13 @@ FIGURE_KINDS: dict[str, FigureKind] = {
         "Users by the longest path and by the arity of their session graph, and the cumulative distribution of "
         "the think times between dependent sessions, per session method (cf. Madon et al. 2024, Fig. 6 and Sect. "
         "7.2)."),
+    "submission-differences": FigureKind(
+        "fig7-submission-differences",
+        "Distribution of the per-job difference in submission time between each reactive replay and rigid replay (the "
+        "recorded submission times), that is of each job's lateness (Def. 13): jobs per bin of a symmetric-log axis in "
+        "hours (linear within 1 h), one panel per experiment; the legend gives the mean and the shares of jobs "
+        "submitted earlier, at the same time and later (cf. Madon et al. 2024, Fig. 7; numbers in "
+        "fig7-submission-differences.csv)."),
     "weekly-submissions": FigureKind(
         "fig8-weekly-submissions",
         "Mean number of jobs submitted in each hour of the week, recorded times (rigid) and each feedback replay "
@@ -136,6 +151,17 @@ FIGURE_KINDS: dict[str, FigureKind] = {
         "Throughput (jobs finished per day) and utilisation (mean busy nodes / nodes of the instance's platform, so "
         "that node-count variants compare) over windows of 4, 6 and 8 months starting 14 days after the first "
         "submission (cf. Madon et al. 2024, Fig. 9)."),
+    "user-arrivals": FigureKind(
+        "fig10-user-arrivals",
+        "First recorded submission of each user (blue bars) between the start and the end of the log (red bars), in "
+        "days from the first recorded submission; the last 10 % of the log is shaded (cf. Madon et al. 2024, Fig. 10; "
+        "times in fig10-user-arrivals.csv)."),
+    "additional-lateness-scaling": FigureKind(
+        "fig11-additional-lateness-scaling",
+        "Additional lateness (eq. 6, s) of runs on the first n jobs of the log against the number of jobs simulated, "
+        "n swept by the campaign's logs of this workload file that differ in max_jobs only; one line per reactive "
+        "replay, one panel per experiment (cf. Madon et al. 2024, Fig. 11; points in "
+        "fig11-additional-lateness-scaling.csv)."),
 }
 
 
@@ -152,6 +178,8 @@ class InstanceResult:
         recorded_submissions: recorded submission times of the same jobs (s), None unless done.
         per_user: per-user lateness (:func:`batreplay.analysis.lateness.lateness_per_user`) of a replay the
             per-user figures (Figs. 4 and 5) show (:mod:`batreplay.reports.user_models`), else None.
+        job_lateness: each job's lateness (s, submission - recorded submission, Def. 13; in recorded submission
+            order), None unless done with recorded submission times (Fig. 7).
         swf_origin: SWF submission time (s) of the run's time 0 (the first replayed job), None unless known.
         job_table: the run's ``jobs.csv``, kept only when asked (:func:`load_instance`).
         wall_seconds: wall time of the instance (``instance.json``), None unless done.
@@ -168,6 +196,7 @@ class InstanceResult:
     finishes: np.ndarray | None = None
     recorded_submissions: np.ndarray | None = None
     per_user: pd.DataFrame | None = None
+    job_lateness: np.ndarray | None = None
     swf_origin: float | None = None
     job_table: pd.DataFrame | None = None
     wall_seconds: float | None = None
@@ -194,7 +223,8 @@ def load_instance(spec: CampaignSpec, instance: Instance, *, keep_job_table: boo
     """Read one instance's run directory (or failure record) and compute its metrics.
 
     Args:
-        keep_job_table: keep the run's ``jobs.csv`` table in the result (for the session graphs).
+        keep_job_table: keep the run's ``jobs.csv`` table in the result (for the session graphs and the user
+            arrivals).
 
     Raises:
         RunDirError, OutJobsError: a finished run directory that cannot be read (file named).
@@ -225,7 +255,9 @@ def load_instance(spec: CampaignSpec, instance: Instance, *, keep_job_table: boo
         instance, "done", metrics=metrics, windows=windows,
         submissions=run.jobs["submission_time"].to_numpy(dtype="float64"),
         finishes=run.jobs["finish_time"].to_numpy(dtype="float64"), recorded_submissions=recorded,
-        per_user=per_user, swf_origin=origin, job_table=run.job_table if keep_job_table else None,
+        per_user=per_user, swf_origin=origin,
+        job_lateness=None if lateness is None else lateness["lateness"].to_numpy(dtype="float64"),
+        job_table=run.job_table if keep_job_table else None,
         wall_seconds=float(manifest.get("wall_seconds", float("nan"))),
         input_notes=list(run.manifest.get("input_notes", [])), last_swf_line=last_line,
     )
@@ -238,10 +270,10 @@ def _progress(console: Console) -> Progress:
 
 def _load_all(spec: CampaignSpec, console: Console) -> list[InstanceResult]:
     """:func:`load_instance` of every instance, in the campaign's order, with a progress bar; the job table of one
-    instance per log is kept for the session graphs (Madon et al. 2024, Fig. 6)."""
+    instance per log is kept for the session graphs and the user arrivals (Madon et al. 2024, Figs. 6 and 10)."""
     instances = spec.instances()
     kept: set[str] = set()  # logs whose job table is kept (one instance each, on the recorded machine if any)
-    wants_tables = "session-graphs" in spec.report.figures
+    wants_tables = bool({"session-graphs", "user-arrivals"} & set(spec.report.figures))
     console.print(f"campaign report {spec.name}: loading {len(instances)} instances from {spec.output_root}",
                   highlight=False)
     ordered = sorted(instances, key=lambda i: not i.experiment.variant.is_recorded)
@@ -270,12 +302,18 @@ class _Figure:
 
 
 def _plans(spec: CampaignSpec, results: list[InstanceResult], facts: dict[str, LogFacts],
-           sessions: dict[str, dict[str, Any]], folder: Path, notes: list[str]) -> list[_Figure]:
-    """The figures of ``[report] figures`` that can be drawn, in kind order then log order; what cannot be drawn
-    is said in ``notes``."""
+           sessions: dict[str, dict[str, Any]], folder: Path, notes: list[str],
+           lateness: LatenessFigures) -> list[_Figure]:
+    """The figures of ``[report] figures`` that can be drawn, in kind order then log order (Figs. 7, 10 and 11 as
+    ``lateness`` found them, :mod:`batreplay.reports.lateness_figures`); what cannot be drawn is said in ``notes``."""
     plans: list[_Figure] = []
     experiments = [e.name for e in spec.experiments]
     for kind in spec.report.figures:
+        if kind in LATENESS_KINDS:
+            notes.extend(lateness.notes.get(kind, []))
+            plans += [_Figure(kind, f.name, folder / f"{FIGURE_KINDS[kind].stem}-{f.name}.png", f.draw, f.caption)
+                      for f in lateness.figures.get(kind, [])]
+            continue
         shown = labels_shown(kind, spec.replays)  # the replays of the user models that declare the kind, or all
         for log in spec.logs:
             done = [r for r in results if r.instance.log.name == log.name and r.status == "done"
@@ -446,8 +484,9 @@ def build_report(spec: CampaignSpec, out_dir: Path | None = None, *, console: Co
     if out.exists():
         shutil.rmtree(out / "figures", ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
-    tables = _write_tables(spec, results, facts, recorded, published, out)
-    written = _draw(_plans(spec, results, facts, tables.sessions, out / "figures", notes), console)
+    lateness = lateness_figures(spec, results)
+    tables = _write_tables(spec, results, facts, recorded, published, out, lateness.tables)
+    written = _draw(_plans(spec, results, facts, tables.sessions, out / "figures", notes, lateness), console)
     notes += _instance_notes(results)
     for kind, table in tables.comparison.items():  # a log whose replays a table does not show: said, not hidden
         shown = set(table["log"]) if "log" in table.columns else set()
@@ -508,10 +547,12 @@ def _read_logs(spec: CampaignSpec, results: list[InstanceResult],
 
 
 def _write_tables(spec: CampaignSpec, results: list[InstanceResult], facts: dict[str, LogFacts],
-                  recorded: dict[str, dict[str, Any]], published: pd.DataFrame, out: Path) -> _Tables:
+                  recorded: dict[str, dict[str, Any]], published: pd.DataFrame, out: Path,
+                  figure_tables: dict[str, pd.DataFrame]) -> _Tables:
     """Write the report's CSV files in ``out``: ``instances.csv``, ``logs.csv``, one per table kind (ours beside
     the published values), ``fig9-windows.csv`` (Madon et al. 2024, Fig. 9) and ``session-graphs.csv`` (Fig. 6,
-    Sect. 7.2) when their figures are asked for."""
+    Sect. 7.2) when their figures are asked for, and ``figure_tables`` (file stem -> table: the numbers of Figs. 7,
+    10 and 11, :mod:`batreplay.reports.lateness_figures`)."""
     csv: dict[str, Path] = {"instances": out / "instances.csv", "logs": out / "logs.csv"}
     everything = instances_table(results)
     everything.to_csv(csv["instances"], index=False)
@@ -531,6 +572,9 @@ def _write_tables(spec: CampaignSpec, results: list[InstanceResult], facts: dict
         session_frame = session_table(sessions, {log.name: log.label for log in spec.logs})
         csv["session-graphs"] = out / "session-graphs.csv"
         session_frame.to_csv(csv["session-graphs"], index=False, float_format="%.10g")
+    for stem, table in figure_tables.items():
+        csv[stem] = out / f"{stem}.csv"
+        table.to_csv(csv[stem], index=False, float_format="%.10g")
     return _Tables(csv, tables, everything, sessions, session_frame)
 
 

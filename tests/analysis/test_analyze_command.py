@@ -110,7 +110,9 @@ def test_outputs_of_two_real_runs(two_runs_analysis):
         assert (out / "figures" / f"{stem}.png").is_file() and (out / "figures" / f"{stem}.svg").is_file()
     # neither run has recorded submission times (JSON workload, golden folder): no lateness outputs
     assert not (out / "lateness_per_user.csv").exists() and not (out / "figures" / "user_mean_lateness.png").exists()
-    assert report.read_text().count("<img ") == 5  # + the waiting-time distribution
+    # + the waiting-time distribution, and the submission differences of the two runs of the same jobs (Fig. 7)
+    assert report.read_text().count("<img ") == 6
+    assert (out / "figures" / "submission_differences.png").is_file()
 
 
 def test_metrics_agree_with_batsims_out_schedule(two_runs_analysis, golden_kth2000):
@@ -205,7 +207,8 @@ def test_lateness_and_per_user_outputs_by_hand(tmp_path):
     assert users.loc[1, "mean_waiting_time"] == pytest.approx(5.0)  # waits 0 and 10 s
     assert users.loc[2, "node_seconds"] == pytest.approx(30.0)
     assert (out / "figures" / "user_mean_lateness.png").is_file()
-    assert report.read_text().count("<img ") == 6  # + the waiting-time distribution
+    assert (out / "figures" / "user_arrivals.png").is_file()  # the run knows its users (Fig. 10)
+    assert report.read_text().count("<img ") == 7  # + the waiting-time distribution and the user arrivals
 
 
 def test_window_selects_jobs_and_gantt(tmp_path):
