@@ -16,7 +16,10 @@ shows seconds, hours or days, see :mod:`batreplay.analysis.metric`):
   ``baranov2018_p``, ``baranov2018_nb_different_jobs``); runs that do not (feedback replays, changed
   walltimes) are named in the notes, with the reason;
 - ``adequacy_pairs.csv``: Table I of every pair of runs that replay the same job stream (same jobs, same
-  submission times, resources and requested times); pairs that do not are listed in the report's notes;
+  submission times, resources and requested times), ``repetition`` true for two repetitions of one experiment
+  (runs that differ only by the seed of their random job overheads); pairs that do not are listed in the notes;
+- ``adequacy_reference.csv`` (pairs of repetitions of one experiment): the reference value P_ideal per first-k
+  prefix (Baranov et al. 2018, section VIII, Table I), shown beside each run's P against the log;
 - ``windows.csv``: throughput and utilisation over Madon et al. 2024's Fig. 9 windows (two weeks after the first
   submission, 4, 6 and 8 months long) that fit in a run;
 - ``node_types.csv``: node utilisation and slot occupancy per node type (:mod:`batreplay.analysis.node_types`) of
@@ -86,7 +89,10 @@ from batreplay.analysis.run_adequacy import (
     NotInLogError,
     adequacy_against_log,
     adequacy_between_runs,
+    are_repetitions,
+    reference_table,
     refusal_note,
+    setting_of,
 )
 from batreplay.analysis.submission_differences import difference_summary, differences_against_first
 from batreplay.analysis.user_arrivals import UserArrivals, arrivals_by_workload
@@ -101,6 +107,7 @@ PER_USER_CSV = "per_user.csv"
 LATENESS_CSV = "lateness_per_user.csv"
 ADEQUACY_LOG_CSV = "adequacy_vs_log.csv"
 ADEQUACY_PAIRS_CSV = "adequacy_pairs.csv"
+ADEQUACY_REFERENCE_CSV = "adequacy_reference.csv"
 WINDOWS_CSV = "windows.csv"
 NODE_TYPES_CSV = "node_types.csv"
 JOB_IO_CSV = "io_per_job.csv"
@@ -111,6 +118,7 @@ USER_ARRIVALS_CSV = "user_arrivals.csv"
 REPORT_HTML = "report.html"
 FIGURES_DIR = "figures"
 _OUTPUT_FILES = (METRICS_CSV, METRICS_JSON, PER_USER_CSV, LATENESS_CSV, ADEQUACY_LOG_CSV, ADEQUACY_PAIRS_CSV,
+                 ADEQUACY_REFERENCE_CSV,
                  WINDOWS_CSV, NODE_TYPES_CSV, JOB_IO_CSV, NODE_TYPE_IO_CSV, NODE_IO_CSV, SUBMISSION_DIFFERENCES_CSV,
                  USER_ARRIVALS_CSV, REPORT_HTML)
 #: The first key of the ``metrics.json`` that :func:`analyze` writes, and its value: the mark by which a later analyze
@@ -416,7 +424,9 @@ def _submission_tables(runs: Sequence[RunData], results: _RunResults) -> dict[st
 
 
 def _pair_tables(runs: Sequence[RunData], notes: list[str]) -> list[pd.DataFrame]:
-    """Table I of every pair of runs that replay the same job stream; a note in ``notes`` for each other pair."""
+    """Table I of every pair of runs that replay the same job stream, ``repetition`` telling the pairs of two
+    repetitions of one experiment (:func:`~batreplay.analysis.run_adequacy.are_repetitions`); a note in ``notes``
+    for each other pair."""
     tables = []
     for reference, model in itertools.combinations(runs, 2):
         try:
@@ -424,8 +434,30 @@ def _pair_tables(runs: Sequence[RunData], notes: list[str]) -> list[pd.DataFrame
         except StreamMismatchError as err:
             notes.append(f"runs {reference.name} and {model.name} not compared (not the same job stream): {err}")
             continue
-        tables.append(table.assign(reference=reference.name, model=model.name))
+        tables.append(table.assign(reference=reference.name, model=model.name,
+                                   repetition=are_repetitions(reference, model)))
     return tables
+
+
+def _reference(runs: Sequence[RunData], pairs: pd.DataFrame | None, notes: list[str]) -> pd.DataFrame | None:
+    """P_ideal (:func:`~batreplay.analysis.run_adequacy.reference_table`) of the pairs of repetitions, when they
+    all repeat one experiment; a note says whose it is, or why there is none."""
+    if pairs is None or not pairs["repetition"].any():
+        if sum(setting_of(run) is not None for run in runs) == 1:
+            notes.append("adequacy reference: one run has random overheads; P_ideal needs two runs that differ only "
+                         "by --overhead-seed")
+        return None
+    repeated = pairs[pairs["repetition"]]
+    by_name = {run.name: run for run in runs}
+    settings = {json.dumps(setting_of(by_name[name]), sort_keys=True, default=str) for name in repeated["reference"]}
+    if len(settings) > 1:
+        notes.append(f"adequacy reference: the pairs of repetitions repeat {len(settings)} experiments; their P is in "
+                     f"{ADEQUACY_PAIRS_CSV} (repetition = True), and no single P_ideal is given")
+        return None
+    names = sorted(set(repeated["reference"]) | set(repeated["model"]))
+    notes.append(f"adequacy reference: P_ideal from {len(repeated.groupby(['reference', 'model']))} pair(s) of "
+                 f"repetitions of one experiment (runs {', '.join(names)}; Baranov et al. 2018, section VIII)")
+    return reference_table(repeated)
 
 
 def _first(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -433,11 +465,12 @@ def _first(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     return frame[list(columns) + [c for c in frame.columns if c not in columns]]
 
 
-def _write_tables(out_dir: Path, runs: Sequence[RunData], results: _RunResults, pair_tables: list[pd.DataFrame]
-                  ) -> tuple[list[str], dict[str, pd.DataFrame | None]]:
+def _write_tables(out_dir: Path, runs: Sequence[RunData], results: _RunResults, pair_tables: list[pd.DataFrame],
+                  reference: pd.DataFrame | None) -> tuple[list[str], dict[str, pd.DataFrame | None]]:
     """Write the CSV tables (``metrics.json`` is written before); return the names written (``metrics.json`` among
-    them) and the tables the report shows: ``log``, ``pairs``, ``windows``, ``node_types``, ``io_jobs``, ``io_types``,
-    ``node_io``, ``differences``, ``arrivals`` (None when absent)."""
+    them) and the tables the report shows: ``log``, ``pairs``, ``reference`` (P_ideal, :func:`_reference`),
+    ``windows``, ``node_types``, ``io_jobs``, ``io_types``, ``node_io``, ``differences``, ``arrivals`` (None when
+    absent)."""
     pd.DataFrame(results.rows).to_csv(out_dir / METRICS_CSV, index=False)
     written = [METRICS_CSV, METRICS_JSON]
     if results.user_tables:
@@ -463,7 +496,9 @@ def _write_tables(out_dir: Path, runs: Sequence[RunData], results: _RunResults, 
                                     ignore_index=True), ["run"]) if results.node_io_tables else None,
     }
     tables.update(_submission_tables(runs, results))
-    for key, name in (("log", ADEQUACY_LOG_CSV), ("pairs", ADEQUACY_PAIRS_CSV), ("windows", WINDOWS_CSV),
+    tables["reference"] = reference
+    for key, name in (("log", ADEQUACY_LOG_CSV), ("pairs", ADEQUACY_PAIRS_CSV),
+                      ("reference", ADEQUACY_REFERENCE_CSV), ("windows", WINDOWS_CSV),
                       ("node_types", NODE_TYPES_CSV), ("io_jobs", JOB_IO_CSV), ("io_types", NODE_TYPE_IO_CSV),
                       ("node_io", NODE_IO_CSV), ("differences", SUBMISSION_DIFFERENCES_CSV),
                       ("arrivals", USER_ARRIVALS_CSV)):
@@ -576,6 +611,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
                             + "; ".join(f"run {name}: {err}" for name, err in results.refusals.items()))
     notes = merge_run_notes(results.notes)
     pair_tables = _pair_tables(runs, notes)
+    reference = _reference(runs, pd.concat(pair_tables, ignore_index=True) if pair_tables else None, notes)
     _add_submission_figures(runs, results, notes)
     progress(PROGRESS_STEPS[1], len(runs) + 1, len(runs) + 1)
 
@@ -588,7 +624,7 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
     # first, with the mark: the files written after it are known as analyze's even if this run is interrupted
     write_json_atomically(out_dir / METRICS_JSON, {WRITTEN_BY[0]: WRITTEN_BY[1], "parameters": parameters,
                                                    "runs": results.rows, "notes": notes})
-    written, tables = _write_tables(out_dir, runs, results, pair_tables)
+    written, tables = _write_tables(out_dir, runs, results, pair_tables, reference)
 
     if gantt is None:
         gantt = plots.default_gantt_window(runs, start=None if window is None else window.start)
@@ -598,7 +634,8 @@ def analyze(run_dirs: Sequence[str | Path], out_dir: str | Path, *, nb_resources
                            arrival_groups=results.arrival_groups)
     progress(PROGRESS_STEPS[3], 0, 1)
     content = report_content(runs, results.rows, tables["log"], results.refusals, tables["pairs"], tables["windows"],
-                             figures, notes, parameters, written, FIGURES_DIR, tables["node_types"], tables["io_types"])
+                             figures, notes, parameters, written, FIGURES_DIR, tables["node_types"], tables["io_types"],
+                             reference=reference)
     report = write_report(content, out_dir / REPORT_HTML)
     progress(PROGRESS_STEPS[3], 1, 1)
     return report

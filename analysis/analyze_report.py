@@ -253,10 +253,12 @@ _PAPER_I = {"baranov2018_p": "Baranov et al. 2018, Table I: P (s)",
             "baranov2018_nb_different_jobs": "Baranov et al. 2018, Table I: jobs whose waiting time differs"}
 
 
-def table_i_side_by_side(log_frame: pd.DataFrame) -> pd.DataFrame:
+def table_i_side_by_side(log_frame: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
     """``adequacy_vs_log.csv`` (one row per run and k) as the report shows it: one row per k, P and the number of
-    jobs whose waiting time differs for each run, then the paper's values (Baranov et al. 2018, Table I). P is in
-    seconds in every column, the paper's unit, so that a run's P reads against the reference value of 12 s.
+    jobs whose waiting time differs for each run, then the reference of these runs when two repetitions of one
+    experiment were given (``reference``: :func:`batreplay.analysis.run_adequacy.reference_table`), then the paper's
+    values (Baranov et al. 2018, Table I). P is in seconds in every column, the paper's unit, so that a run's P reads
+    against the reference value of 12 s.
     Row ``all`` says how many jobs when all runs agree."""
     prefixes = list(dict.fromkeys(log_frame["prefix"]))
     table = pd.DataFrame({"first k jobs": prefixes})
@@ -267,6 +269,10 @@ def table_i_side_by_side(log_frame: pd.DataFrame) -> pd.DataFrame:
         rows = rows.set_index("prefix").reindex(prefixes)
         table[f"{run}: P (s)"] = rows["measure"].to_numpy()
         table[f"{run}: jobs whose waiting time differs"] = rows["nb_different_jobs"].astype("Int64").to_numpy()
+    if reference is not None:  # the runs' own reference: two repetitions of one experiment (section VIII)
+        ideal = reference.set_index("prefix").reindex(prefixes)
+        table["P_ideal, repetitions (s)"] = ideal["p_ideal"].to_numpy()
+        table["repetitions: jobs whose waiting time differs"] = ideal["nb_different_jobs_ideal"].to_numpy()
     paper = BARANOV_TABLE_I.set_index("prefix").reindex(prefixes)
     for column, label in _PAPER_I.items():
         table[label] = paper[column].to_numpy()
@@ -275,17 +281,31 @@ def table_i_side_by_side(log_frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _adequacy_tables(log_frame: pd.DataFrame | None, refusals: Mapping[str, StreamMismatchError],
-                     pairs: pd.DataFrame | None, group: str) -> list[ReportTable]:
+                     pairs: pd.DataFrame | None, group: str,
+                     reference: pd.DataFrame | None = None) -> list[ReportTable]:
     """The adequacy group's tables (Baranov et al. 2018): each run against the log, the runs not compared with
     it and why, and the pairs of runs of the same job stream; each only when there is something to show."""
     tables = []
     if log_frame is not None:
         tables.append(ReportTable(
             "Against the recorded log, on the first k jobs (Baranov et al. 2018, Table I)",
-            table_i_side_by_side(log_frame),
+            table_i_side_by_side(log_frame, reference),
             "P on the first k jobs in submission order, and how many of them wait another time than in the log, "
-            "for each run. Beside it, the paper's Table I for SUPPZ against itself with virtual nodes, whose "
+            "for each run. "
+            + ("Beside it, P_ideal: P between two repetitions of one experiment, runs that differ only by the seed "
+               "of their random job overheads (Baranov et al. 2018, section VIII); a run whose P is no larger "
+               "cannot be told from a repetition. " if reference is not None else "")
+            + "Then the paper's Table I for SUPPZ against itself with virtual nodes, whose "
             f"reference value P = {BARANOV_REFERENCE_P:g} s marks an adequate model.", group=group))
+    if reference is not None:
+        tables.append(ReportTable(
+            "Reference value P_ideal: repetitions of one experiment (Baranov et al. 2018, section VIII, Table I)",
+            reference.rename(columns={"p_ideal": "P_ideal (s)", "nb_different_jobs_ideal":
+                                      "jobs whose waiting time differs (mean over pairs)",
+                                      "nb_repetition_pairs": "pairs of repetitions", **_TABLE_I, **_PAPER_I}),
+            "P between runs that differ only by the seed of their random job launch and completion overheads "
+            "(--overheads, --overhead-seed), mean over the pairs: the reference value of the adequacy measure.",
+            group=group))
     if refusals:
         tables.append(ReportTable(
             "Runs not compared with the log",
@@ -317,7 +337,8 @@ def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], l
                    refusals: Mapping[str, StreamMismatchError], pairs: pd.DataFrame | None, windows: pd.DataFrame,
                    figures: list[ReportFigure], notes: list[str], parameters: dict[str, Any],
                    written: Sequence[str], figures_dir: str,
-                   node_types: pd.DataFrame | None = None, io_types: pd.DataFrame | None = None) -> ReportContent:
+                   node_types: pd.DataFrame | None = None, io_types: pd.DataFrame | None = None,
+                   reference: pd.DataFrame | None = None) -> ReportContent:
     """The report of an analysis: the runs' identity, then each metric group of
     :data:`~batreplay.analysis.metric_registry.METRIC_GROUPS` that has something to show, the figures and the notes.
 
@@ -337,6 +358,7 @@ def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], l
         figures_dir: the folder of the figure files, relative to the page.
         node_types: ``node_types.csv`` (occupancy per node type, :mod:`batreplay.analysis.node_types`), or None.
         io_types: ``io_per_node_type.csv`` (CPU and I/O per node type, :mod:`batreplay.analysis.job_io`), or None.
+        reference: ``adequacy_reference.csv`` (P_ideal of repetitions, Baranov et al. 2018, section VIII), or None.
 
     Returns:
         The page's content, for :func:`batreplay.analysis.report.write_report`.
@@ -395,7 +417,7 @@ def report_content(runs: Sequence[RunData], rows: Sequence[Mapping[str, Any]], l
         if key == "utilisation" and io_types is not None:
             extra.append(ReportTable("CPU and I/O per node type", io_types, IO_TABLE_DESCRIPTION, group=title))
         if key == "adequacy":
-            extra += _adequacy_tables(log_frame, refusals, pairs, title)
+            extra += _adequacy_tables(log_frame, refusals, pairs, title, reference)
         if key in sections:
             _, _, frame = sections[key]
             heading = "Against the recorded log, all jobs" if key == "adequacy" else title

@@ -163,6 +163,41 @@ def adequacy_between_runs(reference: RunData, model: RunData) -> pd.DataFrame:
                           names=(f"run {reference.name}", f"run {model.name}"))
 
 
+#: Keys of a run's ``spec`` that do not change what it simulates (where and how long it may run).
+_NOT_THE_SETTING = ("out_dir", "force", "timeout")
+
+
+def setting_of(run: RunData) -> dict | None:
+    """What a run with random overheads simulates, its seed left out (``spec`` of ``run.json``); None for a run
+    without overheads (``--overheads``, :mod:`batreplay.workloads.overheads`) or without ``run.json``."""
+    if run.spec.get("overheads") is None:
+        return None
+    return {key: value for key, value in run.spec.items() if key not in (*_NOT_THE_SETTING, "overhead_seed")}
+
+
+def are_repetitions(first: RunData, second: RunData) -> bool:
+    """True when two runs are two repetitions of one experiment (Baranov et al. 2018, section VIII): both drew
+    random job overheads, with other seeds, and everything else they simulate is the same."""
+    setting = setting_of(first)
+    return (setting is not None and setting == setting_of(second)
+            and first.spec.get("overhead_seed", 0) != second.spec.get("overhead_seed", 0))
+
+
+def reference_table(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The reference value P_ideal of the adequacy measure (Baranov et al. 2018, section VIII, Table I) from the
+    Table I rows of pairs of repetitions (``adequacy_pairs.csv`` rows whose ``repetition`` is true): per prefix k,
+    the mean over the pairs of P (``p_ideal``, s) and of the jobs whose waiting time differs
+    (``nb_different_jobs_ideal``), and the number of pairs (``nb_repetition_pairs``); the paper's values beside.
+    Empty when no pair is a repetition."""
+    rows = pairs[pairs["repetition"]]
+    table = rows.groupby("prefix", sort=False).agg(nb_jobs=("nb_jobs", "first"), p_ideal=("measure", "mean"),
+                                                     nb_different_jobs_ideal=("nb_different_jobs", "mean"),
+                                                     nb_repetition_pairs=("measure", "size")).reset_index()
+    table = table.merge(BARANOV_TABLE_I, on="prefix", how="left")
+    table["baranov2018_nb_different_jobs"] = table["baranov2018_nb_different_jobs"].astype("Int64")
+    return table
+
+
 def refusal_note(run: RunData, err: StreamMismatchError) -> str:
     """The note saying why ``run`` has no table against the recorded log: ``err`` (the refusal of
     :func:`adequacy_against_log`) and the definition of P it follows (Baranov et al. 2018, eq. 2, Sect. VII),
