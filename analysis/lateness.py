@@ -88,14 +88,18 @@ def lateness_summary(lateness: pd.DataFrame) -> dict[str, float | int]:
     Returns:
         ``{"nb_jobs": n, "mean_lateness": l̄ (s), "relative_lateness": 1 + l̄ / (a_{n-1} - a_0)
         (dimensionless; NaN when all recorded submissions are simultaneous), "additional_lateness":
-        2 l̄ / (n - 1) (s; NaN when n < 2), "original_length": a_{n-1} - a_0 (s)}``.
+        2 l̄ / (n - 1) (s; NaN when n < 2), "original_length": a_{n-1} - a_0 (s), "simulated_length": the same span
+        of the simulated submissions (s), the length of the submission period Madon et al. 2024 discuss with
+        Figs. 2 and 3}``.
     """
     late = lateness["lateness"].to_numpy(dtype="float64")
     original = lateness["recorded_submission_time"].to_numpy(dtype="float64")
     mean, relative, additional = _metrics(late, original)
+    simulated = lateness["submission_time"].to_numpy(dtype="float64")
     return {"nb_jobs": int(late.size), "mean_lateness": mean, "relative_lateness": relative,
             "additional_lateness": additional,
-            "original_length": float(np.ptp(original)) if original.size else float("nan")}
+            "original_length": float(np.ptp(original)) if original.size else float("nan"),
+            "simulated_length": float(np.ptp(simulated)) if simulated.size else float("nan")}
 
 
 def lateness_per_user(lateness: pd.DataFrame) -> pd.DataFrame:
@@ -167,6 +171,8 @@ LATENESS_METRICS: tuple[Metric, ...] = (
     Metric("additional_lateness", "s", "additional lateness", "{:.2f}", lambda f: f["additional_lateness"],
            source=_EQ + "eq. 6"),
     Metric("original_submission_span", "s", "recorded submission span", "{:.1f}", lambda f: f["original_length"]),
+    Metric("submission_span", "s", "submission period (first to last simulated submission)", "{:.1f}",
+           lambda f: f["simulated_length"], source=_EQ + "section 6.1, Figs. 2 and 3"),
     Metric("user_additional_lateness_p10", "s", "10th percentile of the per-user additional lateness", "{:.2f}",
            lambda f: f["user_p10"], source=_EQ + "Fig. 5(c)"),
     Metric("user_additional_lateness_p50", "s", "median per-user additional lateness", "{:.2f}",
@@ -181,7 +187,8 @@ def lateness_metrics(lateness: pd.DataFrame) -> dict[str, float | int]:
     """Every metric of :data:`LATENESS_METRICS`, in order, from :func:`job_lateness`'s table (all jobs).
 
     Keys: ``mean_lateness`` (s, eq. 3), ``relative_lateness`` (eq. 4), ``additional_lateness`` (s, eq. 6),
-    ``original_submission_span`` (s), ``user_additional_lateness_p10`` / ``_p50`` / ``_p90`` (s, Fig. 5(c))
+    ``original_submission_span`` (s), ``submission_span`` (s), ``user_additional_lateness_p10`` / ``_p50`` /
+    ``_p90`` (s, Fig. 5(c))
     and ``nb_users_single_job`` (users left out of those percentiles).
     """
     facts = _lateness_facts(lateness)

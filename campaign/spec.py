@@ -56,7 +56,7 @@ from batreplay.workloads.resolve import resolve_workload
 
 #: Tables and figures the report knows (see :mod:`batreplay.reports.report`).
 REPORT_TABLES: tuple[str, ...] = ("scheduling", "lateness", "user-lateness-percentiles", "scheduler-comparison",
-                                  "co-scheduling")
+                                  "co-scheduling", "user-model-comparison")
 REPORT_FIGURES: tuple[str, ...] = ("submissions", "cumulative", "user-mean-lateness", "user-additional-lateness",
                                    "session-graphs", "submission-differences", "weekly-submissions",
                                    "throughput-utilisation", "user-arrivals", "additional-lateness-scaling")

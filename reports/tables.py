@@ -96,6 +96,13 @@ TABLE_METRICS: dict[str, tuple[str, list[TableColumn]]] = {
         TableColumn("mean_bounded_slowdown", decimals=1, label="avg. bounded slowdown"),
         TableColumn("mean_waiting_time", "s", decimals=0, label="avg. waiting time"),
     ]),
+    "user-model-comparison": ("User models compared", [
+        TableColumn("makespan", "days"), TableColumn("mean_waiting_time", "h"),
+        TableColumn("mean_bounded_slowdown", decimals=1),
+        TableColumn("mean_lateness", "days"), TableColumn("relative_lateness", decimals=3),
+        TableColumn("additional_lateness", "s", decimals=1),
+        TableColumn("submission_span", "days", label="submission period"),
+    ]),
     "co-scheduling": ("Co-scheduling against exclusive nodes", [
         TableColumn("makespan", "days", decimals=2),
         TableColumn("mean_waiting_time", "s", decimals=0),
@@ -126,6 +133,11 @@ DESCRIPTIONS = {
     "scheduler-comparison": "Average number of running jobs sampled at each submission and finish event "
                             "(as Rauch 2022, Sect. IV, computes it), bounded slowdown with tau = 10 s, waiting time "
                             "in seconds.",
+    "user-model-comparison": "Each replay of a log, scheduler and platform under each user model: makespan (last "
+                             "finish - first submission) in days, mean waiting time in hours, mean bounded slowdown "
+                             "(tau = 10 s), mean lateness (eq. 3, days), relative lateness (eq. 4), additional "
+                             "lateness (eq. 6, s; Madon et al. 2024) and the submission period (first to last "
+                             "submission of the replay, days).",
     "co-scheduling": "Makespan = last finish - first submission, in days; waiting time = start - submission, in "
                      "seconds; bounded slowdown with tau = 10 s; jobs Batsim stopped at their walltime (a job "
                      "slowed by its neighbours runs longer); utilisation = busy node-seconds over nodes x makespan "

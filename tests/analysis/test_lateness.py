@@ -55,6 +55,7 @@ def test_overall_metrics_by_hand(small_case):
     assert got["nb_jobs"] == 4
     assert got["mean_lateness"] == pytest.approx(17 / 4)  # eq. 3
     assert got["original_length"] == 20.0
+    assert got["simulated_length"] == 35.0  # the replay's submission period: 0 to 35 s
     assert got["relative_lateness"] == pytest.approx(1 + (17 / 4) / 20)  # eq. 4
     assert got["additional_lateness"] == pytest.approx(2 * (17 / 4) / 3)  # eq. 6
 

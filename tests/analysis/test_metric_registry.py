@@ -74,7 +74,8 @@ def test_units_of_the_report_column():
                 "throughput_per_day": "jobs/day", "utilisation": "", "mean_bounded_slowdown": "",
                 "mean_slowdown": "", "nb_zero_execution_time": "", "mean_running_jobs_per_event": "",
                 "mean_lateness": "s", "relative_lateness": "", "additional_lateness": "s",
-                "original_submission_span": "s", "user_additional_lateness_p90": "s", "nb_users_single_job": "",
+                "original_submission_span": "s", "submission_span": "s",
+                "user_additional_lateness_p90": "s", "nb_users_single_job": "",
                 "adequacy_vs_log": "s", "nb_different_jobs_vs_log": ""}
     assert {key: get_metric(key).unit for key in expected} == expected
     assert all(m.unit in ("", "s", "nodes", "node-s", "jobs/day", "jobs/week") for m in METRICS.values())

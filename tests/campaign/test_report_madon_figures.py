@@ -65,7 +65,7 @@ replay_models = ["rigid", "feedback"]
 session_methods = ["a60"]
 
 [report]
-tables = ["lateness"]
+tables = ["lateness", "user-model-comparison"]
 figures = ["submission-differences", "user-arrivals", "additional-lateness-scaling"]
 """
 
@@ -209,3 +209,21 @@ def test_fig10_says_when_no_jobs_csv_is_at_hand(campaign):
     assert found.notes["user-arrivals"] == [
         f"{log}: no user arrivals figure (Fig. 10): no finished instance with a jobs.csv of user ids and recorded "
         f"submission times" for log in ("kth-1000", "kth-2000", "kth-500")]
+
+
+def test_the_user_model_comparison_table_gives_each_replay_its_metrics(campaign):
+    """Every replay of every log is a row (the kind is about all user models); the submission period is the span
+    of the replay's submissions, the bounded slowdown and the lateness those of the instance."""
+    spec, result, _drawn = campaign
+    table = pd.read_csv(result.csv["user-model-comparison"])
+    assert set(zip(table["log"], table["replay"])) == {(log, replay) for log in ("kth-1000", "kth-2000", "kth-500")
+                                                        for replay in ("rigid", "a60")}
+    for log in ("kth-1000", "kth-500"):
+        for replay in ("rigid", "a60"):
+            row = table[(table["log"] == log) & (table["replay"] == replay)].iloc[0]
+            jobs = by_hand_lateness(spec, log, replay)
+            span = (jobs["submission_time"].max() - jobs["submission_time"].min()) / 86400
+            assert row["submission_span_days"] == pytest.approx(span)
+            assert row["mean_lateness_days"] == pytest.approx(jobs["lateness"].mean() / 86400)
+            wait = jobs["starting_time"] - jobs["submission_time"]
+            assert row["mean_waiting_time_h"] == pytest.approx(wait.mean() / 3600)
