@@ -92,6 +92,7 @@ from batreplay.analysis.run_adequacy import (
     are_repetitions,
     reference_table,
     refusal_note,
+    setting_difference,
     setting_of,
 )
 from batreplay.analysis.submission_differences import difference_summary, differences_against_first
@@ -443,9 +444,16 @@ def _reference(runs: Sequence[RunData], pairs: pd.DataFrame | None, notes: list[
     """P_ideal (:func:`~batreplay.analysis.run_adequacy.reference_table`) of the pairs of repetitions, when they
     all repeat one experiment; a note says whose it is, or why there is none."""
     if pairs is None or not pairs["repetition"].any():
-        if sum(setting_of(run) is not None for run in runs) == 1:
+        with_overheads = [run for run in runs if setting_of(run) is not None]
+        if len(with_overheads) == 1:
             notes.append("adequacy reference: one run has random overheads; P_ideal needs two runs that differ only "
                          "by --overhead-seed")
+        elif with_overheads:
+            first, second = with_overheads[:2]
+            key = setting_difference(first, second) or "overhead_seed (the same seed: the same run)"
+            notes.append(f"adequacy reference: no two of the {len(with_overheads)} runs with random overheads are "
+                         f"repetitions of one experiment (e.g. {first.name} and {second.name} differ in {key}, or "
+                         "are not the same job stream)")
         return None
     repeated = pairs[pairs["repetition"]]
     by_name = {run.name: run for run in runs}

@@ -126,7 +126,8 @@ def _submission_makers(runs: Sequence[RunData], differences: Mapping[str, np.nda
     makers: list[tuple[str, str, Callable[[], Any], str]] = []
     if differences:
         makers.append((shifts, "submission differences",
-                       lambda: plot_submission_differences(runs[0].name, differences),
+                       lambda: plot_submission_differences(runs[0].name, differences, {
+                           run.name: plots.run_colour(index) for index, run in enumerate(runs)}),
                        f"Distribution of the per-job difference in submission time of each run against the first, "
                        f"{runs[0].name} (jobs matched by id; positive: later; hours on a symmetric-log scale, linear "
                        f"within 1 h); against a rigid replay, the difference is the job's lateness (Madon et al. 2024, "

@@ -163,16 +163,30 @@ def adequacy_between_runs(reference: RunData, model: RunData) -> pd.DataFrame:
                           names=(f"run {reference.name}", f"run {model.name}"))
 
 
-#: Keys of a run's ``spec`` that do not change what it simulates (where and how long it may run).
-_NOT_THE_SETTING = ("out_dir", "force", "timeout")
+#: Keys of a run's ``spec`` that do not change what it simulates: where and how long it may run, which Batsim binary
+#: (its version is in ``versions``), the metrics' warm-up.
+_NOT_THE_SETTING = ("out_dir", "force", "timeout", "batsim_timeout", "batsim", "warm_up")
 
 
 def setting_of(run: RunData) -> dict | None:
-    """What a run with random overheads simulates, its seed left out (``spec`` of ``run.json``); None for a run
-    without overheads (``--overheads``, :mod:`batreplay.workloads.overheads`) or without ``run.json``."""
+    """What a run with random overheads simulates, its seed left out: ``spec`` of ``run.json`` but
+    :data:`_NOT_THE_SETTING`, and the versions that ran it (``versions``); its input files by their SHA-256
+    (``inputs_sha256``) rather than by path when ``run.json`` has them (two copies of one platform file are one
+    platform). None for a run without overheads (``--overheads``, :mod:`batreplay.workloads.overheads`) or without
+    ``run.json``."""
     if run.spec.get("overheads") is None:
         return None
-    return {key: value for key, value in run.spec.items() if key not in (*_NOT_THE_SETTING, "overhead_seed")}
+    setting = {key: value for key, value in run.spec.items() if key not in (*_NOT_THE_SETTING, "overhead_seed")}
+    files = run.manifest.get("inputs_sha256")
+    if files:
+        setting = {key: value for key, value in setting.items() if key not in ("workload", "platform")}
+    return {**setting, "inputs_sha256": files, "versions": run.manifest.get("versions")}
+
+
+def setting_difference(first: RunData, second: RunData) -> str | None:
+    """The first key (of :func:`setting_of`) in which two runs with overheads differ, None when they do not."""
+    one, other = setting_of(first) or {}, setting_of(second) or {}
+    return next((key for key in sorted(set(one) | set(other)) if one.get(key) != other.get(key)), None)
 
 
 def are_repetitions(first: RunData, second: RunData) -> bool:

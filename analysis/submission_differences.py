@@ -202,7 +202,8 @@ def draw_difference_steps(axis, series: Mapping[str, np.ndarray], colours: Mappi
     return drawn
 
 
-def plot_submission_differences(reference: str, series: Mapping[str, np.ndarray]) -> Figure:
+def plot_submission_differences(reference: str, series: Mapping[str, np.ndarray],
+                                colours: Mapping[str, str]) -> Figure:
     """``batreplay analyze``'s Fig. 7 (Madon et al. 2024): the distribution of each run's per-job submission
     difference against the first run (``reference``), one step line per run in its run colour (``C1``, ``C2``...: the
     first run is ``C0``).
@@ -210,6 +211,7 @@ def plot_submission_differences(reference: str, series: Mapping[str, np.ndarray]
     Args:
         reference: the first run's name.
         series: run name -> per-job differences (s), from :func:`differences_against_first`.
+        colours: run name -> its colour in every figure of the analysis (``plots.run_colour`` of its place).
 
     Raises:
         ValueError: ``series`` is empty.
@@ -218,7 +220,6 @@ def plot_submission_differences(reference: str, series: Mapping[str, np.ndarray]
         raise ValueError("plot_submission_differences: no run holds the first run's jobs")
     figure = Figure(figsize=(8.0, 3.8), layout="constrained")
     axis = figure.subplots()
-    colours = {name: f"C{(i + 1) % 10}" for i, name in enumerate(series)}
     draw_difference_steps(axis, series, colours, difference_edges(list(series.values())))
     axis.set(xlabel=f"submission in the run \u2212 submission in {reference} (hours, symmetric-log scale)",
              ylabel="jobs")

@@ -152,9 +152,11 @@ def fit_activity_windows(submissions: pd.DataFrame, origin: float, *, coverage: 
 
 
 def window_summary(windows: Mapping[int, ActivityWindow], shared: ActivityWindow) -> str:
-    """One line: how many users have windows of their own and the mean active hours per day and days per week."""
+    """One line: how many users have windows of their own, their mean active hours per day and days per week, and
+    the shared window the others get."""
     own = [w for w in windows.values() if w is not shared]
-    hours = np.mean([len(w.hours) for w in windows.values()]) if windows else 0.0
-    days = np.mean([len(w.days) for w in windows.values()]) if windows else 0.0
-    return (f"{len(own)} of {len(windows)} users with activity windows of their own, on average {hours:.1f} h a day "
-            f"and {days:.1f} days a week")
+    text = f"{len(own)} of {len(windows)} users with activity windows of their own"
+    if own:
+        text += (f" (on average {np.mean([len(w.hours) for w in own]):.1f} h a day and "
+                 f"{np.mean([len(w.days) for w in own]):.1f} days a week)")
+    return text + f"; the others share one of {len(shared.hours)} h a day and {len(shared.days)} days a week"

@@ -18,8 +18,9 @@ each model changes:
 - ``fluid`` (Zakay and Feitelson 2015; Madon et al. 2024 section 7.5, item 3: "preserve the session start and end
   times for users, they will be the periods of activity"): a batch is submitted only inside one of its user's
   periods of activity, the recorded spans of their sessions (:class:`batreplay.replay.activity.ActivityPeriods`),
-  and never before the recorded start of its session: a batch free outside them waits for the next one. Inside a
-  session the recorded think times are kept; between sessions the recorded session starts replace them. At the
+  and never before the recorded start of its session: a batch free outside them waits for the next one. The recorded
+  think times are kept, but those into the first batch of a session from an earlier session: the recorded session
+  start replaces them. At the
   recorded pace every job is submitted at its recorded time; a user behind the log starts a session as soon as the
   previous one has ended if that is inside a period, else at the next period.
 - ``schlagkamp`` (Schlagkamp 2017; Madon et al. 2024 section 2): inside a session, the think time after a batch is
@@ -76,9 +77,11 @@ class FluidUsers(BatchUsers):
         session_start: float ``(number of sessions,)``, s of simulated time: each session's recorded start, by
             session id.
 
-    Between two batches of one session the recorded think time is kept. A batch that opens a session is ready when
-    those it depends on have ended and its session's recorded start has come (the session start times are kept,
-    the think times between sessions are not); a batch ready outside the periods waits for the next one.
+    The recorded think times are kept, but on the dependencies of a batch that opens a session on batches of earlier
+    sessions: it is ready when those it depends on have ended and its session's recorded start has come (the session
+    start times are kept, the think times into them are not); a batch ready outside the periods waits for the next
+    one. (Batch ids are consecutive inside a session, so a batch opens its session when the batch before it in id
+    order belongs to another.)
     """
 
     periods: Mapping[int, ActivityPeriods] = field(default_factory=dict)
@@ -86,8 +89,10 @@ class FluidUsers(BatchUsers):
 
     def think_time(self, key: tuple[int, int], successor: int, recorded: float, last_job: int | None,
                    now: float) -> float:
-        """``recorded`` inside a session, 0 s between sessions."""
-        return recorded if self.same_session(key, successor) else 0.0
+        """0 s into the first batch of a session from a batch of another session (the session's recorded start takes
+        its place), else ``recorded`` (inside a session, and into a later batch of a session from an earlier one)."""
+        opens = successor == 0 or self.session_of_batch[successor - 1] != self.session_of_batch[successor]
+        return 0.0 if opens and not self.same_session(key, successor) else recorded
 
     def submission_start(self, key: tuple[int, int], ready: float) -> float:
         """The first time from ``ready`` on, and from the recorded start of the batch's session on, inside a

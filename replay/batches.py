@@ -7,11 +7,11 @@ and the think times are defined between batches instead of between sessions.
 
 Rule (one session, jobs in submission order, submission ``a``, recorded finish ``f = a + wait + run``, unknown parts
 taken as 0 as in :mod:`batreplay.replay.sessions`): a job joins the current batch when it was submitted before every
-job of that batch had finished (``a < max f`` over the batch so far), or at the same time as the batch's first job
-(SWF times are whole seconds); otherwise it opens a new batch. A job submitted while an earlier one of its session was still queued or
-running did not wait for its result, which is the overlap the batch stands for; a job submitted once they had all
-ended may depend on them. The comparison matches Definition 5 of Madon et al. (a job submitted in the very second
-the batch ended depends on it). Batches never cross a session boundary, so each batch belongs to one session.
+job of that batch had finished (``a < max f`` over the batch so far), or at the same time as the batch's first job;
+otherwise it opens a new batch. A job submitted while an earlier one of its session was still queued or running did
+not wait for its result, which is the overlap the batch stands for; a job submitted once they had all ended may
+depend on them. The comparison matches Definition 5 of Madon et al. (a job submitted in the very second the batch
+ended depends on it). Batches never cross a session boundary, so each batch belongs to one session.
 
 Batch starts are distinct per user (a new batch starts strictly after the one before), so the batches of a user
 make a session graph like sessions do (:func:`batreplay.replay.session_graph.build_session_graphs`: dependencies of

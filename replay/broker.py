@@ -111,10 +111,12 @@ class FeedbackBroker(BatsimScheduler):
         self.inner.onJobsKilled(jobs)
 
     def onRequestedCall(self) -> None:
-        # a call requested for t arrives at t up to SimGrid's clock rounding (it may print as t - 1e-6): every
-        # call requested within CALL_SLACK of now is served by this one (a job not yet due is asked for again)
+        # a call requested for t arrives at t up to SimGrid's clock rounding (it may print as t - 1e-6): this is the
+        # earliest call requested up to CALL_SLACK after now (a job not yet due at it is asked for again)
         now = self.bs.time()
-        self._calls = {at for at in self._calls if at > now + CALL_SLACK}
+        served = [at for at in self._calls if at <= now + CALL_SLACK]
+        if served:
+            self._calls.discard(min(served))
         if type(self.inner).onRequestedCall is not BatsimScheduler.onRequestedCall:
             self.inner.onRequestedCall()
 

@@ -72,8 +72,8 @@ def drawn_think_times(graphs: SessionGraphs, seed: int, *,
     A batch's think time is the time from the end of its last predecessor to its first submission
     (:func:`batch_think_times`); one value is drawn per batch, and each incoming dependency keeps its recorded
     offset from it, so that the batch starts its drawn think time after its predecessors' last end when they end
-    as recorded. Draws are made user by user in increasing user id, batches in the order of their first
-    dependency in the graph, with ``numpy.random.default_rng(seed)``: one seed gives one set of think times.
+    as recorded. Draws are made user by user in increasing user id, batches in increasing batch id, with
+    ``numpy.random.default_rng(seed)``: one seed gives one set of think times.
     """
     per_user = {user: batch_think_times(graph) for user, graph in graphs.items()}
     own_pools = {user: pd.Series(think).groupby(graphs[user].dependency_target).first().to_numpy(dtype=float)

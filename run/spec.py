@@ -151,10 +151,11 @@ class RunSpec:
         name, options = self.scheduler.name, self.scheduler.options
         if name in SPEEDUP_PREDICTING and options.get("speedup_options") and options.get("speedup_model") is None:
             raise RunSpecError(f"scheduler {name}: option speedup_options given without speedup_model")
-        if self.conversion.demand_rounds is not None and user_model(self.replay.model).dynamic:
-            raise RunSpecError(f"demand_rounds (--demand-rounds) with the {self.replay.model} replay: its users submit "
-                               "jobs by registering their profiles, and Batsim 4.2.1 never links a registered composed "
-                               "profile to its steps; use a rigid replay")
+        for option_name, flag in (("demand_rounds", "--demand-rounds"), ("overheads", "--overheads")):
+            if getattr(self.conversion, option_name) is not None and user_model(self.replay.model).dynamic:
+                raise RunSpecError(f"{option_name} ({flag}) with the {self.replay.model} replay: its users submit jobs "
+                                   "by registering their profiles, and Batsim 4.2.1 never links a registered composed "
+                                   "profile to its steps; use a rigid replay")
         problem = sharing_problem(name, options, shares_hosts=self.engine.shares_hosts,
                                   engine_has_model=self.engine.speedup_model is not None)
         if problem is not None:

@@ -193,10 +193,10 @@ def load_workload(path: str | Path, options: WorkloadOptions = WorkloadOptions()
     if not name.endswith(WORKLOAD_SUFFIXES):
         raise WorkloadError(f"workload {path}: expected a .swf, .swf.gz or .json file")
     if name.endswith(".json"):
-        for name, flag in (("demand_rounds", "--demand-rounds"), ("overheads", "--overheads")):
-            if getattr(options, name) is not None:
-                raise WorkloadError(f"workload {path}: {name} ({flag}) converts SWF logs; this is a Batsim JSON "
-                                    "workload, whose profiles are used as they are")
+        for option_name, flag in (("demand_rounds", "--demand-rounds"), ("overheads", "--overheads")):
+            if getattr(options, option_name) is not None:
+                raise WorkloadError(f"workload {path}: {option_name} ({flag}) converts SWF logs; this is a Batsim "
+                                    "JSON workload, whose profiles are used as they are")
         document = read_workload_json(path)
         if not document["jobs"]:
             raise NoJobsError(path, "its 'jobs' list is empty")
@@ -235,9 +235,8 @@ def convert_swf_log(log: SwfLog, options: WorkloadOptions = WorkloadOptions(),
     if options.overheads is not None:
         from batreplay.workloads.overheads import JobOverheads, apply_overheads
 
-        speed = options.recorded_speed if options.profile == "parallel_homogeneous" else None
         document, overhead_notes = apply_overheads(document, converted.job_table,
-                                                   JobOverheads(options.overheads, options.overhead_seed), speed)
+                                                   JobOverheads(options.overheads, options.overhead_seed))
         notes.extend(overhead_notes)
     return LoadedWorkload(document, converted.job_table, notes)
 

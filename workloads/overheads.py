@@ -9,11 +9,14 @@ repetitions: a model whose P against the log is no larger cannot be told from th
 A simulator repeats itself exactly, so batreplay plays the repetitions by drawing the overheads: with
 ``--overheads MAX`` every job of a converted SWF log gets a launch overhead and a completion overhead, each drawn
 uniformly on ``[0, MAX]`` seconds (rounded to the millisecond), independently, with ``numpy.random.default_rng(
---overhead-seed)``, in the order of the jobs simulated. The job then runs for its recorded run time plus both
-overheads (its profile is rebuilt as the converter builds one from a run time, so on a platform of other node speed
-the overheads scale with the run time). Its walltime (the requested time ``e_i``, which P needs equal in both
-streams) is unchanged: a job whose run time plus overheads passes it is killed there, and such jobs are counted in
-the notes. Two runs that differ only by ``--overhead-seed`` are two repetitions of one experiment.
+--overhead-seed)``, in the order of the jobs simulated. The job's profile becomes a composed one: a delay of its
+launch overhead, its converted profile, a delay of its completion overhead. The overheads are seconds whatever the
+node speed of the platform (they are not computation); the execution follows the node speed as without overheads.
+The walltime (the requested time ``e_i``, which P needs equal in both streams) is unchanged: a job whose run plus
+overheads passes it is killed there; the notes count such jobs on a platform of the recorded node speed. Two runs
+that differ only by ``--overhead-seed`` are two repetitions of one experiment. Rigid replays only: Batsim 4.2.1 does
+not link a dynamically registered composed profile to its steps (:class:`batreplay.run.spec.RunSpec` refuses the
+others).
 """
 
 from __future__ import annotations
@@ -39,13 +42,13 @@ class JobOverheads:
     max_seconds: float
     seed: int
 
-    def draw(self, nb_jobs: int) -> np.ndarray:
-        """Launch + completion overhead of each of ``nb_jobs`` jobs, float ``(nb_jobs,)``, s, each part rounded to
-        the millisecond."""
+    def draw(self, nb_jobs: int) -> tuple[np.ndarray, np.ndarray]:
+        """The launch and the completion overhead of each of ``nb_jobs`` jobs, float ``(nb_jobs,)`` each, s, rounded
+        to the millisecond (launch overheads drawn first, then completion ones)."""
         rng = np.random.default_rng(self.seed)
         launch = np.round(rng.uniform(0.0, self.max_seconds, nb_jobs), 3)
         completion = np.round(rng.uniform(0.0, self.max_seconds, nb_jobs), 3)
-        return launch + completion
+        return launch, completion
 
     def describe(self) -> str:
         """The distribution, in words, for notes and documents."""
@@ -53,38 +56,44 @@ class JobOverheads:
                 f"(seed {self.seed}, Baranov et al. 2018, section VI)")
 
 
-def apply_overheads(document: dict, job_table: pd.DataFrame, overheads: JobOverheads,
-                    node_speed: float | None) -> tuple[dict, list[str]]:
+def _delay_profile(profiles: dict[str, dict[str, Any]], seconds: float) -> str | None:
+    """The name of the delay profile of ``seconds`` (added to ``profiles``), None for no delay (0 s)."""
+    if seconds <= 0:
+        return None
+    name = f"overhead_{value_label(seconds)}"
+    profiles[name] = {"type": "delay", "delay": json_flop(seconds)}
+    return name
+
+
+def apply_overheads(document: dict, job_table: pd.DataFrame, overheads: JobOverheads) -> tuple[dict, list[str]]:
     """The workload ``document`` (a converted SWF log, its jobs in the order of ``job_table``'s rows) with each job's
-    profile lasting its run time plus its drawn overheads; and the notes to print.
+    profile run between a delay of its launch overhead and one of its completion overhead; and the notes to print.
 
     Args:
-        job_table: the converter's job table (``run_time`` and ``walltime`` in s); its ``profile`` column is updated
-            and an ``overhead`` column (s) added, in place.
-        node_speed: flop/s of a node of the recorded machine (``parallel_homogeneous`` profiles), None for delay
-            profiles.
+        job_table: the converter's job table (``run_time`` and ``walltime`` in s, ``profile``); its ``profile`` column
+            is updated and ``launch_overhead`` and ``completion_overhead`` columns (s) added, in place.
 
     Returns:
-        ``(document, notes)``: one profile per distinct duration (``delay_<s>`` or ``ph_<s>``, as the converter
-        names them), and two notes: the distribution drawn and the jobs it makes run past their walltime.
+        ``(document, notes)``: the converted profiles, the delays ``overhead_<s>`` and one composed profile
+        ``with_overheads_<launch>_<profile>_<completion>`` per distinct triple; two notes: the distribution drawn,
+        and the jobs whose run time and overheads pass their walltime on a platform of the recorded node speed.
     """
-    drawn = overheads.draw(len(job_table))
-    duration = job_table["run_time"].to_numpy(dtype=np.float64) + drawn
-    distinct, inverse = np.unique(duration, return_inverse=True)
-    prefix = "delay_" if node_speed is None else "ph_"
-    names = [prefix + value_label(float(value)) for value in distinct.tolist()]
-    profiles: dict[str, dict[str, Any]] = {}
-    for name, value in zip(names, distinct.tolist()):
-        profiles[name] = ({"type": "delay", "delay": json_flop(value)} if node_speed is None else
-                          {"type": "parallel_homogeneous", "cpu": json_flop(value * node_speed), "com": 0})
-    job_profiles = [names[k] for k in np.asarray(inverse).reshape(-1).tolist()]
-    for job, name in zip(document["jobs"], job_profiles):
+    launch, completion = overheads.draw(len(job_table))
+    profiles = dict(document["profiles"])
+    names = []
+    for before, base, after in zip(launch.tolist(), job_table["profile"].tolist(), completion.tolist()):
+        steps = [step for step in (_delay_profile(profiles, before), base, _delay_profile(profiles, after)) if step]
+        name = f"with_overheads_{value_label(before)}_{base}_{value_label(after)}"
+        profiles[name] = {"type": "composed", "seq": steps, "repeat": 1}
+        names.append(name)
+    for job, name in zip(document["jobs"], names):
         job["profile"] = name
-    job_table["profile"] = job_profiles
-    job_table["overhead"] = drawn
-    walltime = job_table["walltime"].to_numpy(dtype=np.float64)
-    past = int(((walltime > 0) & (duration > walltime) & (job_table["run_time"].to_numpy() <= walltime)).sum())
-    notes = [f"job overheads: {overheads.describe()}: {len(drawn)} jobs, {float(drawn.mean()) if len(drawn) else 0:.1f} "
-             "s each on average",
-             f"job overheads: {past} jobs now run past their walltime (killed there; their run time alone fitted)"]
+    job_table["profile"] = names
+    job_table["launch_overhead"], job_table["completion_overhead"] = launch, completion
+    run_time, walltime = job_table["run_time"].to_numpy(dtype=np.float64), job_table["walltime"].to_numpy(np.float64)
+    past = int(((walltime > 0) & (run_time + launch + completion > walltime) & (run_time <= walltime)).sum())
+    mean = float((launch + completion).mean()) if len(launch) else 0.0
+    notes = [f"job overheads: {overheads.describe()}: {len(launch)} jobs, {mean:.1f} s each on average",
+             f"job overheads: on a platform of the recorded node speed, {past} jobs run past their walltime with them "
+             "(killed there; their run time alone fitted)"]
     return dict(document, profiles=profiles), notes

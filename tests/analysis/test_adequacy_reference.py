@@ -40,6 +40,25 @@ def runs(tmp_path_factory):
     return made
 
 
+def test_a_copy_of_the_platform_file_is_the_same_platform(runs, tmp_path):
+    """Repetitions are matched on what they simulate: two copies of one platform file (a campaign writes one per
+    log) are one platform; a platform file of other content is another experiment."""
+    from batreplay.platforms.shipped import SHIPPED_PLATFORMS
+
+    copy = tmp_path / "copy.xml"
+    copy.write_bytes(SHIPPED_PLATFORMS["kth-sp2"].read_bytes())
+    other = tmp_path / "other.xml"
+    other.write_text(SHIPPED_PLATFORMS["kth-sp2"].read_text().replace("<!--", "<!-- another platform file -->\n<!--", 1)
+                     if "<!--" in SHIPPED_PLATFORMS["kth-sp2"].read_text() else
+                     SHIPPED_PLATFORMS["kth-sp2"].read_text() + "\n")
+    for name, platform in (("copy", copy), ("other", other)):
+        run(RunSpec.build(workload=KTH, platform=platform, scheduler="easy", max_jobs=1000, overheads=20.0,
+                          overhead_seed=2, out_dir=tmp_path / name))
+    first = load_run(runs["s1"])
+    assert are_repetitions(first, load_run(tmp_path / "copy"))
+    assert not are_repetitions(first, load_run(tmp_path / "other"))
+
+
 def test_repetitions_differ_by_the_seed_of_their_overheads_only(runs):
     loaded = {name: load_run(path) for name, path in runs.items()}
     assert setting_of(loaded["plain"]) is None
@@ -73,6 +92,12 @@ def test_no_single_reference_is_said(runs, tmp_path):
     assert not (out / "adequacy_reference.csv").exists()
     notes = json.loads((out / "metrics.json").read_text())["notes"]
     assert any("repeat 2 experiments" in note for note in notes)
+    out = tmp_path / "other"
+    analyze([runs["s1"], runs["fcfs-s2"]], out, names=["s1", "fcfs-s2"])
+    assert not (out / "adequacy_reference.csv").exists()
+    notes = json.loads((out / "metrics.json").read_text())["notes"]
+    assert any("no two of the 2 runs with random overheads are repetitions" in note and "differ in scheduler" in note
+               for note in notes)
     out = tmp_path / "one"
     analyze([runs["plain"], runs["s1"]], out, names=["plain", "s1"])
     assert not (out / "adequacy_reference.csv").exists()

@@ -74,8 +74,9 @@ def test_differences_against_a_rigid_run_are_the_lateness(runs, analysed):
     run_a60 = load_run(runs / "a60")
     late = job_lateness(run_a60.jobs, run_a60.job_table).set_index("full_job_id")["lateness"]
     assert np.allclose(frame["difference"].to_numpy(), late.rename(lambda i: i.split("!")[1]).reindex(frame.index))
-    (reference, series), = drawn["differences"]
+    (reference, series, colours), = drawn["differences"]
     assert reference == "rigid" and list(series) == ["a60"]  # rigid-1000 holds other jobs: not drawn
+    assert colours["a60"] == "C1"  # the second run's colour in every figure of the analysis
     assert np.allclose(series["a60"], frame["difference"])
     table = pd.read_csv(out / "submission_differences.csv")
     assert table[["reference", "run"]].values.tolist() == [["rigid", "a60"]]

@@ -271,6 +271,17 @@ def test_fluid_moves_batches_into_periods_of_activity(tmp_path):
     assert fast.jobs.loc[2, "submission_time"] == 100 and fast.jobs.loc[3, "submission_time"] == 10000
 
 
+def test_fluid_keeps_the_think_time_into_a_later_batch_of_a_session_from_an_earlier_session(tmp_path):
+    # j1 (0, 8000 s): session S0. j2 at 7200 (gap > 60 min): S1, batch B1, no dependency (j1 still runs). j3 at 9000:
+    # S1 too, batch B2, depends on B0 (think 1000) and B1 (think 1700). At half speed j1 ends at 16000: B2 is not the
+    # first batch of S1, so both recorded think times hold: 16000 + 1000, as adjusted gives, after S1's period
+    swf = write_swf(tmp_path / "late.swf", [(1, 0, 0, 8000, 1, 5), (2, 7200, 0, 100, 1, 5), (3, 9000, 0, 100, 1, 5)])
+    fluid = replay(tmp_path, swf, "fluid", nodes=2, speed=0.5e9, name="fluid")
+    adjusted = replay(tmp_path, swf, "adjusted", nodes=2, speed=0.5e9, name="adjusted")
+    assert fluid.jobs.loc[2, "submission_time"] == 7200
+    assert fluid.jobs.loc[3, "submission_time"] == adjusted.jobs.loc[3, "submission_time"] == 17000
+
+
 def test_schlagkamp_refuses_a_log_without_pairs_to_fit(tmp_path):
     swf = write_swf(tmp_path / "two.swf", TWO_PREDECESSORS)
     with pytest.raises(RunError, match="cannot be fitted"):
@@ -396,8 +407,9 @@ def test_fluid_on_generated_logs(tmp_path_factory, trace, speed):
                 if session_of[pred] == session_of[sid]:  # inside a session: the recorded think time at least
                     assert start >= result.end(graph, pred) + recorded - TOL
 
-    def think(pred, successor, recorded, job):
-        return recorded if session_of[pred] == session_of[successor] else 0.0
+    def think(pred, successor, recorded, job):  # 0 into the first batch of a session from another session
+        opens = successor == 0 or session_of[successor - 1] != session_of[successor]
+        return 0.0 if opens and session_of[pred] != session_of[successor] else recorded
 
     session_start = result.batches.sessions.sessions["first_submit"].to_numpy(dtype=float) - result.origin
     for user, graph in result.batches.graphs.items():  # never before the recorded start of the batch's session

@@ -160,7 +160,8 @@ def test_refusals_name_the_problem_before_the_simulation(gridka_model, tmp_path)
         DrawnRequests(with_io, 0)
     with pytest.raises(ReplayError, match=r"--closed-jobs: an option of --replay closed; the user model 'rigid'"):
         ReplaySpec("rigid", closed_jobs=3)
-    with pytest.raises(ReplayError, match=r"--model-seed: an option of --replay distribution or --replay closed or --replay open; .* 'feed"):
+    with pytest.raises(ReplayError, match=r"--model-seed: an option of --replay distribution or --replay closed or "
+                                          r"--replay open; .* 'feed"):
         ReplaySpec("feedback", model_seed=3)
     with pytest.raises(ReplayError, match=r"--population: an option of --replay closed; the user model 'open'"):
         ReplaySpec("open", population="3", open_jobs=3)
