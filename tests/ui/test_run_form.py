@@ -386,3 +386,21 @@ def test_the_browsers_values_become_the_forms_options():
     assert form_values(None, None) == {} and form_values(3, "x") == {}
     with pytest.raises(TypeError, match="no field or form option nothing"):
         RunForm(workload=str(KTH), nothing=1)
+
+
+def test_the_form_builds_the_user_models_on_batches_and_the_overheads(sandbox):
+    """The batch models take sessions and (distribution) a seed from the form, as ``batreplay run`` does; random job
+    overheads are generic fields too, refused with a replay that registers its jobs."""
+    planned = build_run(RunForm(workload=str(KTH), max_jobs="500", replay="distribution", sessions="a60",
+                                options={"model_seed": "3"}), sandbox)
+    assert (planned.spec.replay.model, planned.spec.replay.sessions, planned.spec.replay.model_seed) == (
+        "distribution", "a60", 3)
+    fluid = build_run(RunForm(workload=str(KTH), max_jobs="500", replay="fluid", sessions="arrival:60"), sandbox)
+    assert fluid.spec.replay.model == "fluid" and fluid.run_id != planned.run_id
+    with pytest.raises(FormError, match="--model-seed: an option of --replay distribution"):
+        build_run(RunForm(workload=str(KTH), replay="fluid", options={"model_seed": "3"}), sandbox)
+    rigid = build_run(RunForm(workload=str(KTH), max_jobs="500", options={"overheads": "30", "overhead_seed": "2"}),
+                      sandbox)
+    assert (rigid.spec.conversion.overheads, rigid.spec.conversion.overhead_seed) == (30.0, 2)
+    with pytest.raises(FormError, match=r"overheads \(--overheads\) with the adjusted replay"):
+        build_run(RunForm(workload=str(KTH), replay="adjusted", options={"overheads": "30"}), sandbox)
