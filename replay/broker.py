@@ -30,8 +30,11 @@ from batsim.batsim import BatsimScheduler
 from batreplay.replay.protocol import UserModel
 
 LOGGER = logging.getLogger(__name__)
-#: Seconds within which a requested call counts as the one that arrived: Batsim's shortest sleep (1e-5 s).
+#: How early a requested call may arrive: at least Batsim's shortest sleep (1e-5 s), and this share of the time, for
+#: SimGrid's clock rounds each step of a sleep at the clock's magnitude (a call asked for at t = 1.5e8 s has been seen
+#: to arrive 1.1e-5 s early; 1e-9 of the time leaves room for a million rounded steps).
 CALL_SLACK = 1e-5
+CALL_SLACK_RELATIVE = 1e-9
 
 
 class _AcknowledgementEcho(logging.Filter):
@@ -111,10 +114,12 @@ class FeedbackBroker(BatsimScheduler):
         self.inner.onJobsKilled(jobs)
 
     def onRequestedCall(self) -> None:
-        # a call requested for t arrives at t up to SimGrid's clock rounding (it may print as t - 1e-6): this is the
-        # earliest call requested up to CALL_SLACK after now (a job not yet due at it is asked for again)
+        # a call requested for t arrives at t up to SimGrid's clock rounding (it may print as t - 1e-6, or earlier
+        # late in a long simulation): this is the earliest call requested up to the slack after now (a job not yet
+        # due at it is asked for again)
         now = self.bs.time()
-        served = [at for at in self._calls if at <= now + CALL_SLACK]
+        slack = max(CALL_SLACK, CALL_SLACK_RELATIVE * abs(now))
+        served = [at for at in self._calls if at <= now + slack]
         if served:
             self._calls.discard(min(served))
         if type(self.inner).onRequestedCall is not BatsimScheduler.onRequestedCall:

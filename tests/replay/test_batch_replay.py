@@ -16,9 +16,9 @@ log; its ``out_jobs.csv`` is read back and checked against the batches of the lo
   time) inside a session; ``schlagkamp`` inside
   its user's activity window, after the fitted think time of the response time of the predecessor's last job inside
   a session;
-- the broker (:class:`batreplay.replay.broker.FeedbackBroker`, ``CALL_SLACK``) asks again for a call that arrived
-  1e-6 s before the time it asked for, instead of waiting for ever; and ``distribution`` on the first 3000 jobs of
-  KTH-SP2 (kth-sp2 platform, EASY) ends every job.
+- the broker (:class:`batreplay.replay.broker.FeedbackBroker`, ``CALL_SLACK``, ``CALL_SLACK_RELATIVE``) asks again
+  for a call that arrived before the time it asked for (1e-6 s early, or 1.1e-5 s at 1.5e8 s), instead of waiting for
+  ever; and ``distribution`` on the first 3000 jobs of KTH-SP2 (kth-sp2 platform, EASY) ends every job.
 """
 
 from __future__ import annotations
@@ -495,28 +495,31 @@ def one_job_at(when: float) -> ThinkTimeUsers:
     return ThinkTimeUsers(build_session_graphs(partition_sessions(jobs)), origin=0.0)
 
 
-@pytest.mark.parametrize("early", [1e-6, 0.4e-6, CALL_SLACK / 2])
-def test_a_call_arriving_a_microsecond_early_is_asked_for_again(early):
+@pytest.mark.parametrize(("due", "early"), [(98.0, 1e-6), (98.0, 0.4e-6), (98.0, CALL_SLACK / 2),
+                                            (150544755.001303, 150544755.001303 - 150544755.001292)])
+def test_a_call_arriving_a_microsecond_early_is_asked_for_again(due, early):
+    """The last case is one seen on SDSC-SP2 (FCFS, nodes half as fast, adjusted): a call asked for at 1.5e8 s
+    arrived 1.1e-5 s early, beyond Batsim's shortest sleep; the slack grows with the time (CALL_SLACK_RELATIVE)."""
     bs = FakeBatsim()
     request = {"res": 1, "walltime": 100.0, "profile": {"type": "delay", "delay": 10.0}}
-    broker = FeedbackBroker(Inner(), one_job_at(98.0), {1: request})
+    broker = FeedbackBroker(Inner(), one_job_at(due), {1: request})
     broker.bs = bs
     broker.onSimulationBegins()
-    broker.onNoMoreEvents()  # t = 0: nothing due, a call asked for 98
-    assert bs.wakeups == [98.0] and bs.registered == []
-    # SimGrid's clock rounding: the call arrives at 98 - early, before the job is due (more than half a microsecond
+    broker.onNoMoreEvents()  # t = 0: nothing due, a call asked for the due time
+    assert bs.wakeups == [due] and bs.registered == []
+    # SimGrid's clock rounding: the call arrives early, before the job is due (more than half a microsecond
     # early) or just at it
-    bs.now = 98.0 - early
+    bs.now = due - early
     broker.onRequestedCall()
     broker.onNoMoreEvents()
     if bs.registered:  # within half a microsecond, the job counts as due
         assert early <= 0.5e-6 and bs.registered == [("dyn!1", bs.now)]
     else:  # not yet due: the broker must ask again, else no event ever comes (a deadlock)
-        assert bs.wakeups == [98.0, 98.0]
-        bs.now = 98.0
+        assert bs.wakeups == [due, due]
+        bs.now = due
         broker.onRequestedCall()
         broker.onNoMoreEvents()
-        assert bs.registered == [("dyn!1", 98.0)]
+        assert bs.registered == [("dyn!1", due)]
     assert bs.finished
 
 

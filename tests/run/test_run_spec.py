@@ -71,10 +71,10 @@ def test_defaults_live_in_the_parts():
     closed = {"population", "closed_jobs", "closed_duration", "open_jobs", "open_duration", "model_seed", "warm_up"}
     assert set(spec.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS} - {
         "sessions", "compute_sharing", "speedup_model", "speedup_options", "demand_rounds", "io_share",
-        "reference_io_rate"} - closed
+        "reference_io_rate", "overheads", "overhead_seed"} - closed
     feedback = spec.replace(replay="feedback", compute_sharing=True, speedup_model="random",
                             speedup_options={"seed": 2}, zero_runtime="min", res_source="requested")
-    rounds = {"demand_rounds", "io_share", "reference_io_rate"}  # (rigid replay only)
+    rounds = {"demand_rounds", "io_share", "reference_io_rate", "overheads", "overhead_seed"}  # (rigid replay only)
     assert set(feedback.to_dict()) == {"workload", "platform", "out_dir", "force", "timeout", *FLAT_FIELDS} - rounds - (
         closed)
     closed_run = spec.replace(replay="closed", closed_jobs=5, closed_duration=9.0, model_seed=1, warm_up=60)
@@ -87,7 +87,8 @@ def test_defaults_live_in_the_parts():
     assert closed_run.replace(replay="rigid").replay == spec.replay
     with pytest.raises(RunSpecError, match="--closed-jobs: an option of --replay closed"):
         closed_run.replace(replay="open", open_jobs=5, closed_jobs=3)
-    assert rounds <= set(spec.replace(demand_rounds=2).to_dict())
+    assert {"demand_rounds", "io_share", "reference_io_rate"} <= set(spec.replace(demand_rounds=2).to_dict())
+    assert {"overheads", "overhead_seed"} <= set(spec.replace(overheads=10.0).to_dict())
     again = RunSpec.from_dict(feedback.to_dict()).engine
     assert (again.compute_sharing, again.speedup_model, again.speedup_options) == (True, "random", {"seed": 2})
 

@@ -31,7 +31,7 @@ def test_the_form_shows_one_field_per_option_declared_for_it_in_order(tmp_path, 
               if isinstance(item, html.Details)}
     assert groups == {"options-conversion": ["profile", "recorded_speed", "max_jobs", "walltime_factor",
                                              "zero_runtime", "res_source", "demand_rounds", "io_share",
-                                             "reference_io_rate"],
+                                             "reference_io_rate", "overheads", "overhead_seed"],
                       "options-engine": ["compute_sharing", "speedup_model", "speedup_options"],
                       "options-replay": ["population", "closed_jobs", "closed_duration", "open_jobs",
                                          "open_duration", "model_seed"],
