@@ -30,7 +30,7 @@ from batreplay.analysis.metrics import SECONDS_PER_DAY
 
 RIGID_COLOUR = "C0"
 #: Colour of each replay label but ``rigid``, in order, in the paper's spirit (rigid blue, feedback orange).
-REPLAY_COLOURS = ("C1", "C2", "C3", "C4")
+REPLAY_COLOURS = ("C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9")
 PNG_DPI = 100
 
 

@@ -83,6 +83,14 @@ def test_other_shipped_campaigns():
     assert len(fcfs_easy.instances()) == 9  # 3 logs x FCFS, EASY, EASY (Schedulus)
     assert {log.name: log.nodes for log in fcfs_easy.logs} == {"hpc2n": 240, "ctc-sp2": 338, "metacentrum": 806}
     assert {i.replay.label for i in fcfs_easy.instances()} == {"rigid"}
+    models = load_campaign(EXPE / "user-models.toml")  # the user models compared (issue 29)
+    assert len(models.instances()) == 72
+    assert [r.label for r in models.replays] == ["rigid", "a60", "adjusted-a60", "distribution-a60", "fluid-a60",
+                                                 "schlagkamp-a60"]
+    reference = load_campaign(EXPE / "user-models-reference.toml")
+    assert len(reference.instances()) == 24 and {i.replay.label for i in reference.instances()} == {"rigid"}
+    assert {(log.name, log.options["overheads"], log.options["overhead_seed"]) for log in reference.logs} == {
+        (f"{name}-o{seed}", 30.0, seed) for name in ("kth-sp2", "sdsc-sp2") for seed in (1, 2)}
 
 
 def test_id_is_prefix_plus_sha256_of_canonical_parameters(tmp_path, monkeypatch):
