@@ -49,7 +49,7 @@ class DrawnThinkTimes:
     pool_size: int
 
 
-def batch_think_times(graph: UserSessionGraph) -> tuple[np.ndarray, np.ndarray]:
+def batch_think_times(graph: UserSessionGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each dependent batch's own think time and each dependency's share of it, for one user's graph.
 
     A batch with several predecessors has one think time per incoming dependency (Definition 6); they differ by
@@ -57,12 +57,14 @@ def batch_think_times(graph: UserSessionGraph) -> tuple[np.ndarray, np.ndarray]:
     from the end of its last predecessor to its first submission.
 
     Returns:
-        ``(think, extra)``, float ``(e,)`` each, by dependency (s): the think time of the dependency's target batch,
-        and the dependency's recorded think time minus it (>= 0).
+        ``(think, target, extra)``: float ``(b,)``, the think time of each dependent batch in increasing batch id
+        (s); int ``(e,)``, the position in ``think`` of each dependency's target; float ``(e,)``, the dependency's
+        recorded think time minus its target's (s, >= 0).
     """
-    recorded = pd.Series(graph.dependency_think_time)
-    think = recorded.groupby(graph.dependency_target).transform("min").to_numpy(dtype=float)
-    return think, graph.dependency_think_time - think
+    targets, target = np.unique(graph.dependency_target, return_inverse=True)
+    think = np.full(len(targets), np.inf)
+    np.minimum.at(think, target, graph.dependency_think_time)
+    return think, target, graph.dependency_think_time - think[target]
 
 
 def drawn_think_times(graphs: SessionGraphs, seed: int, *,
@@ -76,22 +78,18 @@ def drawn_think_times(graphs: SessionGraphs, seed: int, *,
     ``numpy.random.default_rng(seed)``: one seed gives one set of think times.
     """
     per_user = {user: batch_think_times(graph) for user, graph in graphs.items()}
-    own_pools = {user: pd.Series(think).groupby(graphs[user].dependency_target).first().to_numpy(dtype=float)
-                 for user, (think, _extra) in per_user.items()}
-    pool = np.concatenate(list(own_pools.values()) or [np.zeros(0)])
+    pool = np.concatenate([think for think, _target, _extra in per_user.values()] or [np.zeros(0)])
     rng = np.random.default_rng(seed)
     drawn, own, shared = {}, 0, 0
     for user, graph in graphs.items():
-        own_pool = own_pools[user]
-        if len(own_pool) == 0:
+        think, target, extra = per_user[user]
+        if len(think) == 0:
             drawn[user] = graph
             continue
-        source = own_pool if len(own_pool) >= min_user else pool
-        own, shared = (own + 1, shared) if source is own_pool else (own, shared + 1)
-        targets, position = np.unique(graph.dependency_target, return_inverse=True)
-        draws = rng.choice(source, size=len(targets))
-        extra = per_user[user][1]
-        drawn[user] = dataclasses.replace(graph, dependency_think_time=draws[position] + extra)
+        source = think if len(think) >= min_user else pool
+        own, shared = (own + 1, shared) if source is think else (own, shared + 1)
+        draws = rng.choice(source, size=len(think))
+        drawn[user] = dataclasses.replace(graph, dependency_think_time=draws[target] + extra)
     return DrawnThinkTimes(dataclasses.replace(graphs, graphs=drawn), own, shared, len(pool))
 
 
