@@ -45,8 +45,7 @@ from batreplay.replay.activity import (ActivityPeriods, ActivityWindow, activity
                                        window_summary)
 from batreplay.replay.batches import Batches, batches_for
 from batreplay.replay.feedback import ThinkTimeUsers
-from batreplay.replay.feedback_setup import job_requests, simulation_origin
-from batreplay.replay.protocol import ReplayError
+from batreplay.replay.feedback_setup import check_covered, job_requests, simulation_origin
 from batreplay.replay.think_times import ResponseTimeFit, drawn_think_times, fit_response_time, within_session_pairs
 
 if TYPE_CHECKING:
@@ -129,13 +128,6 @@ class SchlagkampUsers(BatchUsers):
         return ready if window is None else window.next_active(ready)
 
 
-def _checked(users: ThinkTimeUsers, requests: Requests) -> None:
-    """Every job of the workload belongs to a batch of ``users``."""
-    missing = set(requests) - set(users.session_of_job)
-    if missing:
-        raise ReplayError(f"the batches do not cover {len(missing)} jobs of the workload (e.g. {sorted(missing)[:5]})")
-
-
 def _setup(document: dict, job_table: pd.DataFrame, spec: ReplaySpec) -> tuple[Batches, float, list[int], Requests]:
     """The batches of the log under ``spec.sessions``, the origin (s), the simulated job ids and their requests."""
     batches = batches_for(job_table, spec.sessions)
@@ -152,7 +144,7 @@ def build_adjusted_users(document: dict, job_table: pd.DataFrame,
     """The ``adjusted`` model (see the module): the recorded think times between batches."""
     batches, origin, job_ids, requests = _setup(document, job_table, spec)
     users = ThinkTimeUsers(batches.graphs, origin=origin, job_ids=job_ids)
-    _checked(users, requests)
+    check_covered(users, requests, "the batches")
     return users, requests, _summary("adjusted", users, batches)
 
 
@@ -162,7 +154,7 @@ def build_distribution_users(document: dict, job_table: pd.DataFrame,
     batches, origin, job_ids, requests = _setup(document, job_table, spec)
     drawn = drawn_think_times(batches.graphs, spec.model_seed)
     users = ThinkTimeUsers(drawn.graphs, origin=origin, job_ids=job_ids)
-    _checked(users, requests)
+    check_covered(users, requests, "the batches")
     return users, requests, (f"{_summary('distribution', users, batches)}; think times drawn with seed "
                              f"{spec.model_seed}: {drawn.own_users} users from their own, {drawn.shared_users} from "
                              f"all {drawn.pool_size} of the log")
@@ -175,7 +167,7 @@ def build_fluid_users(document: dict, job_table: pd.DataFrame, spec: ReplaySpec)
     users = FluidUsers(batches.graphs, origin=origin, job_ids=job_ids, session_of_batch=batches.session_of_batch,
                        periods=activity_periods(sessions, origin),
                        session_start=sessions["first_submit"].to_numpy(dtype=float) - origin)
-    _checked(users, requests)
+    check_covered(users, requests, "the batches")
     return users, requests, f"{_summary('fluid', users, batches)}; periods of activity: the recorded sessions"
 
 
@@ -191,7 +183,7 @@ def build_schlagkamp_users(document: dict, job_table: pd.DataFrame,
     windows, shared = fit_activity_windows(batches.sessions.jobs, origin)
     users = SchlagkampUsers(batches.graphs, origin=origin, job_ids=job_ids, fit=fit,
                             session_of_batch=batches.session_of_batch, windows=windows)
-    _checked(users, requests)
+    check_covered(users, requests, "the batches")
     return users, requests, (f"{_summary('schlagkamp', users, batches)}; think time inside a session = "
                              f"{fit.intercept:.1f} s + {fit.slope:.4f} x response time (r = {fit.r_value:.2f}, "
                              f"{fit.nb_pairs} pairs); {window_summary(windows, shared)}")

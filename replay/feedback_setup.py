@@ -31,6 +31,18 @@ def job_requests(document: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
             for job in document["jobs"]}
 
 
+def check_covered(users: ThinkTimeUsers, requests: Mapping[int, Any], groups: str, hint: str = "") -> None:
+    """Every job of the workload (``requests``' keys) belongs to a session (or batch) of ``users``.
+
+    Raises:
+        ReplayError: naming how many are not, a few of them, what ``groups`` of jobs missed them and the ``hint``.
+    """
+    missing = set(requests) - set(users.session_of_job)
+    if missing:
+        raise ReplayError(f"{groups} do not cover {len(missing)} jobs of the workload (e.g. {sorted(missing)[:5]})"
+                          + hint)
+
+
 def simulation_origin(job_table: pd.DataFrame) -> float:
     """The log's time (s) of simulated time 0: ``swf_submission_time - submission_time`` of the per-job table (0
     for an empty one)."""
@@ -60,10 +72,7 @@ def feedback_users(document: dict, job_table: pd.DataFrame,
     job_ids = job_table["job_id"].astype("int64").tolist()
     users = ThinkTimeUsers(graphs, origin=origin, job_ids=job_ids)
     requests = job_requests(document)
-    missing = set(requests) - set(users.session_of_job)
-    if missing:
-        raise ReplayError(f"session graphs do not cover {len(missing)} jobs of the workload (e.g. {sorted(missing)[:5]}); "
-                          "were they computed from another log?")
+    check_covered(users, requests, "session graphs", "; were they computed from another log?")
     note = (f"feedback replay: {len(users.sessions)} sessions ({graphs.label}) for {users.nb_jobs} jobs of "
             f"{len(graphs)} users; {len(users.ignored_jobs)} jobs of the graphs not in the workload")
     return users, requests, note

@@ -39,7 +39,7 @@ from batreplay.options import MISSING, Option, check_fields, declared_options, o
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.replay.registry import MODEL_OPTIONS, REGISTRY, ReplaySpec, user_model
 from batreplay.schedulers.names import SPEEDUP_PREDICTING, scheduler_help, sharing_problem
-from batreplay.workloads.loading import WorkloadOptions
+from batreplay.workloads.loading import WorkloadOptions, composing_options
 
 
 class RunSpecError(ValueError):
@@ -151,10 +151,10 @@ class RunSpec:
         name, options = self.scheduler.name, self.scheduler.options
         if name in SPEEDUP_PREDICTING and options.get("speedup_options") and options.get("speedup_model") is None:
             raise RunSpecError(f"scheduler {name}: option speedup_options given without speedup_model")
-        for option_name, flag in (("demand_rounds", "--demand-rounds"), ("overheads", "--overheads")):
-            if getattr(self.conversion, option_name) is not None and user_model(self.replay.model).dynamic:
-                raise RunSpecError(f"{option_name} ({flag}) with the {self.replay.model} replay: its users submit jobs "
-                                   "by registering their profiles, and Batsim 4.2.1 never links a registered composed "
+        for declaration in composing_options():
+            if getattr(self.conversion, declaration.field) is not None and user_model(self.replay.model).dynamic:
+                raise RunSpecError(f"{declaration.label} with the {self.replay.model} replay: its users submit jobs by "
+                                   "registering their profiles, and Batsim 4.2.1 never links a registered composed "
                                    "profile to its steps; use a rigid replay")
         problem = sharing_problem(name, options, shares_hosts=self.engine.shares_hosts,
                                   engine_has_model=self.engine.speedup_model is not None)

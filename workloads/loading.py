@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from batreplay.options import check_fields, option
+from batreplay.options import Option, check_fields, declared_options, option
 from batreplay.workloads.choices import (  # the allowed values and defaults, defined once in a light module
     DEFAULT_PROFILE,
     DEFAULT_REFERENCE_IO_RATE,
@@ -150,6 +150,16 @@ class WorkloadOptions:
             raise WorkloadError("reference_io_rate (--reference-io-rate) needs demand_rounds (--demand-rounds)")
 
 
+#: The options that turn each converted job's profile into a composed one (demand rounds; launch and completion
+#: overheads): SWF logs only, and rigid replays only (Batsim 4.2.1 does not link a registered composed profile).
+COMPOSING_OPTIONS = ("demand_rounds", "overheads")
+
+
+def composing_options() -> tuple[Option, ...]:
+    """The declarations of :data:`COMPOSING_OPTIONS`, in that order."""
+    return tuple(d for d in declared_options(WorkloadOptions) if d.name in COMPOSING_OPTIONS)
+
+
 @dataclass
 class LoadedWorkload:
     """A workload ready to simulate.
@@ -193,9 +203,9 @@ def load_workload(path: str | Path, options: WorkloadOptions = WorkloadOptions()
     if not name.endswith(WORKLOAD_SUFFIXES):
         raise WorkloadError(f"workload {path}: expected a .swf, .swf.gz or .json file")
     if name.endswith(".json"):
-        for option_name, flag in (("demand_rounds", "--demand-rounds"), ("overheads", "--overheads")):
-            if getattr(options, option_name) is not None:
-                raise WorkloadError(f"workload {path}: {option_name} ({flag}) converts SWF logs; this is a Batsim "
+        for declaration in composing_options():
+            if getattr(options, declaration.field) is not None:
+                raise WorkloadError(f"workload {path}: {declaration.label} converts SWF logs; this is a Batsim "
                                     "JSON workload, whose profiles are used as they are")
         document = read_workload_json(path)
         if not document["jobs"]:
