@@ -29,7 +29,7 @@ import pandas as pd
 from batreplay.replay.protocol import ReplayError
 from batreplay.replay.session_graph import SessionGraphs, build_session_graphs
 from batreplay.replay.session_source import is_session_directory, parse_session_rule, recorded_jobs
-from batreplay.replay.sessions import SessionPartition, partition_sessions, session_table
+from batreplay.replay.sessions import SessionPartition, offsets_in_session, partition_sessions, session_table
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,8 +89,7 @@ def split_batches(sessions: SessionPartition) -> tuple[SessionPartition, np.ndar
     jobs["batch_of_session"] = jobs["session_id"]
     jobs["session_id"] = batch_ids(jobs["session_id"].to_numpy(), jobs["submission_time"].to_numpy(dtype=float),
                                    jobs["finish_time"].to_numpy(dtype=float))
-    first = jobs.groupby("session_id", sort=True)["submission_time"].transform("min").astype(float)
-    jobs["offset_in_session"] = jobs["submission_time"].astype(float) - first
+    jobs["offset_in_session"] = offsets_in_session(jobs)
     session_of_batch = jobs.groupby("session_id", sort=True)["batch_of_session"].first().to_numpy(dtype=np.int64)
     batches = SessionPartition(method=sessions.method, threshold_minutes=sessions.threshold_minutes,
                                jobs=jobs.drop(columns="batch_of_session"), sessions=session_table(jobs),

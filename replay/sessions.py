@@ -234,8 +234,7 @@ def partition_sessions(
     session_id = np.cumsum(opens_session.to_numpy()) - 1
     frame["session_id"] = session_id.astype(np.int64)
 
-    first_submit = frame.groupby("session_id", sort=True)["submission_time"].transform("min").astype(float)
-    frame["offset_in_session"] = submission - first_submit
+    frame["offset_in_session"] = offsets_in_session(frame)
 
     return SessionPartition(
         method=method,
@@ -245,6 +244,12 @@ def partition_sessions(
         anomalies=anomalies,
         unknown_user=unknown_user,
     )
+
+
+def offsets_in_session(frame: pd.DataFrame) -> pd.Series:
+    """Each job's ``submission_time`` minus the first submission of its session (``session_id``), s (>= 0)."""
+    submission = frame["submission_time"].astype(float)
+    return submission - frame.groupby("session_id", sort=True)["submission_time"].transform("min").astype(float)
 
 
 def session_table(frame: pd.DataFrame) -> pd.DataFrame:
