@@ -359,21 +359,25 @@ def traces(draw, calibrated: bool = False):
 SPEEDS = st.sampled_from([0.5e9, 1e9, 3e9])
 
 
+def generated_replay(tmp_path_factory, trace, model: str, speed: float, seed: int = 0) -> Replayed:
+    """``model`` replaying a generated log (:func:`traces`), with the checks every model passes (check_common)."""
+    folder = tmp_path_factory.mktemp(model)
+    result = replay(folder, write_swf(folder / "log.swf", trace), model, speed=speed, seed=seed)
+    check_common(result)
+    return result
+
+
 @PROPERTY
 @given(trace=traces(), speed=SPEEDS)
 def test_adjusted_on_generated_logs(tmp_path_factory, trace, speed):
-    folder = tmp_path_factory.mktemp("adjusted")
-    result = replay(folder, write_swf(folder / "log.swf", trace), "adjusted", speed=speed)
-    check_common(result)
+    result = generated_replay(tmp_path_factory, trace, "adjusted", speed)
     check_starts(result, recorded_think, lambda user, ready, sid: ready)
 
 
 @PROPERTY
 @given(trace=traces(), speed=SPEEDS, seed=st.integers(1, 1000))
 def test_distribution_on_generated_logs(tmp_path_factory, trace, speed, seed):
-    folder = tmp_path_factory.mktemp("distribution")
-    result = replay(folder, write_swf(folder / "log.swf", trace), "distribution", speed=speed, seed=seed)
-    check_common(result)
+    result = generated_replay(tmp_path_factory, trace, "distribution", speed, seed=seed)
     drawn = drawn_think_times(result.batches.graphs, seed).graphs
     for user, graph in result.batches.graphs.items():
         # the drawn graph's think times, on the same edges
@@ -392,9 +396,7 @@ def test_distribution_on_generated_logs(tmp_path_factory, trace, speed, seed):
 @PROPERTY
 @given(trace=traces(), speed=SPEEDS)
 def test_fluid_on_generated_logs(tmp_path_factory, trace, speed):
-    folder = tmp_path_factory.mktemp("fluid")
-    result = replay(folder, write_swf(folder / "log.swf", trace), "fluid", speed=speed)
-    check_common(result)
+    result = generated_replay(tmp_path_factory, trace, "fluid", speed)
     periods = activity_periods(result.batches.sessions.sessions, result.origin)
     session_of = result.batches.session_of_batch
     for user, graph in result.batches.graphs.items():
@@ -425,9 +427,7 @@ def test_fluid_on_generated_logs(tmp_path_factory, trace, speed):
 @PROPERTY
 @given(trace=traces(calibrated=True), speed=SPEEDS)
 def test_schlagkamp_on_generated_logs(tmp_path_factory, trace, speed):
-    folder = tmp_path_factory.mktemp("schlagkamp")
-    result = replay(folder, write_swf(folder / "log.swf", trace), "schlagkamp", speed=speed)
-    check_common(result)
+    result = generated_replay(tmp_path_factory, trace, "schlagkamp", speed)
     batches = result.batches
     fit = fit_response_time(*within_session_pairs(batches.partition.jobs, batches.graphs, batches.session_of_batch))
     windows, _shared = fit_activity_windows(batches.sessions.jobs, result.origin)
