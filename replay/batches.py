@@ -86,13 +86,13 @@ def split_batches(sessions: SessionPartition) -> tuple[SessionPartition, np.ndar
         unknown-user policy) and the session id of each batch id.
     """
     jobs = sessions.jobs.copy()
-    jobs["batch_of_session"] = jobs["session_id"]
+    jobs["recorded_session"] = jobs["session_id"]
     jobs["session_id"] = batch_ids(jobs["session_id"].to_numpy(), jobs["submission_time"].to_numpy(dtype=float),
                                    jobs["finish_time"].to_numpy(dtype=float))
     jobs["offset_in_session"] = offsets_in_session(jobs)
-    session_of_batch = jobs.groupby("session_id", sort=True)["batch_of_session"].first().to_numpy(dtype=np.int64)
+    session_of_batch = jobs.groupby("session_id", sort=True)["recorded_session"].first().to_numpy(dtype=np.int64)
     batches = SessionPartition(method=sessions.method, threshold_minutes=sessions.threshold_minutes,
-                               jobs=jobs.drop(columns="batch_of_session"), sessions=session_table(jobs),
+                               jobs=jobs.drop(columns="recorded_session"), sessions=session_table(jobs),
                                anomalies=dict(sessions.anomalies), unknown_user=sessions.unknown_user)
     return batches, session_of_batch
 
