@@ -26,6 +26,7 @@ from batreplay.analysis.adequacy import (
     stream_from_swf,
 )
 from batreplay.analysis.run_dir import RunData
+from batreplay.options import RUN_CONDUCT
 from batreplay.workloads.swf import SwfLog
 
 #: Baranov et al. 2018, Table I: P (s) and number of jobs whose waiting time differs, on the first k
@@ -164,8 +165,8 @@ def adequacy_between_runs(reference: RunData, model: RunData) -> pd.DataFrame:
 
 
 #: Keys of a run's ``spec`` that do not change what it simulates: where and how long it may run, which Batsim binary
-#: (its version is in ``versions``), the metrics' warm-up.
-_NOT_THE_SETTING = ("out_dir", "force", "timeout", "batsim_timeout", "batsim", "warm_up")
+#: (its version is in ``versions``), the metrics' warm-up, the label the user gave it.
+_NOT_THE_SETTING = (*RUN_CONDUCT, "batsim_timeout", "batsim", "warm_up")
 
 
 def setting_of(run: RunData) -> dict | None:

@@ -25,6 +25,7 @@ import dataclasses
 import json
 import math
 import os
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -40,6 +41,12 @@ OPTION_KEY = "batreplay.option"
 CAMPAIGN_PLACES = ("log", "experiment", "campaign", "matrix")
 _KIND_NAMES = {str: "text", int: "an integer", float: "a number", bool: "true or false", dict: "a JSON object",
                Path: "a path"}
+
+
+#: Keys of a run description (``RunSpec.to_dict()``, ``run.json``'s ``spec``) that say where a run writes, how long
+#: it may take and what the user calls it, not what it simulates: left out of the GUI's run ids, of the parameters
+#: in which the Runs page says runs differ, and of what makes two runs one experiment (adequacy repetitions).
+RUN_CONDUCT: tuple[str, ...] = ("out_dir", "force", "timeout", "label")
 
 
 class OptionError(ValueError):
@@ -60,6 +67,8 @@ class Option:
         at_least, above, below, at_most: bounds of a number (inclusive, exclusive, exclusive, inclusive), or None.
         range_note: why the bounds are what they are, appended to an out-of-range message.
         unit: the unit of a number (``s``, ``flop/s``), shown in the help and the form.
+        max_chars: for a ``str`` option, a short free text (a run's label): one line of printable text of at most
+            this many characters, its surrounding blanks removed (:func:`text_problem`); None: no such rule.
         optional: None is allowed (the option is off, or takes a value computed elsewhere).
         campaign: where a campaign file gives it (:data:`CAMPAIGN_PLACES`), or None when campaigns do not.
         recorded: ``"always"``: every flat run description (``run.json``'s ``spec``) and campaign instance's
@@ -87,6 +96,7 @@ class Option:
     at_most: float | None = None
     range_note: str = ""
     unit: str = ""
+    max_chars: int | None = None
     optional: bool = False
     campaign: str | None = None
     recorded: str = "when-set"
@@ -168,6 +178,11 @@ class Option:
                 raise OptionError(f"{self.label} {value}: beyond the range of a number") from None
         if not isinstance(value, self.kind) or (isinstance(value, bool) and self.kind is not bool):
             raise OptionError(f"{self.label} must be {self._expected()}, got {value!r}")
+        if self.kind is str and self.max_chars is not None:
+            value = value.strip()
+            problem = text_problem(value, self.max_chars)
+            if problem:
+                raise OptionError(f"{self.label} must be {self._expected()}: {problem}")
         allowed = self.allowed
         if allowed is not None and value not in allowed:
             raise OptionError(f"{self.label} {value!r}: expected one of {', '.join(allowed)}")
@@ -178,6 +193,8 @@ class Option:
 
     def _expected(self) -> str:
         what = _KIND_NAMES[self.kind]
+        if self.kind is str and self.max_chars is not None:
+            what = f"one line of text of 1 to {self.max_chars} characters"
         if self.kind in (int, float):
             bounds = self.bounds_text()
             what = f"{what} {bounds}" if bounds else what
@@ -247,6 +264,8 @@ class Option:
         extras = []
         if self.kind in (int, float) and (self.unit or self.bounds_text()):
             extras.append(" ".join(part for part in (self.bounds_text(), self.unit) if part))
+        if self.kind is str and self.max_chars is not None:
+            extras.append(f"one line, at most {self.max_chars} characters")
         if not self.required and self.kind is not bool:
             extras.append(f"default: {self.default_shown()}")
         return text + (f" ({'; '.join(extras)})" if extras else "")
@@ -262,6 +281,30 @@ class Option:
         if self.kind is dict:
             return json.dumps(self.default)
         return f"{self.default:g}" if isinstance(self.default, float) else str(self.default)
+
+
+#: Unicode categories a one-line text may not hold: control characters (line breaks, tabs, escapes), format
+#: characters (zero-width and bidirectional controls, which make a text look like another), surrogates, and the line
+#: and paragraph separators.
+_NOT_IN_A_LINE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def text_problem(text: str, max_chars: int) -> str | None:
+    """What makes ``text`` no short one-line text (:attr:`Option.max_chars`), or None: blank, longer than
+    ``max_chars`` characters, or holding a character of :data:`_NOT_IN_A_LINE` (its position, from 1, and code point
+    named: ``character 4 is U+000A, a line break``)."""
+    if not text.strip():
+        return "it is blank (leave the option out for none)"
+    if len(text) > max_chars:
+        return f"it has {len(text):,} characters"
+    for position, character in enumerate(text, 1):
+        category = unicodedata.category(character)
+        if category in _NOT_IN_A_LINE:
+            kind = ("a line break" if character in "\r\n" or category in ("Zl", "Zp") else
+                    "an invisible format character" if category == "Cf" else
+                    "a lone surrogate" if category == "Cs" else "a control character")
+            return f"character {position} is U+{ord(character):04X}, {kind}"
+    return None
 
 
 def json_object(text: str, flag: str) -> dict[str, Any]:

@@ -11,7 +11,8 @@ A :class:`RunSpec` is composed of the parts each layer defines, with their allow
   scheduler file);
 - the engine: :class:`~batreplay.engine.spec.EngineSpec` (embedded, or a real Batsim and its timeout);
 - what the metrics cover: :class:`MetricsSpec` (a warm-up left out);
-- where the run directory goes, whether it may replace a previous run, and a wall-clock limit.
+- where the run directory goes, whether it may replace a previous run, a wall-clock limit, and the label the user
+  gives the run (shown by the web GUI; no part of what is simulated).
 
 Each option is declared once, as a field of its part made by :func:`batreplay.options.option` (name, type,
 default, allowed values or range, unit, help, campaign key). :func:`run_options` lists them all, in the order of
@@ -40,6 +41,10 @@ from batreplay.platforms.shipped import SHIPPED_PLATFORMS
 from batreplay.replay.registry import MODEL_OPTIONS, REGISTRY, ReplaySpec, user_model
 from batreplay.schedulers.names import SPEEDUP_PREDICTING, scheduler_help, sharing_problem
 from batreplay.workloads.loading import WorkloadOptions, composing_options
+
+
+#: Longest label of a run (:attr:`RunSpec.label`), in characters.
+MAX_LABEL_CHARS = 120
 
 
 class RunSpecError(ValueError):
@@ -112,6 +117,10 @@ class RunSpec:
         metrics: what the run's metrics cover (a warm-up left out).
         force: replace an existing run directory (only one that holds a previous run, atomically).
         timeout: wall-clock limit of the whole run in seconds, or None for no limit (see :mod:`batreplay.deadline`).
+        label: what the user calls the run (one line of at most :data:`MAX_LABEL_CHARS` characters), or None. It is
+            no part of what is simulated: :func:`batreplay.analysis.run_adequacy.setting_of` leaves it out, campaign
+            files do not give it, and the web GUI names a labelled run by its simulation's hash and the label's
+            (:func:`batreplay.ui.run_form.build_run`).
 
     Raises:
         RunSpecError: ``timeout`` is not None or a number of seconds > 0; job slots (scheduler option ``slots``)
@@ -142,6 +151,10 @@ class RunSpec:
         form=False,
         help="stop the run with an error after SECONDS of wall-clock time, even if the scheduler never answers",
              default_text="no limit")
+    label: str | None = option(
+        None, optional=True, max_chars=MAX_LABEL_CHARS, metavar="TEXT", default_text="no label",
+        help="a name for the run, kept in run.json and shown by the web GUI's Runs page instead of its id; it changes "
+             "nothing of what is simulated")
 
     def __post_init__(self) -> None:
         if not isinstance(self.scheduler, SchedulerSpec):
@@ -168,7 +181,8 @@ class RunSpec:
 
     @classmethod
     def build(cls, *, workload: str | Path, platform: str | Path, scheduler: str, out_dir: str | Path,
-              force: bool = False, timeout: float | None = None, **options: Any) -> RunSpec:
+              force: bool = False, timeout: float | None = None, label: str | None = None,
+              **options: Any) -> RunSpec:
         """A run from flat options, named as the serialised form (and ``batreplay run``'s options); options not
         given take their parts' defaults.
 
@@ -192,7 +206,7 @@ class RunSpec:
         except (TypeError, ValueError) as err:
             raise RunSpecError(str(err)) from None
         return cls(workload=workload, platform=str(platform), out_dir=out_dir, force=force, timeout=timeout,
-                   **parts)
+                   label=label, **parts)
 
     @classmethod
     def from_dict(cls, document: dict[str, Any]) -> RunSpec:
@@ -211,7 +225,7 @@ class RunSpec:
         """The serialised form: a flat JSON object (see the module docstring); ``from_dict(to_dict())`` is equal.
         An option declared ``recorded="when-set"`` is left out when it is off (``sessions`` of a rigid replay,
         ``compute_sharing`` when off, no speedup model and its options): the run descriptions written before it
-        existed stay the same."""
+        existed stay the same. So is ``label`` when there is none."""
         flat: dict[str, Any] = {"workload": str(self.workload), "platform": self.platform,
                                 "out_dir": str(self.out_dir)}
         values = {declaration.name: getattr(getattr(self, part), declaration.field)
@@ -219,6 +233,8 @@ class RunSpec:
         for name, value in recorded_values(run_options(), values, leave_out="off").items():
             flat[name] = dict(value) if isinstance(value, dict) else value
         flat.update(force=self.force, timeout=self.timeout)
+        if self.label is not None:
+            flat["label"] = self.label
         return flat
 
     def replace(self, **options: Any) -> RunSpec:
@@ -262,13 +278,14 @@ _TOP_LEVEL: tuple[str, ...] = tuple(declaration.name for declaration in declared
 
 def run_options() -> tuple[Option, ...]:
     """Every run option, in the order of ``batreplay run --help``: the workload, platform, scheduler and run
-    directory, then the parts' options (conversion, scheduler options, user model, engine, metrics), then ``force`` and
-    ``timeout``. The command line, campaign files and the web GUI's form are built from this list."""
+    directory, then the parts' options (conversion, scheduler options, user model, engine, metrics), then ``force``,
+    ``timeout`` and ``label``. The command line, campaign files and the web GUI's form are built from this list."""
     own = {declaration.name: declaration for declaration in declared_options(RunSpec)}
     parts = [declaration for declaration, _part in _part_options()]
     scheduler = next(declaration for declaration in parts if declaration.name == "scheduler")
     rest = [declaration for declaration in parts if declaration is not scheduler]
-    return (own["workload"], own["platform"], scheduler, own["out_dir"], *rest, own["force"], own["timeout"])
+    return (own["workload"], own["platform"], scheduler, own["out_dir"], *rest, own["force"], own["timeout"],
+            own["label"])
 
 
 def run_option(name: str) -> Option:

@@ -40,7 +40,7 @@ from typing import Any
 
 from batreplay.campaign.spec import canonical_json
 from batreplay.engine.choices import ENGINES
-from batreplay.options import Option, OptionError
+from batreplay.options import RUN_CONDUCT, Option, OptionError
 from batreplay.platforms.generate import SCALED_VARIANTS, cluster_platform, scale_platform, write_platform_text
 from batreplay.platforms.node_types import read_node_types_file
 from batreplay.platforms.shipped import SHIPPED_PLATFORMS
@@ -661,6 +661,10 @@ def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
     The identifier is ``<log>-<scheduler>-<hash>``: the hash (12 hex digits of a SHA-256) covers the run
     description and the SHA-256 of the workload and platform files (and of the speedup tables, when the run
     reads any), so the same form on the same files names the same run, and a changed file names a new one.
+    The label (:attr:`RunSpec.label`) is no part of what is simulated and stays out of that hash: a labelled run
+    is ``<log>-<scheduler>-<hash>-l<label hash>`` (8 hex digits of the label's SHA-256), so the same form with the
+    same label reuses its run, and another label runs the same simulation again into a folder of its own (each
+    ``run.json`` keeping its own label) rather than showing a finished run under a label it was not given.
 
     The generic fields (:attr:`RunForm.options`) are read by :func:`parse_option`, then the whole run is checked
     by :meth:`RunSpec.build`, as ``batreplay run`` checks its flags.
@@ -689,7 +693,8 @@ def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
     except (RunSpecError, ValueError) as err:
         raise FormError(str(err)) from None
     platform_file = SHIPPED_PLATFORMS.get(platform, Path(platform))
-    described = {key: value for key, value in draft.to_dict().items() if key not in ("out_dir", "force", "timeout")}
+    described = {key: value for key, value in draft.to_dict().items()
+                 if key not in RUN_CONDUCT}
     described["inputs"] = [file_sha256(workload), file_sha256(platform_file)]
     described["inputs"] += [file_sha256(Path(table)) for table in speedup_tables(draft)]
     digest = hashlib.sha256(canonical_json(described).encode("ascii")).hexdigest()[:12]
@@ -697,6 +702,8 @@ def build_run(form: RunForm, sandbox: Sandbox) -> PlannedRun:
     for suffix in (".gz", ".swf", ".json"):
         stem = stem.removesuffix(suffix)
     run_id = _SAFE_NAME.sub("-", f"{stem}-{Path(scheduler).stem}-{digest}")
+    if draft.label is not None:
+        run_id += "-l" + hashlib.sha256(draft.label.encode("utf-8")).hexdigest()[:8]
     return PlannedRun(run_id, draft.replace(out_dir=str(sandbox.runs_dir / run_id), force=True))
 
 

@@ -33,6 +33,8 @@ flat_options = st.fixed_dictionaries({
     "compute_sharing": st.booleans(),
     "force": st.booleans(),
     "timeout": st.none() | st.floats(min_value=0.1, max_value=1e5),
+    "label": st.none() | st.text(st.characters(categories=("L", "N", "P", "S", "Zs")), min_size=1,
+                                 max_size=120).map(str.strip).filter(bool),
 })
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 import urllib.error
 import urllib.request
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -36,7 +38,11 @@ def test_beyond_loopback_every_request_needs_the_printed_token(tmp_path):
         assert "?token=" in server.url
         base, _, query = server.url.partition("?")
         token = query.removeprefix("token=")
-        local = base.replace("0.0.0.0", "127.0.0.1")
+        # the printed address is one a browser opens: this machine's name, or 127.0.0.1, never 0.0.0.0
+        assert urlsplit(base).hostname in (socket.gethostname(), "127.0.0.1")
+        assert server.process.stdout.readline().startswith(  # (the line after the address)
+            "listening on every address of this machine (--host 0.0.0.0)")
+        local = base
         assert status_of(local)[0] == 403
         assert status_of(local + "?token=wrong")[0] == 403
         refused = urllib.request.Request(local + "?token=wrong")
@@ -48,6 +54,16 @@ def test_beyond_loopback_every_request_needs_the_printed_token(tmp_path):
         assert status_of(local + "_dash-layout", cookie=f"batreplay_token={token}")[0] == 200
     finally:
         stop_ui(server)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::"])
+def test_an_address_of_every_interface_is_printed_as_one_a_browser_opens(host):
+    from batreplay.ui.app import browser_host
+
+    shown = browser_host(host)
+    assert shown in (socket.gethostname(), "127.0.0.1")
+    assert socket.getaddrinfo(shown, None)  # (it resolves, here)
+    assert browser_host("127.0.0.1") == "127.0.0.1" and browser_host("192.0.2.7") == "192.0.2.7"
 
 
 def test_on_loopback_no_token_is_asked_and_binding_elsewhere_without_one_is_refused(tmp_path):
@@ -276,10 +292,96 @@ def test_a_run_whose_files_lead_out_of_the_runs_folder_is_not_read(served):
     assert "metrics-table" not in page_text("/runs/r2") and "Run not found" in page_text("/runs/r2")
     for path in ("/files/r2/out_jobs.csv", "/files/r2/run.json", "/reports/r2/report.html"):
         assert status_of(base + path)[0] == 404, path
-    code, answer = dash_call(base, {"id": "runs-poll", "property": "n_intervals", "value": 1})
-    rows = {row["id"]: row for row in answer["response"]["runs-table"]["data"]}
+    rows = runs_rows(base)
     assert rows["r1"]["status"] == "done"
     assert rows["r2"]["status"] == "unreadable" and "out_jobs.csv is a link leading out" in rows["r2"]["error"]
+
+
+def runs_rows(base: str) -> dict[str, dict]:
+    """The Runs table's rows by run id, as its refresh callback sends them (every campaign, nothing ticked)."""
+    code, answer = dash_call(base, {"id": "runs-poll", "property": "n_intervals", "value": 1},
+                             state=[{"id": "runs-table", "property": "columns", "value": []},
+                                    {"id": "runs-table", "property": "selected_row_ids", "value": []},
+                                    {"id": "runs-table", "property": "selected_rows", "value": []}],
+                             others=[{"id": "runs-campaign", "property": "value", "value": None}])
+    assert code == 200
+    return {row["id"]: row for row in answer["response"]["runs-table"]["data"]}
+
+
+TINY_CAMPAIGN = """
+[campaign]
+name = "tiny"
+root = "."
+
+[[logs]]
+name = "kth-sp2"
+workload = "{workload}"
+platform = "kth-sp2"
+max_jobs = 50
+
+[matrix]
+schedulers = ["easy"]
+"""
+
+
+@pytest.mark.skipif(not KTH.is_file(), reason="shared workloads not available")
+def test_a_campaign_instance_is_served_by_its_id_and_no_path_reaches_beyond_it(tmp_path):
+    """Issue 30, part 2: a campaign instance's run id is ``campaigns/<campaign>/<instance>``; its page, downloads and
+    report are served under it, and the access checks hold for those ids: ``..``, hidden names, a campaign folder
+    that is a link, a file that leads out of the runs folder, a name with more or fewer parts."""
+    from rich.console import Console
+
+    from batreplay.campaign.executors import LocalExecutor
+    from batreplay.campaign.runner import run_campaign
+    from batreplay.campaign.spec import load_campaign
+
+    runs = tmp_path / "runs"
+    (tmp_path / "tiny.toml").write_text(TINY_CAMPAIGN.format(workload=KTH))
+    spec = load_campaign(tmp_path / "tiny.toml", output_root=runs / "campaigns" / "tiny")
+    assert run_campaign(spec, executor=LocalExecutor(1), console=Console(quiet=True), show_progress=False).complete
+    (instance,) = spec.instances()
+    folder = runs / "campaigns" / "tiny" / instance.id
+    (tmp_path / "secret.csv").write_text("secret")
+    for name in ("leaky", ".hidden"):
+        shutil.copytree(folder, folder.with_name(name))
+    (folder.with_name("leaky") / "out_jobs.csv").unlink()
+    (folder.with_name("leaky") / "out_jobs.csv").symlink_to(tmp_path / "secret.csv")
+    (runs / "campaigns" / "alias").symlink_to(runs / "campaigns" / "tiny")
+    (folder / "link.txt").symlink_to(tmp_path / "secret.csv")
+    (tmp_path / "inputs").mkdir()
+    server = start_ui(runs, tmp_path / "inputs", tmp_path / "cache")
+    try:
+        base = server.url.rstrip("/")
+        run_id = f"campaigns/tiny/{instance.id}"
+        code, body = status_of(f"{base}/files/{run_id}/out_jobs.csv")
+        assert code == 200 and body == (folder / "out_jobs.csv").read_bytes()
+        code, body = status_of(f"{base}/reports/{run_id}/report.html")
+        assert code == 200 and instance.id.encode() in body
+        assert (runs / ".reports" / "campaigns" / "tiny" / instance.id / "report.html").is_file()
+        page = json.dumps(dash_call(base, {"id": "url", "property": "pathname", "value": f"/runs/{run_id}"},
+                                    others=[{"id": "url", "property": "search", "value": ""}])[1])
+        assert "metrics-table" in page and f"/files/{run_id}/out_jobs.csv" in page
+        for name in ("campaigns/tiny/leaky", "campaigns/alias/" + instance.id, "campaigns/tiny/..%2e"):
+            page = json.dumps(dash_call(base, {"id": "url", "property": "pathname", "value": f"/runs/{name}"},
+                                        others=[{"id": "url", "property": "search", "value": ""}])[1])
+            assert "Run not found" in page and "metrics-table" not in page, name
+        rows = runs_rows(base)
+        assert rows[run_id]["status"] == "done" and rows[run_id]["campaign"] == "tiny"
+        assert rows["campaigns/tiny/leaky"]["status"] == "unreadable"
+        assert not any(name.startswith("campaigns/alias/") or ".hidden" in name for name in rows)
+        for path in (f"/files/{run_id}/link.txt", f"/files/{run_id}/nope.csv", "/files/campaigns/tiny/leaky/run.json",
+                     "/files/campaigns/tiny/.hidden/run.json", f"/files/campaigns/alias/{instance.id}/run.json",
+                     f"/files/campaigns/.tiny/{instance.id}/run.json", f"/files/campaigns/%2e%2e/tiny/run.json",
+                     "/files/campaigns/tiny/%2e%2e/run.json", f"/files/campaigns/tiny/{instance.id}%2F..%2Fleaky/x",
+                     "/files/campaigns/run.json", "/files/campaigns/tiny/run.json",
+                     f"/files/campaigns/tiny/{instance.id}/x/run.json", "/reports/campaigns/tiny/leaky/report.html",
+                     f"/reports/campaigns/alias/{instance.id}/report.html", "/reports/campaigns/report.html",
+                     "/reports/campaigns/tiny/%2e%2e/report.html", "/reports/campaigns/..%2F..%2Fx/y/report.html"):
+            code, body = status_of(base + path)
+            assert b"secret" not in body and (code == 404 or b"<!DOCTYPE html>" in body), (path, code)
+            assert code == 404 or not path.startswith("/files/campaigns/tiny/leaky"), path
+    finally:
+        stop_ui(server)
 
 
 def test_a_platform_named_by_run_json_outside_the_folders_is_not_read(served):

@@ -35,7 +35,7 @@ def test_the_form_shows_one_field_per_option_declared_for_it_in_order(tmp_path, 
                       "options-engine": ["compute_sharing", "speedup_model", "speedup_options"],
                       "options-replay": ["population", "closed_jobs", "closed_duration", "open_jobs",
                                          "open_duration", "model_seed"],
-                      "options-metrics": ["warm_up"]}
+                      "options-metrics": ["warm_up"], "options-run": ["label"]}
     special = {item.id for item in components(page) if isinstance(getattr(item, "id", None), str)}
     assert {"workload", "platform", "node-types", "scheduler", "scheduler-options", "replay", "sessions",
             "engine"} <= special and "max-jobs" not in special

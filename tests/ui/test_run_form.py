@@ -65,6 +65,28 @@ def test_the_same_form_names_the_same_run_and_a_change_names_another(sandbox):
     assert first.spec.conversion.max_jobs == 500
 
 
+def test_a_label_keeps_the_simulations_hash_and_adds_its_own(sandbox):
+    """Issue 30, part 2: the label is no part of what is simulated; a labelled run is the same simulation's hash and
+    the label's, so that the same label reuses its run and another label gets a folder (and run.json) of its own."""
+    import hashlib
+
+    plain = build_run(RunForm(workload=str(KTH), max_jobs="500"), sandbox)
+    labelled = build_run(RunForm(workload=str(KTH), max_jobs="500", label="  EASY baseline "), sandbox)
+    digest = hashlib.sha256(b"EASY baseline").hexdigest()[:8]
+    assert labelled.run_id == f"{plain.run_id}-l{digest}" and labelled.spec.label == "EASY baseline"
+    assert labelled.spec.to_dict() == {**plain.spec.to_dict(), "out_dir": str(sandbox.runs_dir / labelled.run_id),
+                                       "label": "EASY baseline"}
+    assert build_run(RunForm(workload=str(KTH), max_jobs="500", label="EASY baseline"), sandbox).run_id == \
+        labelled.run_id
+    assert build_run(RunForm(workload=str(KTH), max_jobs="500", label="other"), sandbox).run_id.startswith(
+        plain.run_id + "-l")
+    assert build_run(RunForm(workload=str(KTH), max_jobs="500", label="  "), sandbox).run_id == plain.run_id  # blank
+    with pytest.raises(ValueError) as caught:
+        build_run(RunForm(workload=str(KTH), label="two\nlines"), sandbox)
+    assert str(caught.value) == ("label: must be one line of text of 1 to 120 characters (or left out): character 4 "
+                                 "is U+000A, a line break")
+
+
 def test_variants_and_node_types_generate_platforms_under_the_runs_folder(sandbox):
     halved = build_run(RunForm(workload=str(KTH), variant="nodes-div2"), sandbox).spec.platform
     assert halved.startswith(str(sandbox.runs_dir / "platforms")) and read_platform(halved).nb_compute == 50
@@ -369,14 +391,14 @@ def test_a_job_slot_run_on_node_types_with_compute_sharing(sandbox, tmp_path):
 
 
 def test_blank_generic_fields_take_the_options_defaults(sandbox):
-    from batreplay.run.spec import part_defaults
+    from batreplay.run.spec import run_option
 
     blank = {declaration.name: "" for declaration, _part in form_options()}
     spec = build_run(RunForm(workload=str(KTH), options=blank), sandbox).spec
     default = build_run(RunForm(workload=str(KTH)), sandbox).spec
     assert spec == default
     flat = spec.to_dict()
-    assert all(flat.get(name, part_defaults()[name]) == part_defaults()[name] for name in blank)
+    assert all(flat.get(name, run_option(name).default) == run_option(name).default for name in blank)  # (label too)
 
 
 def test_the_browsers_values_become_the_forms_options():
