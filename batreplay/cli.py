@@ -174,7 +174,7 @@ def _cmd_fetch(args: argparse.Namespace, console: Console) -> int:
 def _cmd_ui(args: argparse.Namespace, console: Console) -> int:
     import secrets
 
-    from batreplay.ui.app import LOOPBACK_HOSTS, UiConfig, serve
+    from batreplay.ui.app import ALL_ADDRESSES, LOOPBACK_HOSTS, UiConfig, serve
 
     if args.workers < 1:
         raise ValueError(f"--workers {args.workers}: at least 1 run at a time")
@@ -187,6 +187,9 @@ def _cmd_ui(args: argparse.Namespace, console: Console) -> int:
 
     def ready(url: str) -> None:
         console.print(f"batreplay ui: open {url}", highlight=False, soft_wrap=True)
+        if args.host in ALL_ADDRESSES:
+            console.print(f"listening on every address of this machine (--host {args.host}): from elsewhere, open it "
+                          "by a name or address of this machine that reaches it", highlight=False, soft_wrap=True)
         if token and not loopback:
             console.print("access token above: anyone with it can run simulations here", highlight=False)
         console.print("runs in " + str(Path(args.runs_dir).resolve()) + "; stop with Ctrl-C", highlight=False)

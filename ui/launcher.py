@@ -39,7 +39,7 @@ class RunState:
     Attributes:
         run_id: its directory's name under the runs directory.
         status: ``queued``, ``running``, ``done``, ``failed`` or ``cancelled``.
-        error: the one-line reason of a failure (or of a cancellation), else ``""``.
+        error: the one-line reason of a failure, else ``""`` (a cancelled run has none: the user stopped it).
         reused: True when the run had finished before and was not run again.
         done, total: jobs ended so far and jobs to simulate (0 and 0 until the run's process reports).
         now: simulated time reached, in seconds.
@@ -61,6 +61,19 @@ class RunState:
 def progress_path(runs_dir: Path, run_id: str) -> Path:
     """Where the process of ``run_id`` writes its progress."""
     return Path(runs_dir) / f".{run_id}.progress.json"
+
+
+def status_line(state: RunState) -> str:
+    """The New-run page's line about a launched run: ``<run id>: finished`` (and whether it was reused),
+    ``<run id>: cancelled``, ``<run id>: failed: <reason>``, or, while it waits or runs, its progress:
+    ``<run id>: running, <done>/<total> jobs, t = <simulated time> s``."""
+    if state.status == DONE:
+        return f"{state.run_id}: finished" + (" (reused: the same run had finished before)" if state.reused else "")
+    if state.status == CANCELLED:
+        return f"{state.run_id}: cancelled"
+    if state.status == FAILED:
+        return f"{state.run_id}: failed: {state.error or 'no reason given'}"
+    return f"{state.run_id}: {state.status}, {state.done:,}/{state.total:,} jobs, t = {state.now:,.0f} s"
 
 
 class Launcher:
@@ -119,7 +132,7 @@ class Launcher:
         if outcome.status == "done":
             state.status = DONE
         elif outcome.status == "interrupted":
-            state.status, state.error = CANCELLED, "cancelled"
+            state.status = CANCELLED
         else:
             state.status, state.error = FAILED, one_line(outcome.error, default="failed")
 

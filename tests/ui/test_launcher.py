@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from batreplay.ui.launcher import CANCELLED, DONE, FAILED, Launcher, progress_path
+from batreplay.ui.launcher import CANCELLED, DONE, FAILED, Launcher, RunState, progress_path, status_line
 from batreplay.ui.run_form import RunForm, build_run
 from batreplay.ui.run_index import list_runs, run_directory
 from batreplay.ui.sandbox import Sandbox
@@ -51,8 +51,10 @@ def test_a_run_is_done_once_and_then_reused_and_listed(sandbox):
     assert json.loads((folder / "run.json").read_text())["spec"] == planned.spec.to_dict()
     assert not (folder / "instance.json").exists()  # a run of the GUI is no campaign instance
     assert not progress_path(sandbox.runs_dir, planned.run_id).exists()
+    assert status_line(state) == f"{planned.run_id}: finished"
     again = launcher.submit(planned.run_id, planned.spec)
     assert (again.status, again.reused) == (DONE, True)
+    assert status_line(again) == f"{planned.run_id}: finished (reused: the same run had finished before)"
     row, = list_runs(sandbox.runs_dir, launcher.states())
     metrics = json.loads((folder / "metrics.json").read_text())
     assert row["run_id"] == planned.run_id and row["status"] == DONE and row["nb_jobs"] == 400
@@ -73,6 +75,7 @@ def test_a_cancelled_run_is_stopped_mid_simulation_and_leaves_nothing(sandbox):
     assert launcher.cancel(planned.run_id)
     wait_until(lambda: state.status not in ("queued", "running"), "the run to stop")
     assert state.status == CANCELLED, state.error
+    assert status_line(state) == f"{planned.run_id}: cancelled" and state.error == ""
     assert os.listdir(sandbox.runs_dir) == []
     assert list_runs(sandbox.runs_dir) == []  # nothing on disk: a restarted app lists nothing
     row, = list_runs(sandbox.runs_dir, launcher.states())  # this app remembers it was cancelled
@@ -88,6 +91,7 @@ def test_a_failed_run_says_why_in_one_line_and_is_listed_so(sandbox, tmp_path):
     state = launcher.submit(planned.run_id, broken)
     wait_until(lambda: state.status not in ("queued", "running"), "the run to end")
     assert state.status == FAILED and "vanished.xml" in state.error and "\n" not in state.error
+    assert status_line(state) == f"{planned.run_id}: failed: {state.error}"
     assert not (sandbox.runs_dir / planned.run_id).exists()
     row, = list_runs(sandbox.runs_dir)
     assert row["status"] == FAILED and "vanished.xml" in row["error"]
@@ -106,3 +110,9 @@ def test_the_launcher_imports_nothing_of_the_campaigns():
     imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
     assert "batreplay.run.isolated" in imported and relative == []
     assert [name for name in imported if name.startswith("batreplay.campaign")] == []
+
+
+def test_the_status_line_of_a_run_under_way_gives_its_progress():
+    assert status_line(RunState("r", "queued")) == "r: queued, 0/0 jobs, t = 0 s"
+    assert status_line(RunState("r", "running", done=1500, total=3000, now=86400.4)) == (
+        "r: running, 1,500/3,000 jobs, t = 86,400 s")
