@@ -11,12 +11,17 @@ Pages (laid out in :mod:`batreplay.ui.pages`; this module routes URLs to them an
 
 - ``/`` **New run**: the form (:mod:`batreplay.ui.run_form`); the run starts in a background worker
   (:mod:`batreplay.ui.launcher`) with a live progress bar and a Cancel button.
-- ``/runs`` **Runs**: every run under the runs directory (:mod:`batreplay.ui.run_index`), sortable.
-- ``/runs/<run id>`` **Run detail**: its metrics, interactive figures (:mod:`batreplay.ui.figures`) and
+- ``/runs`` **Runs**: every run under the runs directory, campaign instances included (:mod:`batreplay.ui.run_index`),
+  sortable and filterable by campaign: its label (or id), choices in words and metrics in the report's units
+  (:mod:`batreplay.ui.runs_table`), a column chooser, and, for the runs ticked, the parameters in which they differ.
+- ``/runs/<run id>`` **Run detail** (a run id is a run directory's name, or ``campaigns/<campaign>/<instance>``
+  for a campaign instance: :func:`~batreplay.ui.run_index.run_directory`): its metrics, interactive figures
+  (:mod:`batreplay.ui.figures`) and
   download links for every output file and the static HTML report (``batreplay analyze``'s, built on first
   request).
 - ``/compare?runs=a,b`` **Compare**: two runs or more side by side (:mod:`batreplay.ui.comparison`): the metrics
-  with their differences to the first, utilisation and queue length overlaid, cumulative submissions.
+  with their differences to the first (and a warning when the runs hold other jobs), utilisation and queue length
+  overlaid (smoothed over a window when asked), cumulative submissions.
 - ``/campaigns`` **Campaigns**: the campaign files of a folder, how many instances are done, launch or resume
   one on this machine or a Dask cluster, and its report (:mod:`batreplay.ui.campaigns`).
 - ``/models`` **Models**: fit a site model on a log, validate it on the log's held-out jobs in the background, see
@@ -35,8 +40,9 @@ from __future__ import annotations
 
 import hmac
 import os
+import socket
 import threading
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +53,7 @@ from flask import abort, request, send_from_directory
 from batreplay.campaign.spec import CampaignSpecError
 from batreplay.ui import models_page, pages
 from batreplay.ui.campaigns import REPORT, Campaigns
-from batreplay.ui.launcher import CANCELLED, DONE, FAILED, Launcher
+from batreplay.ui.launcher import CANCELLED, DONE, FAILED, Launcher, status_line
 from batreplay.ui.messages import one_line
 from batreplay.ui.run_form import (
     MAX_UPLOAD_BYTES,
@@ -72,12 +78,41 @@ from batreplay.ui.models import (
     plan_validation,
     validation_fields,
 )
-from batreplay.ui.run_index import list_runs, run_directory, run_files
+from batreplay.ui.run_index import instance_id, list_runs, run_directory, run_files
 from batreplay.ui.sandbox import Sandbox, SandboxError
 
 TOKEN_COOKIE = "batreplay_token"
+#: In the browser: the axis changes of a graph's zoom, pan or reset (Plotly's ``relayoutData``), or nothing for the
+#: events that change no axis (a resize, a legend click), which then cost no request.
+AXIS_CHANGES = """function (relayout) {
+    if (relayout && Object.keys(relayout).some(key => key.startsWith('xaxis') || key.startsWith('yaxis'))) {
+        return relayout;
+    }
+    return window.dash_clientside.no_update;
+}"""
+#: In the browser: as :data:`AXIS_CHANGES`, but with both axes' ranges as the graph now shows them (a reset passes
+#: as it is): a quick second zoom never builds on a window the server has not answered yet.
+AXIS_RANGES = """function (relayout) {
+    const keys = Object.keys(relayout || {});
+    if (!keys.some(key => key.startsWith('xaxis') || key.startsWith('yaxis'))) {
+        return window.dash_clientside.no_update;
+    }
+    const graph = window.dash_clientside.callback_context.triggered[0].prop_id.split('.')[0];
+    const plot = document.querySelector('#' + graph + ' .js-plotly-plot');
+    const shown = {};
+    for (const axis of ['xaxis', 'yaxis']) {
+        if (relayout[axis + '.autorange'] === true) {
+            shown[axis + '.autorange'] = true;
+        } else if (plot && plot._fullLayout && plot._fullLayout[axis]) {
+            shown[axis + '.range'] = plot._fullLayout[axis].range.slice();
+        }
+    }
+    return shown;
+}"""
 #: The addresses of this machine only: the app binds to one of them unless given a token.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+#: The addresses that bind every address of this machine: no browser opens them (:func:`browser_host`).
+ALL_ADDRESSES = ("0.0.0.0", "::", "")
 REPORTS = ".reports"
 #: What reading a run's files may raise: the readers' one-line errors (ValueError and its kinds), a file gone or
 #: unreadable (OSError), a JSON document of another shape (KeyError, TypeError). A page says it in one line.
@@ -146,6 +181,7 @@ def create_app(config: UiConfig) -> Dash:
     _add_file_routes(server, sandbox, campaigns)
     _add_run_callbacks(app, sandbox, launcher, config.upload_limit)
     _add_browse_callbacks(app, sandbox, launcher, campaigns)
+    _add_run_view_callbacks(app, sandbox)
     app.validations = Validations()  # (for shutting down)
     _add_model_callbacks(app, sandbox, app.validations)
     return app
@@ -182,9 +218,22 @@ def _add_guards(server, token: str | None) -> None:
                 abort(403)
 
 
+def _stale(report: Path, folder: Path) -> bool:
+    """Whether the report built for the run directory ``folder`` is missing or older than the run (a run replaced
+    by ``--force``, an instance of a campaign run again): then it is built again."""
+    try:
+        built = report.stat().st_mtime_ns
+    except OSError:
+        return True
+    sources = [folder / name for name in ("run.json", "out_jobs.csv") if (folder / name).is_file()]
+    return any(source.stat().st_mtime_ns > built for source in sources)
+
+
 def _add_file_routes(server, sandbox: Sandbox, campaigns: Campaigns) -> None:
     """The routes that serve files: a finished run's files, its HTML report (built on first request), a campaign's
-    report."""
+    report. A run is addressed by its run id (:func:`~batreplay.ui.run_index.run_directory`): one URL segment for a
+    run directory of the runs folder, ``campaigns/<campaign>/<instance>`` for a campaign instance (routes of their
+    own, each part one segment: no ``<path:...>`` converter takes a run id)."""
     runs_dir = sandbox.runs_dir
     report_lock = threading.Lock()
 
@@ -195,6 +244,14 @@ def _add_file_routes(server, sandbox: Sandbox, campaigns: Campaigns) -> None:
             abort(404)
         return send_from_directory(folder, name, as_attachment=True)
 
+    @server.route("/files/campaigns/<campaign>/<instance>/<name>")
+    def _instance_download(campaign: str, instance: str, name: str):
+        return _download(instance_id(campaign, instance), name)
+
+    @server.route("/reports/campaigns/<campaign>/<instance>/<path:name>")
+    def _instance_report(campaign: str, instance: str, name: str):
+        return _report(instance_id(campaign, instance), name)
+
     @server.route("/reports/<run_id>/<path:name>")
     def _report(run_id: str, name: str):
         folder = run_directory(runs_dir, run_id)
@@ -202,7 +259,7 @@ def _add_file_routes(server, sandbox: Sandbox, campaigns: Campaigns) -> None:
             abort(404)
         out = runs_dir / REPORTS / run_id
         with report_lock:
-            if not (out / "report.html").is_file():
+            if _stale(out / "report.html", folder):
                 from batreplay.analysis.analyze_command import analyze
                 from batreplay.analysis.run_dir import load_run
 
@@ -282,19 +339,17 @@ def _add_run_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, upload_l
 
     @app.callback(Output("run-status", "children"), Output("progress", "value"), Output("run-link", "children"),
                   Output("poll", "disabled", allow_duplicate=True),
+                  Output("run-panel", "style"), Output("cancel", "style"),
                   Input("poll", "n_intervals"), Input("current-run", "data"), prevent_initial_call=True)
     def _poll(_ticks, run_id: str | None):
         state = launcher.state(run_id) if run_id else None
         if state is None:
-            return no_update, no_update, no_update, True
+            return no_update, no_update, no_update, True, no_update, no_update
         fraction = state.done / state.total if state.total else 0.0
-        if state.status == DONE:
-            text = f"{run_id}: finished" + (" (reused: the same run had finished before)" if state.reused else "")
-            return text, "1", dcc.Link("open the run", href=f"/runs/{run_id}", id="open-run"), True
-        if state.status in (FAILED, CANCELLED):
-            return f"{run_id}: {state.status}: {state.error}", str(fraction), "", True
-        return (f"{run_id}: {state.status}, {state.done}/{state.total} jobs, t = {state.now:,.0f} s",
-                str(fraction), "", False)
+        ended = state.status in (DONE, FAILED, CANCELLED)  # (the panel shows from the launch on, Cancel till the end)
+        return (status_line(state), "1" if state.status == DONE else str(fraction),
+                dcc.Link("open the run", href=f"/runs/{run_id}", id="open-run") if state.status == DONE else "",
+                ended, {}, pages.HIDDEN if ended else {})
 
     @app.callback(Output("run-status", "children", allow_duplicate=True), Input("cancel", "n_clicks"),
                   State("current-run", "data"), prevent_initial_call=True)
@@ -322,46 +377,65 @@ def _add_browse_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, campa
                 return pages.campaigns_page(campaigns)
             if path == "/models":
                 return models_page.models_page(sandbox)
-            if path.startswith("/runs/"):
-                return pages.run_detail_page(runs_dir, path.removeprefix("/runs/"), sandbox)
+            if path.startswith("/runs/"):  # (a run id, percent-encoded in links: run_index.run_directory checks it)
+                return pages.run_detail_page(runs_dir, unquote(path.removeprefix("/runs/")), sandbox)
         except READ_ERRORS as err:
             return pages.error_page(f"{path}: cannot be shown", err)
         return html.Div([html.H2("Not found"), html.P(f"No page at {path}.")])
 
-    @app.callback(Output("runs-table", "data"), Input("runs-poll", "n_intervals"))
-    def _runs(_ticks):
+    @app.callback(Output("runs-table", "data"), Output("runs-table", "columns"), Output("runs-table", "tooltip_data"),
+                  Output("runs-table", "selected_rows"), Output("runs-campaign", "options"),
+                  Input("runs-poll", "n_intervals"), Input("runs-campaign", "value"), State("runs-table", "columns"),
+                  State("runs-table", "selected_row_ids"), State("runs-table", "selected_rows"))
+    def _runs(_ticks, campaign: Any, columns: Any, selected: Any, ticked_rows: Any):
+        from batreplay.ui.runs_table import campaign_choices, of_campaign, runs_table
+
         rows = list_runs(runs_dir, launcher.states())
-        for row in rows:
-            row["id"] = row["run_id"]  # (the row's identity for selection)
-            row["run_id"] = (f"[{row['run_id']}](/runs/{row['run_id']})" if row.get("status") == DONE
-                             else row["run_id"])
-        return rows
+        table = runs_table(of_campaign(rows, campaign))  # (the metrics' units: those of the rows shown)
+        ticked = {name for name in selected if isinstance(name, str)} if isinstance(selected, list) else set()
+        # the rows ticked stay ticked by their id, wherever a new run or the filter puts them (the table ticks by
+        # place); unchanged places are not sent, so that a tick made while this answer travels is not undone
+        places = [index for index, row in enumerate(table.data) if row["id"] in ticked]
+        return (table.data, no_update if table.columns == columns else table.columns, table.tooltips,
+                no_update if places == ticked_rows else places, campaign_choices(rows))
 
     @app.callback(Output("compare-selected", "href"), Input("runs-table", "selected_row_ids"))
     def _compare_link(selected: list[str] | None):
-        return "/compare?runs=" + ",".join(selected or [])
+        names = [name for name in selected or [] if isinstance(name, str)]
+        return "/compare?runs=" + ",".join(quote(name, safe="/") for name in names)
 
-    @app.callback(Output("gantt", "figure"), Input("gantt-colour", "value"), State("detail-run", "data"),
-                  prevent_initial_call=True)
-    def _gantt_colour(colour: str, run_id: str):
-        from batreplay.analysis.run_dir import load_run
-        from batreplay.ui import figures
+    @app.callback(Output("runs-table", "hidden_columns"), Input("runs-columns", "value"), prevent_initial_call=True)
+    def _columns(shown: Any):
+        from batreplay.ui.runs_table import hidden_columns
 
-        folder = run_directory(runs_dir, run_id)
-        if folder is None:
-            return no_update
-        try:
-            return figures.gantt_figure(load_run(folder, may_read=sandbox.contains), color_by=colour)
-        except READ_ERRORS:  # (an unknown colour is a ValueError of gantt_figure)
-            return no_update  # (the page shows the chart it had; reloading it says what is wrong)
+        return hidden_columns(shown)
 
-    @app.callback(Output("comparison", "children"), Input("compare-runs", "value"))
-    def _compare(chosen: Any):
+    @app.callback(Output("runs-differences", "children"), Input("runs-table", "selected_row_ids"))
+    def _differences(selected: Any):
+        return pages.runs_differences(runs_dir, selected if isinstance(selected, list) else [])
+
+    @app.callback(Output("comparison", "children"), Output("compare-window-unit", "children"),
+                  Input("compare-runs", "value"), Input("compare-window", "value"))
+    def _compare(chosen: Any, window: Any):
         names = [name for name in chosen if isinstance(name, str)] if isinstance(chosen, list) else []
         try:
-            return pages.comparison(runs_dir, names, sandbox)
+            shown, unit = pages.comparison(runs_dir, names, sandbox, _text(window))
         except READ_ERRORS as err:
-            return [pages.error_page("These runs cannot be compared", err)]
+            return [pages.error_page("These runs cannot be compared", err)], no_update
+        return shown, unit or "unit of the time axis"
+
+    app.clientside_callback(AXIS_CHANGES, Output("compare-series-zoom", "data"),
+                            Input("compare-series", "relayoutData"), prevent_initial_call=True)
+
+    @app.callback(Output("compare-series", "figure"), Input("compare-series-zoom", "data"),
+                  State("compare-runs", "value"), State("compare-window", "value"), prevent_initial_call=True)
+    def _compare_zoom(zoom: Any, chosen: Any, window: Any):
+        names = [name for name in chosen if isinstance(name, str)] if isinstance(chosen, list) else []
+        try:
+            figure = pages.compared_series(runs_dir, names, sandbox, _text(window), zoom)
+        except READ_ERRORS:  # (the comparison above says why these runs cannot be read)
+            return no_update
+        return no_update if figure is None else figure
 
     @app.callback(Output("campaign-list", "children"), Input("campaigns-poll", "n_intervals"))
     def _campaign_list(_ticks):
@@ -379,6 +453,63 @@ def _add_browse_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, campa
         except (SandboxError, CampaignSpecError, ValueError, OSError) as err:
             return one_line(err)
         return ""
+
+
+def _add_run_view_callbacks(app: Dash, sandbox: Sandbox) -> None:
+    """The callbacks of the Run detail page's Gantt chart and utilisation series: each draws the view the browser
+    asks for (on opening, a zoom, a pan, a reset, a new colouring) from the run prepared once (kept in
+    :data:`~batreplay.ui.run_cache.RUNS`), so that a whole log costs what one window of it costs
+    (:mod:`batreplay.ui.gantt`, :mod:`batreplay.ui.series`). The browser sends only the events that change an axis
+    (:data:`AXIS_CHANGES`, :data:`AXIS_RANGES`); ``#gantt-view`` holds the run and the window its chart shows."""
+    from batreplay.ui import figures, gantt
+    from batreplay.ui.series import relayout_range
+
+    def _folder(run_id: Any) -> Path | None:
+        return run_directory(sandbox.runs_dir, run_id) if isinstance(run_id, str) else None
+
+    # (resizes and legend clicks never reach the server)
+    app.clientside_callback(AXIS_RANGES, Output("gantt-zoom", "data"), Input("gantt", "relayoutData"),
+                            prevent_initial_call=True)
+    app.clientside_callback(AXIS_CHANGES, Output("utilisation-zoom", "data"), Input("utilisation", "relayoutData"),
+                            prevent_initial_call=True)
+
+    @app.callback(Output("gantt", "figure"), Output("gantt-view", "data"), Output("gantt-note", "children"),
+                  Input("gantt-colour", "value"), Input("gantt-zoom", "data"),
+                  State("detail-run", "data"), State("gantt-view", "data"))
+    def _gantt(colour: Any, zoom: Any, run_id: Any, view: Any):
+        folder = _folder(run_id)
+        if folder is None:
+            return no_update, no_update, no_update
+        try:
+            data = pages.prepared_gantt(folder, sandbox)
+        except READ_ERRORS as err:
+            return no_update, no_update, f"no Gantt chart: {one_line(err)}"
+        stored = view.get("window") if isinstance(view, dict) and view.get("run") == run_id else None
+        window = gantt.GanttWindow(*stored) if gantt.is_window(stored) else data.whole()
+        if ctx.triggered_id == "gantt-zoom":
+            window = gantt.window_after(zoom, window, data) or window
+        colour = colour if colour in figures.COLOR_BY else "user"
+        figure = gantt.gantt_figure(data, color_by=colour, window=window)
+        return figure, {"run": run_id, "window": [window.start, window.end, window.low, window.high]}, ""
+
+    @app.callback(Output("utilisation", "figure"), Output("utilisation-note", "children"),
+                  Input("utilisation-zoom", "data"), State("detail-run", "data"))
+    def _utilisation(zoom: Any, run_id: Any):
+        folder = _folder(run_id)
+        if folder is None:
+            return no_update, no_update
+        try:
+            steps = pages.prepared_utilisation(folder, sandbox)
+        except READ_ERRORS as err:
+            return no_update, f"no utilisation over time: {one_line(err)}"
+        shown = None
+        if isinstance(zoom, dict):
+            shown = relayout_range(zoom, "xaxis")
+            shown = relayout_range(zoom, "xaxis2") if shown is None else shown
+            if shown is None:  # (a zoom of a y axis alone: the browser has drawn it, the time window is the same)
+                return no_update, no_update
+        window = None if shown is None or shown is True else (shown[0] * steps.divisor, shown[1] * steps.divisor)
+        return figures.utilisation_figure(steps, window), ""
 
 
 def _add_model_callbacks(app: Dash, sandbox: Sandbox, validations: Validations) -> None:
@@ -440,13 +571,28 @@ def _add_model_callbacks(app: Dash, sandbox: Sandbox, validations: Validations) 
             return f"{validation_id}: its result cannot be shown: {one_line(err)}", "", True
 
 
+def browser_host(host: str) -> str:
+    """The name a browser opens the app bound to ``host`` by: ``host`` itself, but for an address that binds every
+    address of this machine (:data:`ALL_ADDRESSES`, which no browser opens) this machine's name
+    (:func:`socket.gethostname`) when it resolves, else ``127.0.0.1``."""
+    if host not in ALL_ADDRESSES:
+        return host
+    name = socket.gethostname()
+    try:
+        socket.getaddrinfo(name, None)
+    except (OSError, UnicodeError):
+        return "127.0.0.1"
+    return name or "127.0.0.1"
+
+
 def serve(config: UiConfig, *, host: str = "127.0.0.1", port: int = 8050, on_ready: Any = None) -> None:
     """Serve the app until interrupted; runs under way are cancelled on the way out.
 
     Args:
         host: the address to bind. Anything but a loopback address requires ``config.token``.
         port: the TCP port (0: a free one).
-        on_ready: called with the URL once the server listens.
+        on_ready: called with the URL once the server listens: of ``host``, or of :func:`browser_host` for an
+            address of every interface (``0.0.0.0``, ``::``), with the token when there is one.
 
     Raises:
         ValueError: a non-loopback ``host`` without a token.
@@ -457,7 +603,8 @@ def serve(config: UiConfig, *, host: str = "127.0.0.1", port: int = 8050, on_rea
         raise ValueError(f"--host {host}: binding beyond this machine needs an access token")
     app = create_app(config)
     server = make_server(host, port, app.server, threaded=True)
-    shown = f"[{host}]" if ":" in host else host  # an IPv6 address goes in brackets
+    opened = browser_host(host)
+    shown = f"[{opened}]" if ":" in opened else opened  # an IPv6 address goes in brackets
     url = f"http://{shown}:{server.server_port}/" + (f"?token={config.token}" if config.token else "")
     if on_ready is not None:
         on_ready(url)

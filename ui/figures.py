@@ -1,17 +1,19 @@
-"""Interactive figures of simulation runs for the web GUI: of one run, a Gantt chart of the whole run, utilisation
-and queue length over time, the waiting-time distribution and, for replays with feedback, the mean lateness per
-user; of several runs compared, utilisation and queue length overlaid and the cumulative submissions.
+"""Interactive figures of simulation runs for the web GUI: of one run, utilisation and queue length over time (the
+Gantt chart is :mod:`batreplay.ui.gantt`'s), the waiting-time distribution and, for replays with feedback, the mean
+lateness per user; of several runs compared, utilisation and queue length overlaid and the cumulative submissions.
 They are Plotly figures (:mod:`plotly.graph_objects`), zoomed and panned in the browser, unlike the static
 Matplotlib figures of :mod:`batreplay.analysis.plots` that the HTML report embeds; every number they draw is
-computed by :mod:`batreplay.analysis` (Gantt rectangles, busy nodes, queue length, per-job times, lateness), this
-module only lays it out. Times are the simulation clock (seconds from Batsim's time 0), shown on the axes in
-seconds, hours or days depending on the run's span (:func:`batreplay.analysis.plots.time_unit`, one unit per
+computed by :mod:`batreplay.analysis` (busy nodes, queue length, per-job times, lateness), this module lays it
+out, long step lines reduced to the visible window (:func:`batreplay.ui.series.step_in_view`, said in the
+title). Times are the simulation clock (seconds from Batsim's time 0), shown on the axes in seconds, hours or
+days depending on the run's span (:func:`batreplay.analysis.plots.time_unit`, one unit per
 figure, given in the axis title and in ``figure.layout.meta``); hosts (nodes) are Batsim resource ids.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,19 +23,19 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from batreplay.analysis.lateness import job_lateness, lateness_per_user
-from batreplay.analysis.metrics import TimeWindow, job_metrics, running_jobs_over_time
+from batreplay.analysis.metrics import job_metrics, running_jobs_over_time
 from batreplay.analysis.plots import (
     cumulative_curve,
-    gantt_rectangles,
     node_io_series,
     queue_length_over_time,
     recorded_submissions,
     time_unit,
 )
 from batreplay.analysis.run_dir import RunData
-from batreplay.formats.out_jobs import FAILED, FULL_ID, KILLED, SUCCESS, WALLTIME_REACHED, attach_job_table
+from batreplay.formats.out_jobs import FAILED, KILLED, SUCCESS, WALLTIME_REACHED
+from batreplay.ui.series import VIEW_POINTS, step_in_view
 
-#: Ways of colouring the Gantt chart (:func:`gantt_figure`).
+#: Ways of colouring the Gantt chart (:func:`batreplay.ui.gantt.gantt_figure`).
 COLOR_BY: tuple[str, ...] = ("user", "state")
 #: Users with the most jobs drawn that get a colour of their own in the Gantt chart; the others share one group.
 MAX_USER_GROUPS = 20
@@ -53,15 +55,9 @@ RIGID_REPLAY = "rigid"
 WEBGL_POINTS = 20_000
 #: Most bars of the waiting-time histogram.
 MAX_HISTOGRAM_BINS = 100
-#: Fields of the Gantt chart's ``customdata``, one row per rectangle (job id first).
-GANTT_CUSTOMDATA: tuple[str, ...] = ("job_id", "user", "submission_time", "waiting_time", "execution_time",
-                                     "final_state", "allocated_resources")
-_GANTT_HOVER = ("<b>job %{customdata[0]}</b><br>user %{customdata[1]}<br>"
-                "submitted at %{customdata[2]:,.0f} s<br>waited %{customdata[3]:,.0f} s<br>"
-                "ran %{customdata[4]:,.0f} s<br>%{customdata[5]}<br>hosts %{customdata[6]}<extra></extra>")
 
 
-def _span(run: RunData) -> tuple[float, float]:
+def run_span(run: RunData) -> tuple[float, float]:
     """First submission and last finish of the run (s); the last submission when no job finished."""
     jobs = run.jobs
     low = float(jobs["submission_time"].min())
@@ -72,50 +68,11 @@ def _span(run: RunData) -> tuple[float, float]:
 
 def _unit(run: RunData) -> tuple[float, str]:
     """Divisor and name of the time unit of the run's figures (:func:`time_unit` of the run's span)."""
-    low, high = _span(run)
+    low, high = run_span(run)
     return time_unit(high - low)
 
 
-def _users(run: RunData) -> np.ndarray | None:
-    """User id (text) of every job of ``run.jobs``, in its row order, or None without a job side table."""
-    if run.job_table is None:
-        return None
-    merged = attach_job_table(run.jobs, run.job_table, columns=["user_id"], table_name="jobs.csv")
-    return merged["user_id"].astype(str).to_numpy()
-
-
-def _rectangle_outlines(left: np.ndarray, right: np.ndarray, bottom: np.ndarray, top: np.ndarray
-                        ) -> tuple[np.ndarray, np.ndarray]:
-    """x and y (float64) of closed rectangles drawn as one line: each a 5-point loop followed by a NaN, a gap that
-    Plotly draws as it draws None (kept as numbers, the arrays go to the browser as binary, not as JSON lists)."""
-    gap = np.full_like(left, np.nan, dtype="float64")
-    xs = np.stack([left, right, right, left, left, gap], axis=1).ravel()
-    ys = np.stack([bottom, bottom, top, top, bottom, gap], axis=1).ravel()
-    return xs, ys
-
-
-def _gantt_groups(labels: np.ndarray, job_ids: np.ndarray, color_by: str) -> list[tuple[str, str, np.ndarray]]:
-    """``(legend name, colour, mask over the rectangles)`` of each colour group of the Gantt chart, legend order.
-
-    ``labels`` is the user id or the final state of each rectangle's job (``color_by`` says which), ``job_ids``
-    the rectangle's job: users are ranked by their number of jobs, not of rectangles.
-    """
-    if color_by == "state":
-        present = set(labels)
-        order = [s for s in STATE_COLOURS if s in present] + sorted(present.difference(STATE_COLOURS))
-        return [(state, STATE_COLOURS.get(state, OTHER_COLOUR), labels == state) for state in order]
-    # users: the MAX_USER_GROUPS users with the most jobs, ties by user id, then everyone else in one group
-    counts = pd.Series(job_ids).groupby(labels).nunique()
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], _user_key(item[0])))
-    kept = [user for user, _ in ranked[:MAX_USER_GROUPS]]
-    groups = [(f"user {user}", USER_COLOURS[i % len(USER_COLOURS)], labels == user) for i, user in enumerate(kept)]
-    rest = ~np.isin(labels, kept)
-    if rest.any():
-        groups.append((f"{OTHER_USERS} ({len(ranked) - len(kept)} users)", OTHER_COLOUR, rest))
-    return groups
-
-
-def _user_key(user: str) -> tuple[int, float, str]:
+def user_sort_key(user: str) -> tuple[int, float, str]:
     """Sort key of a user id given as text: numbers in numeric order, before other names."""
     try:
         return 0, float(user), user
@@ -123,112 +80,32 @@ def _user_key(user: str) -> tuple[int, float, str]:
         return 1, 0.0, user
 
 
-def gantt_figure(run: RunData, *, color_by: str = "user") -> go.Figure:
-    """Gantt chart of the whole run: which job ran on which host, and when.
-
-    One filled rectangle per contiguous block of hosts of each job (its ``allocated_resources``), from its start
-    to its finish: x = simulated time (the run's unit, ``figure.layout.meta["time_unit"]``, seconds per unit in
-    ``meta["seconds_per_unit"]``), y = host (node id; a rectangle covers ``[first host, last host + 1)``). The
-    rectangles come from :func:`batreplay.analysis.plots.gantt_rectangles` over a window covering the run.
-
-    Each colour group is one ``go.Scattergl`` trace of closed polygons (``fill="toself"``) separated by gaps (NaN,
-    which Plotly draws as it draws None, while the arrays stay numeric and go to the browser as binary), followed
-    by a trace of invisible markers at the rectangles' centres, in the same order, that carries the hover text:
-    ``customdata`` rows of :data:`GANTT_CUSTOMDATA` (full job id ``workload!id``, user, submission time, waiting
-    time and run time in seconds, final state, hosts). Both traces of a group share its legend entry. Drag
-    zooms (``dragmode="zoom"``), the y axis covers every host.
-
-    Jobs that never started (rejected) or have no allocated host are not drawn. ``figure.layout.meta`` holds
-    ``{"jobs": jobs drawn, "not_drawn": jobs not drawn, "color_by": the colouring used, "time_unit",
-    "seconds_per_unit"}``; the title gives the counts too.
-
-    Args:
-        run: the run (:func:`batreplay.analysis.run_dir.load_run`).
-        color_by: ``"user"``: one colour for each of the :data:`MAX_USER_GROUPS` users with the most jobs drawn
-            (user ids from ``jobs.csv``), one grey group for the other users; falls back to ``"state"`` when the
-            run has no job side table. ``"state"``: one colour per final state (completed, walltime reached,
-            killed, failed).
-
-    Raises:
-        ValueError: ``color_by`` is not one of :data:`COLOR_BY`; the jobs table has no ``allocated_resources``
-            column, or a value of it is not an interval set (job named).
-    """
-    if color_by not in COLOR_BY:
-        raise ValueError(f"color_by must be one of {', '.join(COLOR_BY)}, got {color_by!r}")
-    jobs = run.jobs
-    if "allocated_resources" not in jobs.columns:
-        raise ValueError(f"run {run.name}: out_jobs.csv has no 'allocated_resources' column, a Gantt chart needs it")
-    users = _users(run)
-    if users is None:
-        color_by = "state"
-    allocated = jobs["allocated_resources"].astype(str).str.strip().to_numpy()
-    drawable = jobs["starting_time"].notna().to_numpy() & (allocated != "")
-    drawn_jobs = jobs[drawable]
-    nb_drawn, nb_not_drawn = int(drawable.sum()), int((~drawable).sum())
-    low, high = _span(run)
-    divisor, unit = time_unit(high - low)
-
-    figure = go.Figure()
-    top = run.nb_resources
-    if nb_drawn:
-        # a window holding every job: no rectangle is clipped
-        first, last = float(drawn_jobs["starting_time"].min()), float(drawn_jobs["finish_time"].max())
-        rectangles = gantt_rectangles(drawn_jobs, TimeWindow(first, max(last, first + 1.0)))
-        times = job_metrics(drawn_jobs)
-        facts = pd.DataFrame({
-            "user": users[drawable] if users is not None else "unknown",
-            "submission_time": drawn_jobs["submission_time"].to_numpy(dtype="float64"),
-            "waiting_time": times["waiting_time"].to_numpy(), "execution_time": times["execution_time"].to_numpy(),
-            "final_state": drawn_jobs["final_state"].to_numpy(), "allocated_resources": allocated[drawable],
-        }, index=drawn_jobs[FULL_ID].to_numpy())
-        per_rectangle = facts.loc[rectangles[FULL_ID].to_numpy()]
-        left = rectangles["left"].to_numpy(dtype="float64")
-        right = left + rectangles["width"].to_numpy(dtype="float64")
-        bottom = rectangles["bottom"].to_numpy(dtype="float64")
-        upper = bottom + rectangles["height"].to_numpy(dtype="float64")
-        customdata = np.column_stack([rectangles[FULL_ID].to_numpy(dtype=object),
-                                      per_rectangle[list(GANTT_CUSTOMDATA[1:])].to_numpy(dtype=object)])
-        labels = per_rectangle["user" if color_by == "user" else "final_state"].to_numpy().astype(str)
-        job_ids = rectangles[FULL_ID].to_numpy()
-        for name, colour, mask in _gantt_groups(labels, job_ids, color_by):
-            xs, ys = _rectangle_outlines(left[mask] / divisor, right[mask] / divisor, bottom[mask], upper[mask])
-            nb_jobs = len(set(job_ids[mask]))
-            legend = f"{name}: {nb_jobs} job{'s' if nb_jobs != 1 else ''}"
-            figure.add_trace(go.Scattergl(x=xs, y=ys, mode="lines", fill="toself", fillcolor=colour,
-                                          line={"color": "rgba(0, 0, 0, 0.3)", "width": 0.5}, name=legend,
-                                          legendgroup=name, hoverinfo="skip", meta={"role": "rectangles"}))
-            centre_x, centre_y = (left[mask] + right[mask]) / 2 / divisor, (bottom[mask] + upper[mask]) / 2
-            figure.add_trace(go.Scattergl(x=centre_x, y=centre_y, mode="markers",
-                                          marker={"color": colour, "size": 6, "opacity": 0},
-                                          customdata=customdata[mask], hovertemplate=_GANTT_HOVER, name=legend,
-                                          legendgroup=name, showlegend=False, meta={"role": "hover"}))
-        top = top or int(upper.max())
-    title = f"Gantt chart of {run.name}: {nb_drawn} job{'s' if nb_drawn != 1 else ''}"
-    if nb_not_drawn:
-        title += f" ({nb_not_drawn} not drawn: never started)"
-    title += f", coloured by {color_by}"
-    figure.update_layout(
-        title={"text": title}, dragmode="zoom", hovermode="closest", legend={"title": {"text": color_by}},
-        meta={"jobs": nb_drawn, "not_drawn": nb_not_drawn, "color_by": color_by, "time_unit": unit,
-              "seconds_per_unit": divisor},
-        xaxis={"title": {"text": f"simulated time ({unit})"},
-               "range": [low / divisor, max(high, low + 1.0) / divisor]},
-        yaxis={"title": {"text": "host (node id)"}, "range": [0, top or 1]},
-    )
-    return figure
-
-
-def _step_trace(x: np.ndarray, y: np.ndarray, name: str, colour: str) -> go.Scatter | go.Scattergl:
-    """A step line (value held from each x to the next), WebGL above :data:`WEBGL_POINTS` points."""
+def _step_trace(x: np.ndarray, y: np.ndarray, name: str, colour: str,
+                window: tuple[float, float] | None = None) -> go.Scatter | go.Scattergl:
+    """A step line (value held from each x to the next) of the steps seen in ``window`` (x's unit; None: all),
+    reduced to :data:`batreplay.ui.series.VIEW_POINTS` points at most (:func:`~batreplay.ui.series.step_in_view`);
+    WebGL above :data:`WEBGL_POINTS` points. The trace's ``meta``: ``points`` (before reduction), ``reduced``."""
+    points = int(np.asarray(x).size)
+    x, y, reduced = step_in_view(x, y, *(window or (None, None)))
     kind = go.Scattergl if x.size > WEBGL_POINTS else go.Scatter
-    return kind(x=x, y=y, mode="lines", line={"shape": "hv", "color": colour, "width": 1.2}, name=name)
+    return kind(x=x, y=y, mode="lines", line={"shape": "hv", "color": colour, "width": 1.2}, name=name,
+                meta={"points": points, "reduced": reduced})
+
+
+def _reduction_note(figure: go.Figure) -> str:
+    """The line a figure's title gets when a step line of it was reduced to the view (:func:`_step_trace`), else
+    an empty text."""
+    if not any(isinstance(trace.meta, dict) and trace.meta.get("reduced") for trace in figure.data):
+        return ""
+    return (f"<br><sub>long curves drawn with {VIEW_POINTS:,} points each (M4: each bin's first, last, lowest and "
+            "highest point); a zoom redraws them exactly for its window</sub>")
 
 
 def _busy_and_queue(run: RunData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
     """The step functions of :func:`utilisation_figure`, in seconds: ``(busy_times, busy, queue_times, queued,
     fraction)``, ``busy`` a fraction of the nodes when ``fraction`` (the number of nodes is known), else nodes;
     both start at the run's first submission."""
-    low, _high = _span(run)
+    low, _high = run_span(run)
     running = running_jobs_over_time(run.jobs, shared_hosts=run.shared_hosts)
     busy = running["busy_nodes"].to_numpy(dtype="float64")
     fraction = run.nb_resources is not None
@@ -246,38 +123,77 @@ def _busy_and_queue(run: RunData) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     return busy_times, busy, queue_times, queued, fraction
 
 
-def utilisation_figure(run: RunData) -> go.Figure:
-    """Utilisation (top) and queue length (bottom) of the run over time, as step lines sharing the x axis.
+@dataclass(frozen=True)
+class UtilisationSteps:
+    """A run's utilisation and queue length as step functions, computed once (:func:`utilisation_steps`) and
+    drawn for any view (:func:`utilisation_figure`).
 
-    Top: busy nodes / ``run.nb_resources`` (0..1 without compute sharing), from
+    Attributes:
+        name: the run's name.
+        busy_times, busy: instants (s) and busy nodes from each (a fraction of the nodes when ``fraction``).
+        queue_times, queued: instants (s) and waiting jobs from each.
+        fraction: the number of nodes is known, ``busy`` is a utilisation.
+        span: the run's first submission and last finish (s).
+        divisor, unit: the time axis' unit (:func:`batreplay.analysis.plots.time_unit` of the span).
+    """
+
+    name: str
+    busy_times: np.ndarray
+    busy: np.ndarray
+    queue_times: np.ndarray
+    queued: np.ndarray
+    fraction: bool
+    span: tuple[float, float]
+    divisor: float
+    unit: str
+
+
+def utilisation_steps(run: RunData) -> UtilisationSteps:
+    """The step functions of ``run``'s utilisation and queue length (see :func:`utilisation_figure`)."""
+    busy_times, busy, queue_times, queued, fraction = _busy_and_queue(run)
+    return UtilisationSteps(run.name, busy_times, busy, queue_times, queued, fraction, run_span(run), *_unit(run))
+
+
+def utilisation_figure(steps: UtilisationSteps, window: tuple[float, float] | None = None) -> go.Figure:
+    """Utilisation (top) and queue length (bottom) of a run over time, as step lines sharing the x axis, seen in
+    ``window`` (simulated time, s; None: the whole run).
+
+    Top: busy nodes / the run's nodes (0..1 without compute sharing), from
     :func:`batreplay.analysis.metrics.running_jobs_over_time` (with ``run.shared_hosts``, a host running several
     jobs at once counts once); when the run's number of nodes is unknown, the busy nodes themselves, which the axis
     title says. Bottom: waiting jobs (submitted, not yet started;
     :func:`batreplay.analysis.plots.queue_length_over_time`). Each curve holds its value from one point to the
     next; both start at the run's first submission (at 0 until the first event) and the utilisation ends at 0
-    at the last finish. x = simulated time in the run's unit (``figure.layout.meta``: ``time_unit``,
-    ``seconds_per_unit``; ``utilisation`` True when the top row is a fraction, False for busy nodes).
+    at the last finish. Only the steps seen in the window are drawn, at most
+    :data:`batreplay.ui.series.VIEW_POINTS` per curve (M4: :func:`batreplay.ui.series.step_in_view`), so a whole
+    log and a zoom on one day cost the same. x = simulated time in the run's unit (``figure.layout.meta``:
+    ``time_unit``, ``seconds_per_unit``, ``window`` in s; ``utilisation`` True when the top row is a fraction,
+    False for busy nodes).
 
     Raises:
-        Nothing of its own (a validated jobs table is assumed).
+        Nothing of its own (:func:`utilisation_steps` of a validated jobs table is assumed).
     """
-    divisor, unit = _unit(run)
-    busy_times, busy, queue_times, queued, fraction = _busy_and_queue(run)
-
+    divisor, unit, fraction = steps.divisor, steps.unit, steps.fraction
+    shown = None if window is None else (window[0] / divisor, window[1] / divisor)
     top_title = "utilisation (busy nodes / nodes)" if fraction else "busy nodes (number of nodes unknown)"
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
-    figure.add_trace(_step_trace(busy_times / divisor, busy, "utilisation" if fraction else "busy nodes", "#1f77b4"),
-                     row=1, col=1)
-    figure.add_trace(_step_trace(queue_times / divisor, queued, "waiting jobs", "#ff7f0e"), row=2, col=1)
+    figure.add_trace(_step_trace(steps.busy_times / divisor, steps.busy,
+                                 "utilisation" if fraction else "busy nodes", "#1f77b4", shown), row=1, col=1)
+    figure.add_trace(_step_trace(steps.queue_times / divisor, steps.queued, "waiting jobs", "#ff7f0e", shown),
+                     row=2, col=1)
     figure.update_yaxes(title_text=top_title, rangemode="tozero", row=1, col=1)
     if fraction:
-        figure.update_yaxes(range=[0, max(1.02, float(busy.max()) * 1.02)], row=1, col=1)
+        figure.update_yaxes(range=[0, max(1.02, float(steps.busy.max()) * 1.02)], row=1, col=1)
     figure.update_yaxes(title_text="waiting jobs", rangemode="tozero", row=2, col=1)
     figure.update_xaxes(title_text=f"simulated time ({unit})", row=2, col=1)
+    if shown is not None:
+        figure.update_xaxes(range=list(shown))
     figure.update_layout(
-        title={"text": f"{run.name}: {'utilisation' if fraction else 'busy nodes'} (top) and queue length (bottom)"},
+        title={"text": f"{steps.name}: {'utilisation' if fraction else 'busy nodes'} (top) and queue length "
+                       f"(bottom){_reduction_note(figure)}"},
         dragmode="zoom", hovermode="x unified", showlegend=False,
-        meta={"time_unit": unit, "seconds_per_unit": divisor, "utilisation": fraction},
+        meta={"time_unit": unit, "seconds_per_unit": divisor, "utilisation": fraction,
+              "window": list(window or steps.span)},
     )
     return figure
 
@@ -341,7 +257,7 @@ def waiting_time_figure(run: RunData) -> go.Figure:
         for name, value, colour, side in (("mean", mean, "#d62728", "top right"),
                                           ("median", median, "#2ca02c", "top left")):
             figure.add_vline(x=value / divisor, name=name, line={"color": colour, "dash": "dash", "width": 1.5},
-                             annotation={"text": f"{name} {_readable(value)}", "font": {"color": colour}},
+                             annotation={"text": f"{name} {readable_duration(value)}", "font": {"color": colour}},
                              annotation_position=side)
     figure.update_layout(
         title={"text": f"{run.name}: waiting time of the {waits.size} job{'s' if waits.size != 1 else ''} that ran"},
@@ -355,7 +271,7 @@ def waiting_time_figure(run: RunData) -> go.Figure:
     return figure
 
 
-def _readable(seconds: float) -> str:
+def readable_duration(seconds: float) -> str:
     """A duration as text, in seconds and, when over two hours, in the unit of
     :func:`batreplay.analysis.plots.time_unit`: ``"3,513 s"``, ``"45,000 s (12.5 h)"``."""
     divisor, unit = time_unit(seconds)
@@ -409,7 +325,7 @@ def lateness_figure(per_user: pd.DataFrame) -> go.Figure:
     table = pd.DataFrame({"user": per_user.index.astype(str),
                           "mean": per_user["mean_lateness"].to_numpy(dtype="float64"),
                           "jobs": per_user["nb_jobs"].to_numpy()})
-    table["key"] = [_user_key(user) for user in table["user"]]
+    table["key"] = [user_sort_key(user) for user in table["user"]]
     table = table.sort_values("key", kind="stable").sort_values("mean", ascending=False, kind="stable")
     largest = float(np.nanmax(np.abs(table["mean"].to_numpy()))) if table["mean"].notna().any() else 0.0
     divisor, unit = time_unit(largest)
@@ -429,36 +345,66 @@ def lateness_figure(per_user: pd.DataFrame) -> go.Figure:
     return figure
 
 
-def _runs_unit(runs: Sequence[RunData]) -> tuple[float, str]:
-    """Divisor and name of the time unit shared by the figures of several runs (their longest span)."""
-    return time_unit(max(_span(run)[1] - _span(run)[0] for run in runs))
+def runs_unit(runs: Sequence[RunData]) -> tuple[float, str]:
+    """Divisor (seconds per unit) and name of the time unit shared by the figures of several runs
+    (:func:`batreplay.analysis.plots.time_unit` of their longest span)."""
+    return time_unit(max(run_span(run)[1] - run_span(run)[0] for run in runs))
 
 
-def comparison_series_figure(runs: Sequence[RunData]) -> go.Figure:
+def comparison_series_figure(runs: Sequence[RunData], *, window: float | None = None,
+                             view: tuple[float, float] | None = None) -> go.Figure:
     """Utilisation (top) and queue length (bottom) of several runs over time, overlaid (one colour per run), as
     :func:`utilisation_figure` draws them for one run; busy nodes instead of utilisation when a run's number of
     nodes is unknown (its legend entry says so). x = simulated time in the unit of the longest run.
 
+    Args:
+        runs: the runs, drawn in this order.
+        window: None (the step functions themselves), or the length of a moving average in the x axis' unit: each
+            curve becomes its mean over the window before each instant
+            (:func:`batreplay.ui.comparison.smoothed`, at most
+            :data:`~batreplay.ui.comparison.MAX_SMOOTHED_POINTS` points a curve), which the axis titles say.
+            ``figure.layout.meta``: ``runs``, ``time_unit``, ``seconds_per_unit``, ``window`` (None or the length),
+            ``view``.
+        view: the visible time window (s), None for all: the step functions are drawn reduced to it
+            (:func:`_step_trace`; the title says when a curve was reduced).
+
     Raises:
-        ValueError: no run.
+        ValueError: no run, or a window that is not a finite number > 0.
     """
+    from batreplay.ui.comparison import smoothed
+
     if not runs:
         raise ValueError("comparison_series_figure: no run")
-    divisor, unit = _runs_unit(runs)
+    divisor, unit = runs_unit(runs)
+    if window is not None and not (np.isfinite(window) and window > 0):
+        raise ValueError(f"comparison_series_figure: window {window!r} is not a finite number > 0")
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     for index, run in enumerate(runs):
         colour = RUN_COLOURS[index % len(RUN_COLOURS)]
         busy_times, busy, queue_times, queued, fraction = _busy_and_queue(run)
-        top = _step_trace(busy_times / divisor, busy, run.name if fraction else f"{run.name} (busy nodes)", colour)
-        bottom = _step_trace(queue_times / divisor, queued, run.name, colour)
-        bottom.showlegend = False
-        figure.add_trace(top, row=1, col=1)
-        figure.add_trace(bottom, row=2, col=1)
-    figure.update_yaxes(title_text="utilisation", rangemode="tozero", row=1, col=1)
-    figure.update_yaxes(title_text="waiting jobs", rangemode="tozero", row=2, col=1)
+        names = (run.name if fraction else f"{run.name} (busy nodes)", run.name)
+        for row, (times, values) in enumerate(((busy_times, busy), (queue_times, queued)), start=1):
+            if window is None:
+                shown = None if view is None else (view[0] / divisor, view[1] / divisor)
+                trace = _step_trace(times / divisor, values, names[row - 1], colour, shown)
+            else:
+                x, y = smoothed(times, values, window * divisor)
+                trace = go.Scatter(x=x / divisor, y=y, mode="lines", name=names[row - 1],
+                                   line={"color": colour, "width": 1.2})
+            trace.showlegend = row == 1
+            figure.add_trace(trace, row=row, col=1)
+    means = "" if window is None else f", mean over the last {window:g} {unit}"
+    figure.update_yaxes(title_text=f"utilisation{means}", rangemode="tozero", row=1, col=1)
+    figure.update_yaxes(title_text=f"waiting jobs{means}", rangemode="tozero", row=2, col=1)
     figure.update_xaxes(title_text=f"simulated time ({unit})", row=2, col=1)
-    figure.update_layout(title={"text": "Utilisation (top) and queue length (bottom)"}, dragmode="zoom",
-                         hovermode="x unified", meta={"runs": [run.name for run in runs], "time_unit": unit})
+    smoothing = "" if window is None else f" ({window:g} {unit} moving averages)"
+    if view is not None:
+        figure.update_xaxes(range=[view[0] / divisor, view[1] / divisor])
+    figure.update_layout(title={"text": f"Utilisation (top) and queue length (bottom){smoothing}"
+                                        f"{_reduction_note(figure)}"},
+                         dragmode="zoom", hovermode="x unified",
+                         meta={"runs": [run.name for run in runs], "time_unit": unit, "seconds_per_unit": divisor,
+                               "window": window, "view": list(view) if view is not None else None})
     return figure
 
 
@@ -474,7 +420,7 @@ def cumulative_submissions_figure(runs: Sequence[RunData]) -> go.Figure:
     """
     if not runs:
         raise ValueError("cumulative_submissions_figure: no run")
-    divisor, unit = _runs_unit(runs)
+    divisor, unit = runs_unit(runs)
     figure = go.Figure()
     recorded = recorded_submissions(runs)
     if recorded is not None:

@@ -7,9 +7,10 @@ tests address.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote
 
 from dash import dash_table, dcc, html
 
@@ -30,12 +31,15 @@ from batreplay.ui.run_form import (
     option_tooltip,
     scheduler_options_text,
 )
-from batreplay.ui.run_index import COLUMNS, list_runs, read_metrics, run_directory, run_files
+from batreplay.ui.run_cache import RUNS
+from batreplay.ui.run_index import list_runs, read_metrics, run_directory, run_files
 from batreplay.ui.messages import one_line
 from batreplay.ui.sandbox import Sandbox, SandboxError
 
 #: How often a page showing a run under way asks for news, in milliseconds.
 POLL_MS = 500
+#: The style of a component not shown (yet): the run panel before a launch, Cancel when no run is under way.
+HIDDEN = {"display": "none"}
 #: The cells of every table of the pages.
 TABLE_CELL = {"textAlign": "left", "fontFamily": "sans-serif", "fontSize": "0.9em"}
 
@@ -65,7 +69,8 @@ def option_control(declaration: Option, field_type: str = OPTION_FIELD):
       turns red as the user types), empty, the default as placeholder. Text, not ``type="number"``: a number field
       that fails its check sends null, which would read as the default; the text reaches the server, which checks
       it again;
-    - anything else (``str``, ``Path``): a text field, the default as placeholder.
+    - anything else (``str``, ``Path``): a text field, the default as placeholder (a text too long for
+      :attr:`~batreplay.options.Option.max_chars` reaches the server, which says so: never cut silently).
 
     A blank field takes the option's default (the server gives it none).
     """
@@ -124,7 +129,7 @@ def option_groups(options: Sequence[tuple[Option, str]], field_type: str = OPTIO
 def new_run_page(sandbox: Sandbox) -> html.Div:
     """The New-run form, its choices from :func:`~batreplay.ui.run_form.form_choices`, a field per run option
     declared for the form (:func:`option_groups`), and the panel of the run launched (status, progress bar,
-    Cancel, link to the run)."""
+    Cancel, link to the run), hidden until a run is launched."""
     choices = form_choices(sandbox)
     return html.Div([
         html.H2("New run"),
@@ -156,33 +161,85 @@ def new_run_page(sandbox: Sandbox) -> html.Div:
         *option_groups(form_options()),  # (one field per run option declared for the form)
         html.Button("Launch", id="launch", n_clicks=0),
         html.Div(id="form-error", className="error"),
-        html.Div([
+        html.Div([  # (hidden until a run is launched; Cancel shown while it waits or runs: app.py's _poll)
             html.Div(id="run-status", className="status"),
             html.Progress(id="progress", value="0", max="1", style={"width": "60%"}),
-            html.Button("Cancel", id="cancel", n_clicks=0),
+            html.Button("Cancel", id="cancel", n_clicks=0, style=HIDDEN),
             html.Div(id="run-link"),
-        ], id="run-panel"),
+        ], id="run-panel", style=HIDDEN),
         dcc.Store(id="current-run"),
         dcc.Interval(id="poll", interval=POLL_MS, disabled=True),
     ])
 
 
 def runs_page() -> html.Div:
-    """The Runs table (filled and refreshed by a callback) and the link comparing the rows ticked."""
-    columns = [{"name": title, "id": key, "presentation": "markdown"} if key == "run_id" else
-               {"name": title, "id": key, "type": "numeric", "format": {"specifier": ",.4~f"}}
-               if key in ("makespan", "mean_waiting_time", "mean_bounded_slowdown", "utilisation", "wall_seconds")
-               else {"name": title, "id": key} for key, title in COLUMNS]
+    """The Runs page: a filter by campaign (``#runs-campaign``), a column chooser (``#runs-columns``: the columns of
+    :data:`~batreplay.ui.runs_table.HIDDEN` unticked at first), the Runs table (``#runs-table``, filled and
+    refreshed by a callback with :func:`batreplay.ui.runs_table.runs_table`), the link comparing the rows ticked,
+    and the parameters in which they differ (``#runs-differences``, :func:`runs_differences`). The default columns
+    fit a window 1,400 pixels wide: cells wrap, a long name anywhere."""
+    from batreplay.ui.runs_table import COLUMNS as TABLE_COLUMNS
+    from batreplay.ui.runs_table import HIDDEN as HIDDEN_COLUMNS
+    from batreplay.ui.runs_table import column_choices, runs_table
+
+    wrapped = {**TABLE_CELL, "whiteSpace": "normal", "height": "auto"}
     return html.Div([
         html.H2("Runs"),
+        html.Div(form_field("Campaign", dcc.Dropdown(id="runs-campaign", options=[], value=None, clearable=True,
+                                                     placeholder="every run, campaign instances included")),
+                 style={"maxWidth": "32em"}),
+        form_field("Columns", dcc.Checklist(id="runs-columns", options=column_choices(), inline=True,
+                                            value=[key for key, _title in TABLE_COLUMNS if key not in HIDDEN_COLUMNS],
+                                            labelStyle={"marginRight": "1em"})),
         html.Div(dcc.Link("compare the selected runs", href="/compare", id="compare-selected"),
                  className="field-note"),
-        dash_table.DataTable(id="runs-table", columns=columns, data=[], sort_action="native",
-                             filter_action="native", page_size=50, markdown_options={"link_target": "_self"},
-                             row_selectable="multi", selected_row_ids=[], style_table={"overflowX": "auto"},
-                             style_cell=TABLE_CELL),
+        dash_table.DataTable(id="runs-table", columns=runs_table([]).columns, data=[],
+                             hidden_columns=list(HIDDEN_COLUMNS), sort_action="native", filter_action="native",
+                             page_size=50, markdown_options={"link_target": "_self"}, row_selectable="multi",
+                             selected_row_ids=[], tooltip_data=[], tooltip_duration=None,
+                             style_table={"overflowX": "auto"}, style_cell=wrapped,
+                             style_cell_conditional=[{"if": {"column_id": "label"}, "minWidth": "11em"}],
+                             style_header={"whiteSpace": "normal", "height": "auto"},
+                             css=[{"selector": ".dash-cell-value, .dash-header", "rule": "overflow-wrap: anywhere;"},
+                                  {"selector": ".show-hide", "rule": "display: none;"}]),
+        html.Div(id="runs-differences"),
         dcc.Interval(id="runs-poll", interval=2 * POLL_MS),
     ])
+
+
+def runs_differences(runs_dir: Path, selected: Sequence[str]) -> list:
+    """What the runs ``selected`` (run ids ticked in Runs) differ in: a table (``#differences-table``) of the
+    parameters whose values differ (:func:`batreplay.ui.runs_table.differing_parameters`), a column per run headed
+    by its label or id, or a line saying they differ in nothing; a note names the runs without a description
+    (waiting, running, unreadable). Nothing for fewer than two runs."""
+    from batreplay.ui.run_index import run_parameters
+    from batreplay.ui.runs_table import NOT_COMPARED, differing_parameters, shown_name
+
+    ids = list(dict.fromkeys(name for name in (selected if isinstance(selected, (list, tuple)) else [])
+                             if isinstance(name, str)))  # (a browser sends anything)
+    if len(ids) < 2:
+        return []
+    described = {name: run_parameters(runs_dir, name) for name in ids}
+    known = [name for name in ids if described[name] is not None]
+    missing = [name for name in ids if described[name] is None]
+    parts: list = [html.H3("Parameters that differ between the selected runs")]
+    if missing:
+        parts.append(html.P(f"No description to compare (waiting, running or unreadable): {', '.join(missing)}",
+                            className="field-note"))
+    if len(known) < 2:
+        return parts
+    found = differing_parameters([described[name] for name in known])
+    if not found:
+        aside = ", ".join(sorted(NOT_COMPARED))
+        return parts + [html.P(f"The {len(known)} runs have the same parameters ({aside} aside).", id="runs-same")]
+    names = [shown_name({**described[name], "run_id": name}) for name in known]
+    columns = [{"name": "parameter", "id": "parameter"},
+               *({"name": title, "id": f"run-{index}"} for index, title in enumerate(names))]
+    data = [{"parameter": key, **{f"run-{index}": value for index, value in enumerate(values)}}
+            for key, values in found]
+    return parts + [dash_table.DataTable(id="differences-table", columns=columns, data=data,
+                                         style_table={"overflowX": "auto"},
+                                         style_cell={**TABLE_CELL, "whiteSpace": "normal", "height": "auto"})]
 
 
 def replayed_log(run, sandbox: Sandbox) -> Path | None:
@@ -198,9 +255,11 @@ def replayed_log(run, sandbox: Sandbox) -> Path | None:
 
 def _adequacy_section(run, sandbox: Sandbox) -> list:
     """The adequacy table of a run against the log it replayed (Baranov et al. 2018, Table I, as the HTML report
-    shows it), or why there is none."""
+    shows it: its numbers written by :func:`batreplay.analysis.report.format_value`, the run's columns headed "this
+    run"), or why there is none."""
     from batreplay.analysis.adequacy import StreamMismatchError
     from batreplay.analysis.analyze_report import table_i_side_by_side
+    from batreplay.analysis.report import format_value
     from batreplay.analysis.run_adequacy import adequacy_against_log, refusal_note
     from batreplay.workloads.swf import read_swf
 
@@ -214,9 +273,15 @@ def _adequacy_section(run, sandbox: Sandbox) -> list:
         return [title, html.P(refusal_note(run, err), id="adequacy-note")]
     except (ValueError, OSError) as err:
         return [title, html.P(f"no adequacy table: {err}", id="adequacy-note")]
-    shown = table_i_side_by_side(table.assign(run=run.name))
-    return [title, dash_table.DataTable(id="adequacy-table", data=shown.to_dict("records"),
-                                        columns=[{"name": column, "id": column} for column in shown.columns],
+    shown = table_i_side_by_side(table.assign(run="this run"))
+    # cells as the HTML report writes them (4 significant digits, thousands separated); headers on two rows: whose
+    # values ("this run", the paper), then what they are (the table's own "<whose>: <what>" labels)
+    columns = [{"name": ["", column] if ": " not in column else column.split(": ", 1), "id": f"c{index}"}
+               for index, column in enumerate(shown.columns)]
+    data = [{f"c{index}": format_value(value) for index, value in enumerate(row)}
+            for row in shown.itertuples(index=False)]
+    return [title, dash_table.DataTable(id="adequacy-table", data=data, columns=columns,
+                                        merge_duplicate_headers=True, style_cell=TABLE_CELL,
                                         style_table={"overflowX": "auto"}),
             html.Ul([html.Li(note.removeprefix("vs log: ")) for note in notes], className="field-note")]
 
@@ -262,12 +327,68 @@ def _node_io_graph(run, moved_bytes: bool) -> list:
     return [title, dcc.Graph(id="node-io", figure=figures.node_io_figure(run, table))]
 
 
+def cached_run(folder: Path, sandbox: Sandbox):
+    """The run of the run directory ``folder`` (:func:`batreplay.analysis.run_dir.load_run`, platform files named
+    by ``run.json`` read only where ``sandbox`` allows), loaded once and kept in
+    :data:`~batreplay.ui.run_cache.RUNS` while its files are unchanged.
+
+    Raises:
+        ValueError, OSError: the run cannot be read (the message says why).
+    """
+    from batreplay.analysis.run_dir import load_run
+
+    return RUNS.get(folder, "run", lambda: load_run(folder, may_read=sandbox.contains))
+
+
+def prepared_gantt(folder: Path, sandbox: Sandbox):
+    """The run's Gantt chart prepared for drawing (:func:`batreplay.ui.gantt.gantt_data`), kept in
+    :data:`~batreplay.ui.run_cache.RUNS`.
+
+    Raises:
+        ValueError, OSError: the run cannot be read or has no Gantt chart (the message says why).
+    """
+    from batreplay.ui.gantt import gantt_data
+
+    return RUNS.get(folder, "gantt", lambda: gantt_data(cached_run(folder, sandbox)))
+
+
+def prepared_utilisation(folder: Path, sandbox: Sandbox):
+    """The run's utilisation and queue length as steps (:func:`batreplay.ui.figures.utilisation_steps`), kept in
+    :data:`~batreplay.ui.run_cache.RUNS`.
+
+    Raises:
+        ValueError, OSError: the run cannot be read (the message says why).
+    """
+    from batreplay.ui.figures import utilisation_steps
+
+    return RUNS.get(folder, "utilisation", lambda: utilisation_steps(cached_run(folder, sandbox)))
+
+
+def prepare_views(folder: Path, sandbox: Sandbox) -> threading.Thread:
+    """Prepare the run's Gantt chart and utilisation steps in a background thread, while the browser loads the page
+    that draws them (their callbacks then wait for them, or find them ready). An error is left to the callbacks,
+    which meet it again and say it."""
+
+    def _prepare() -> None:
+        for prepare in (prepared_gantt, prepared_utilisation):
+            try:
+                prepare(folder, sandbox)
+            except (ValueError, OSError, KeyError, TypeError):  # (said by the callback that draws the view)
+                pass
+
+    thread = threading.Thread(target=_prepare, daemon=True, name=f"prepare {folder.name}")
+    thread.start()
+    return thread
+
+
 def run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:
     """The detail page of the finished run ``run_id``: metrics, figures, CPU and I/O per node type (jobs that move
-    bytes), adequacy against its log, downloads; or
-    a line saying there is no such run or why it cannot be read."""
+    bytes), adequacy against its log, downloads; or a line saying there is no such run or why it cannot be read.
+
+    The Gantt chart and the utilisation series start empty: their callbacks draw them for the view the browser
+    shows (:mod:`batreplay.ui.gantt`, :func:`batreplay.ui.figures.utilisation_figure`), ``#gantt-view`` holding the
+    run and its Gantt chart's window (``{"run": run id, "window": [start, end, low, high]}``, s and hosts)."""
     from batreplay.analysis.metric_registry import summary_rows
-    from batreplay.analysis.run_dir import load_run
     from batreplay.ui import figures
 
     folder = run_directory(runs_dir, run_id)
@@ -275,24 +396,31 @@ def run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:
         return html.Div([html.H2("Run not found"), html.P(f"No finished run called {run_id!r} here.",
                                                           className="error")])
     try:
-        run = load_run(folder, may_read=sandbox.contains)  # platform files named by run.json: allowed ones only
+        run = cached_run(folder, sandbox)
     except (ValueError, OSError) as err:
         return html.Div([html.H2(run_id), html.P(f"This run cannot be read: {err}", className="error")])
+    prepare_views(folder, sandbox)
     rows = summary_rows(read_metrics(folder))
     files = run_files(folder)
     graphs = [
         dcc.RadioItems(id="gantt-colour", options=[{"label": "colour by user", "value": "user"},
                                                    {"label": "colour by state", "value": "state"}],
                        value="user", inline=True),
-        dcc.Graph(id="gantt", figure=figures.gantt_figure(run, color_by="user"), style={"height": "600px"}),
-        dcc.Graph(id="utilisation", figure=figures.utilisation_figure(run)),
+        html.P(id="gantt-note", className="error"),
+        dcc.Store(id="gantt-view"), dcc.Store(id="gantt-zoom"),
+        dcc.Loading(dcc.Graph(id="gantt", style={"height": "600px"}), delay_show=300,
+                    overlay_style={"visibility": "visible", "opacity": 0.6}),  # (the chart stays as it redraws)
+        dcc.Store(id="utilisation-zoom"),
+        html.P(id="utilisation-note", className="error"),
+        dcc.Graph(id="utilisation"),
         dcc.Graph(id="waiting", figure=figures.waiting_time_figure(run)),
     ]
     lateness = figures.lateness_of(run)
     if lateness is not None:
         graphs.append(dcc.Graph(id="lateness", figure=figures.lateness_figure(lateness)))
+    label = run.spec.get("label")
     return html.Div([
-        html.H2(run_id),
+        html.H2(f"{label} ({run_id})" if label else run_id, id="run-title"),
         dcc.Store(id="detail-run", data=run_id),
         dash_table.DataTable(id="metrics-table", data=[{"metric": label, "value": text} for label, text in rows],
                              columns=[{"name": "metric", "id": "metric"}, {"name": "value", "id": "value"}],
@@ -301,8 +429,10 @@ def run_detail_page(runs_dir: Path, run_id: str, sandbox: Sandbox) -> html.Div:
         *_io_section(run),
         *_adequacy_section(run, sandbox),
         html.H3("Files"),
-        html.Ul([html.Li(html.A(name, href=f"/files/{run_id}/{name}", className="download")) for name in files]
-                + [html.Li(html.A("static HTML report", href=f"/reports/{run_id}/report.html", target="_blank",
+        html.Ul([html.Li(html.A(name, href=f"/files/{quote(run_id, safe='/')}/{quote(name)}", className="download"))
+                 for name in files]
+                + [html.Li(html.A("static HTML report", href=f"/reports/{quote(run_id, safe='/')}/report.html",
+                                  target="_blank",
                                   id="report-link"))]),
     ])
 
@@ -317,35 +447,92 @@ def compare_page(runs_dir: Path, search: str | None) -> html.Div:
         form_field("Runs (the first is the reference)",
                dcc.Dropdown(id="compare-runs", options=[{"label": name, "value": name} for name in finished],
                             value=chosen, multi=True, placeholder="two runs or more")),
+        html.Div([html.Label(["Smoothing window (", html.Span("unit of the time axis", id="compare-window-unit"), ")"],
+                             className="field-label", htmlFor="compare-window"),
+                  dcc.Input(id="compare-window", type="text", debounce=True, placeholder="none"),
+                  html.Div("A moving average of the utilisation and queue length over this much simulated time "
+                           "before each instant (Enter to apply); empty: the exact step functions.",
+                           className="field-note")], className="field"),
         dcc.Loading(html.Div(id="comparison")),
     ])
 
 
-def comparison(runs_dir: Path, chosen: list[str], sandbox: Sandbox) -> list:
-    """The comparison of the finished runs ``chosen`` (names; unknown ones skipped): metrics table, overlaid
-    series and cumulative submissions, or a line asking for two runs or more. Platform files named by the runs'
-    ``run.json`` are read only where ``sandbox`` allows.
+def _compared_folders(runs_dir: Path, chosen: Sequence[str] | None) -> list[Path]:
+    """The run directories of the finished runs ``chosen`` (names; unknown ones skipped), in order."""
+    return [folder for folder in (run_directory(runs_dir, name) for name in chosen or []) if folder is not None]
+
+
+def compared_series(runs_dir: Path, chosen: Sequence[str], sandbox: Sandbox, window: str | None, zoom):
+    """Compare's overlaid series redrawn for the time window a zoom of the browser shows (``zoom``: Plotly's
+    ``relayoutData``; a reset draws the whole runs), smoothed over ``window`` as :func:`comparison` draws them; None
+    when there is nothing to redraw (fewer than two runs, a zoom of a y axis alone, a bad smoothing window, which
+    the page already says).
+
+    Raises:
+        OSError, ValueError: a run's files cannot be read.
+    """
+    from batreplay.ui import figures
+    from batreplay.ui.comparison import smoothing_window
+    from batreplay.ui.series import relayout_range
+
+    folders = _compared_folders(runs_dir, chosen)
+    shown = (relayout_range(zoom, "xaxis") or relayout_range(zoom, "xaxis2")) if isinstance(zoom, dict) else None
+    if len(folders) < 2 or shown is None:
+        return None
+    runs = [cached_run(folder, sandbox) for folder in folders]
+    divisor, unit = figures.runs_unit(runs)
+    try:
+        length = smoothing_window(window, unit)
+    except ValueError:
+        return None
+    view = None if shown is True else (shown[0] * divisor, shown[1] * divisor)
+    return figures.comparison_series_figure(runs, window=length, view=view)
+
+
+def comparison(runs_dir: Path, chosen: list[str], sandbox: Sandbox, window: str | None = None) -> tuple[list, str]:
+    """The comparison of the finished runs ``chosen`` (names; unknown ones skipped): a warning when they hold other
+    jobs (``#comparison-warning``, :func:`~batreplay.ui.comparison.job_set_warnings`), metrics table, overlaid
+    series (smoothed over ``window``, text in the time axis' unit, blank for none; a bad one is said in one line,
+    ``#compare-window-error``, and the series drawn as they are) and cumulative submissions, or a line asking for
+    two runs or more. Platform files named by the runs' ``run.json`` are read only where ``sandbox`` allows.
+
+    Returns:
+        ``(children, unit)``: the components, and the name of the time axis' unit ("" without two runs).
 
     Raises:
         OSError, ValueError: a run's files cannot be read (the caller says so in one line).
     """
-    from batreplay.analysis.run_dir import load_run
     from batreplay.ui import figures
-    from batreplay.ui.comparison import REFERENCE_NOTE, comparison_rows
+    from batreplay.ui.comparison import REFERENCE_NOTE, comparison_rows, job_set_warnings, smoothing_window
 
-    folders = [folder for folder in (run_directory(runs_dir, name) for name in chosen or []) if folder is not None]
+    folders = _compared_folders(runs_dir, chosen)
     if len(folders) < 2:
-        return [html.P("Choose two finished runs or more.")]
+        return [html.P("Choose two finished runs or more.")], ""
     columns, rows = comparison_rows([folder.name for folder in folders],
                                     [read_metrics(folder) for folder in folders])
-    runs = [load_run(folder, may_read=sandbox.contains) for folder in folders]
+    runs = [cached_run(folder, sandbox) for folder in folders]  # (a new smoothing window reads no file again)
+    divisor, unit = figures.runs_unit(runs)
+    shown: list = []
+    try:
+        length = smoothing_window(window, unit)
+    except ValueError as err:
+        shown.append(html.P(str(err), className="error", id="compare-window-error"))
+        length = None
+    warnings = job_set_warnings(runs, unit=(divisor, unit))
+    if warnings:
+        shown.append(html.Div([html.P("Not the same jobs: these runs' metrics measure other work.",
+                                      className="warning-title"),
+                               html.Ul([html.Li(line) for line in warnings])],
+                              id="comparison-warning", className="warning"))
     return [
+        *shown,
         dash_table.DataTable(id="comparison-table", data=rows, columns=[{"name": c, "id": c} for c in columns],
                              style_table={"overflowX": "auto"}, style_cell=TABLE_CELL),
         html.P(REFERENCE_NOTE, className="field-note"),
-        dcc.Graph(id="compare-series", figure=figures.comparison_series_figure(runs)),
+        dcc.Store(id="compare-series-zoom"),
+        dcc.Graph(id="compare-series", figure=figures.comparison_series_figure(runs, window=length)),
         dcc.Graph(id="compare-cumulative", figure=figures.cumulative_submissions_figure(runs)),
-    ]
+    ], unit
 
 
 def campaigns_page(campaigns: Campaigns) -> html.Div:

@@ -18,7 +18,7 @@ from procset import ProcSet
 
 from batreplay.analysis.run_dir import RunData, load_run
 from batreplay.formats.out_jobs import FULL_ID, REJECTED
-from batreplay.ui import figures
+from batreplay.ui import figures, gantt
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 SPEEDUPS = REPO_ROOT / "expe" / "speedups" / "two-classes.csv"
@@ -62,6 +62,11 @@ def runs(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def loaded(runs) -> dict[str, RunData]:
     return {name: load_run(path) for name, path in runs.items()}
+
+
+def gantt_of(run: RunData, **options):
+    """The Gantt chart of a whole run (prepared, then drawn for the whole window)."""
+    return gantt.gantt_figure(gantt.gantt_data(run), **options)
 
 
 def metrics_json(folder: Path) -> dict:
@@ -108,18 +113,18 @@ def test_figures_of_a_run_known_by_hand(loaded, runs):
     run = loaded["tiny"]
     assert metrics_json(runs["tiny"])["utilisation"] == 0.390625  # the run is the one described by TINY_JOBS
 
-    gantt = figures.gantt_figure(run)  # no jobs.csv: coloured by state
-    assert gantt.layout.meta["jobs"] == 2 and gantt.layout.meta["not_drawn"] == 1
-    assert gantt.layout.meta["color_by"] == "state" and "1 not drawn" in gantt.layout.title.text
-    ((state, rectangles, hover),) = gantt_pairs(gantt)
+    chart = gantt_of(run)  # no jobs.csv: coloured by state
+    assert chart.layout.meta["jobs"] == 2 and chart.layout.meta["not_drawn"] == 1
+    assert chart.layout.meta["color_by"] == "state" and "1 not drawn" in chart.layout.title.text
+    ((state, rectangles, hover),) = gantt_pairs(chart)
     assert state == "COMPLETED_SUCCESSFULLY" and [row[0] for row in hover.customdata] == ["w0!b", "w0!c"]
     assert [list(row[2:5]) for row in hover.customdata] == [[10, 0, 100], [20, 90, 50]]  # submitted, waited, ran
     loops = polygons(rectangles)
     assert loops[0].tolist() == [[10, 0], [110, 0], [110, 4], [10, 4], [10, 0]]
     assert loops[1].tolist() == [[110, 0], [160, 0], [160, 32], [110, 32], [110, 0]]
-    assert gantt.layout.meta["seconds_per_unit"] == 1 and gantt.layout.xaxis.title.text == "simulated time (s)"
+    assert chart.layout.meta["seconds_per_unit"] == 1 and chart.layout.xaxis.title.text == "simulated time (s)"
 
-    curves = figures.utilisation_figure(run)
+    curves = figures.utilisation_figure(figures.utilisation_steps(run))
     busy, queue = curves.data
     instants = np.array([0, 5, 10, 15, 20, 50, 109, 110, 159, 160, 200])
     assert list(step_value(np.asarray(busy.x), np.asarray(busy.y), instants)) == \
@@ -139,11 +144,11 @@ def test_gantt_leaves_out_jobs_without_hosts(loaded):
     run = loaded["tiny"]
     jobs = run.jobs.copy()
     jobs.loc[jobs[FULL_ID] == "w0!b", "allocated_resources"] = ""
-    gantt = figures.gantt_figure(dataclasses.replace(run, jobs=jobs))
-    assert gantt.layout.meta["jobs"] == 1 and gantt.layout.meta["not_drawn"] == 2
-    assert drawn_job_ids(gantt) == ["w0!c"]
+    chart = gantt_of(dataclasses.replace(run, jobs=jobs))
+    assert chart.layout.meta["jobs"] == 1 and chart.layout.meta["not_drawn"] == 2
+    assert drawn_job_ids(chart) == ["w0!c"]
     with pytest.raises(ValueError, match="allocated_resources"):
-        figures.gantt_figure(dataclasses.replace(run, jobs=run.jobs.drop(columns="allocated_resources")))
+        gantt_of(dataclasses.replace(run, jobs=run.jobs.drop(columns="allocated_resources")))
 
 
 # -- Gantt chart ------------------------------------------------------------------------------------------------
@@ -154,7 +159,7 @@ def test_gantt_draws_every_started_job_once_per_block_of_hosts(loaded, name):
     """Each job that started is drawn, with one rectangle per contiguous block of its hosts; rejected jobs are not
     drawn but counted (the 32-node platform rejects the wider KTH jobs)."""
     run = loaded[name]
-    figure = figures.gantt_figure(run)
+    figure = gantt_of(run)
     ran = started(run.jobs)
     ids = drawn_job_ids(figure)
     assert set(ids) == set(ran[FULL_ID])
@@ -178,7 +183,7 @@ def test_gantt_rectangles_are_the_jobs_hosts_from_start_to_finish(loaded, runs, 
     run = loaded[name]
     table = pd.read_csv(runs[name] / "out_jobs.csv", dtype={"job_id": str, "allocated_resources": str})
     table.index = table["workload_name"] + "!" + table["job_id"]
-    figure = figures.gantt_figure(run)
+    figure = gantt_of(run)
     seconds = figure.layout.meta["seconds_per_unit"]
     hosts: dict[str, set[int]] = {}
     for _name, rectangles, hover in gantt_pairs(figure):
@@ -198,28 +203,34 @@ def test_gantt_rectangles_are_the_jobs_hosts_from_start_to_finish(loaded, runs, 
 
 
 def test_gantt_hover_shows_the_jobs_facts(loaded):
-    """customdata of each hover point: job id, user of jobs.csv, submission time, waiting time, run time, state."""
+    """customdata of each hover point: job id, user of jobs.csv, submission time, waiting time, run time, state,
+    hosts, and the hover's text: instants in the axis' unit, durations readable."""
     run = loaded["rigid"]
     jobs = run.jobs.set_index(FULL_ID)
     users = run.job_table.assign(job_id=run.job_table["job_id"].astype(str)).set_index("job_id")["user_id"]
-    figure = figures.gantt_figure(run)
+    figure = gantt_of(run)
     rows = [row for _name, _rect, hover in gantt_pairs(figure) for row in hover.customdata]
     assert len(rows) >= len(jobs)
-    for job_id, user, submission, waiting, execution, state, allocated in rows:
+    for job_id, user, submission, waiting, execution, state, allocated, when, durations in rows:
         job = jobs.loc[job_id]
         assert user == str(users[job["job_id"]])
         assert submission == job["submission_time"]
         assert waiting == pytest.approx(job["waiting_time"], abs=1e-6)
         assert execution == pytest.approx(job["execution_time"], abs=1e-6)
         assert (state, allocated) == (job["final_state"], job["allocated_resources"])
+        days = figure.layout.meta["seconds_per_unit"]  # (instants in the axis' unit, as the axis shows them)
+        assert when == (f"submitted {job['submission_time'] / days:,.3f}, ran {job['starting_time'] / days:,.3f} "
+                        f"to {job['finish_time'] / days:,.3f} ({figure.layout.meta['time_unit']})")
+        assert durations == (f"waited {figures.readable_duration(waiting)}, "
+                             f"ran {figures.readable_duration(execution)}")
     template = figure.data[1].hovertemplate
-    assert "%{customdata[0]}" in template and "%{customdata[3]" in template and "%{customdata[4]" in template
+    assert all(f"%{{customdata[{i}]}}" in template for i in (0, 1, 5, 6, 7, 8))
 
 
 def test_gantt_by_state_has_one_group_per_final_state(loaded):
     """Coloured by state: one group per final state of the jobs that ran, each job in the group of its state."""
     run = loaded["rigid"]
-    figure = figures.gantt_figure(run, color_by="state")
+    figure = gantt_of(run, color_by="state")
     states = dict(zip(run.jobs[FULL_ID], run.jobs["final_state"]))
     pairs = gantt_pairs(figure)
     assert {name for name, _r, _h in pairs} == set(started(run.jobs)["final_state"])
@@ -234,7 +245,7 @@ def test_gantt_by_user_groups_the_users_of_jobs_csv_with_a_capped_legend(loaded)
     the remaining users (the 300 jobs have more users than the cap) share one group, none with more jobs than a
     user kept."""
     run = loaded["rigid"]
-    figure = figures.gantt_figure(run)
+    figure = gantt_of(run)
     user_of = dict(zip(run.job_table["job_id"].astype(str), run.job_table["user_id"].astype(str)))
     jobs_of_user = pd.Series(user_of).value_counts()
     bare = dict(zip(run.jobs[FULL_ID], run.jobs["job_id"]))
@@ -258,11 +269,11 @@ def test_gantt_by_user_groups_the_users_of_jobs_csv_with_a_capped_legend(loaded)
 
 def test_gantt_without_users_is_coloured_by_state(loaded):
     run = dataclasses.replace(loaded["rigid"], job_table=None)
-    figure = figures.gantt_figure(run, color_by="user")
+    figure = gantt_of(run, color_by="user")
     assert figure.layout.meta["color_by"] == "state"
     assert {row[1] for _n, _r, hover in gantt_pairs(figure) for row in hover.customdata} == {"unknown"}
     with pytest.raises(ValueError, match="color_by"):
-        figures.gantt_figure(run, color_by="queue")
+        gantt_of(run, color_by="queue")
 
 
 # -- utilisation and queue --------------------------------------------------------------------------------------
@@ -291,7 +302,7 @@ def test_utilisation_is_a_fraction_whose_mean_is_the_runs_utilisation(loaded, ru
     metrics.json without a window) is metrics.json's utilisation."""
     run = loaded[name]
     metrics = metrics_json(runs[name])
-    figure = figures.utilisation_figure(run)
+    figure = figures.utilisation_figure(figures.utilisation_steps(run))
     seconds = figure.layout.meta["seconds_per_unit"]
     assert figure.layout.meta["utilisation"] is True
     x = in_seconds(figure.data[0].x, seconds)
@@ -313,8 +324,8 @@ def test_utilisation_is_a_fraction_whose_mean_is_the_runs_utilisation(loaded, ru
 
 def test_utilisation_without_nodes_count_draws_busy_nodes(loaded):
     run = loaded["rigid"]
-    fraction = figures.utilisation_figure(run)
-    busy = figures.utilisation_figure(dataclasses.replace(run, nb_resources=None))
+    fraction = figures.utilisation_figure(figures.utilisation_steps(run))
+    busy = figures.utilisation_figure(figures.utilisation_steps(dataclasses.replace(run, nb_resources=None)))
     assert busy.layout.meta["utilisation"] is False
     assert "busy nodes" in busy.layout.yaxis.title.text and "unknown" in busy.layout.yaxis.title.text
     np.testing.assert_allclose(np.asarray(busy.data[0].y), np.asarray(fraction.data[0].y) * run.nb_resources)
@@ -326,7 +337,7 @@ def test_queue_length_counts_the_jobs_submitted_and_not_started(loaded, name):
     """At every change of the curve and halfway between changes, the queue length is the number of jobs of
     out_jobs.csv submitted at or before that instant that start after it (rejected jobs never wait)."""
     run = loaded[name]
-    figure = figures.utilisation_figure(run)
+    figure = figures.utilisation_figure(figures.utilisation_steps(run))
     seconds = figure.layout.meta["seconds_per_unit"]
     trace = figure.data[1]
     assert trace.xaxis == "x2" and figure.layout.xaxis.matches == "x2"  # second row, x shared
