@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import quote
 
 from batreplay.options import RUN_CONDUCT
+from batreplay.platforms.generate import SCALED_VARIANTS
 from batreplay.ui.launcher import DONE
 
 #: The Runs table's columns, in order: (key, title). A metric's title is its heading with the unit its values are
@@ -64,9 +65,9 @@ NO_CAMPAIGN = ":none"
 #: Keys of a run description that other cells show, or that say nothing of what is simulated (where the run
 #: directory goes, whether it replaced one, a wall-clock limit, the label); a campaign instance's parameters that
 #: its platform (``nodes_factor``, ``speed_factor``) and seeds cells show.
-_SHOWN_ELSEWHERE = frozenset({"workload", "platform", "out_dir", "scheduler", "scheduler_options", "replay", "sessions",
-                              "engine", "max_jobs", "force", "timeout", "label", "seed", "model_seed", "overhead_seed",
-                              "nodes_factor", "speed_factor"})
+_SHOWN_ELSEWHERE = frozenset(RUN_CONDUCT) | {"workload", "platform", "scheduler", "scheduler_options", "replay",
+                                             "sessions", "engine", "max_jobs", "seed", "model_seed", "overhead_seed",
+                                             "nodes_factor", "speed_factor"}
 #: Keys of a run description left out of :func:`differing_parameters`: they differ between any two runs, or say
 #: nothing of what is simulated.
 NOT_COMPARED = frozenset(RUN_CONDUCT)
@@ -76,9 +77,6 @@ _GENERATED_PLATFORM = re.compile(r"(?P<stem>.+)-[0-9a-f]{12}")
 #: A campaign's generated variant, ``<output root>/platforms/<log>__<variant>.xml``
 #: (:func:`batreplay.campaign.platforms.platform_for`).
 _CAMPAIGN_PLATFORM = re.compile(r"(?P<log>.+?)__(?P<variant>[^_].*)")
-#: The variants the New-run form offers (:data:`batreplay.platforms.generate.SCALED_VARIANTS`' keys: the module
-#: generating them is not needed to name them).
-_FORM_VARIANTS = ("nodes-x2", "nodes-div2", "speed-x2", "speed-div2")
 #: ASCII punctuation: a backslash before each makes it plain text in Markdown (CommonMark's escapes).
 _MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 
@@ -124,7 +122,7 @@ def platform_text(platform: Any, variant: str | None = None) -> str:
             campaign = _CAMPAIGN_PLATFORM.fullmatch(path.stem)
             if generated:
                 base = generated["stem"]
-                found = next((name for name in _FORM_VARIANTS if base.endswith("-" + name)), None)
+                found = next((name for name in SCALED_VARIANTS if base.endswith("-" + name)), None)
                 base = base.removesuffix("-" + found) if found else base
                 again = _GENERATED_PLATFORM.fullmatch(base)  # (node types, then scaled: two digests)
                 base = again["stem"] if again else base
