@@ -131,6 +131,12 @@ def _text(value: Any) -> str | None:
     return value if value is None or isinstance(value, str) else str(value)
 
 
+def _names(value: Any) -> list[str]:
+    """The texts of a list a browser sent (run ids chosen or ticked), in order; nothing for anything else: a browser
+    can send any JSON value."""
+    return [name for name in value if isinstance(name, str)] if isinstance(value, list) else []
+
+
 @dataclass
 class UiConfig:
     """What the app serves.
@@ -392,7 +398,7 @@ def _add_browse_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, campa
 
         rows = list_runs(runs_dir, launcher.states())
         table = runs_table(of_campaign(rows, campaign))  # (the metrics' units: those of the rows shown)
-        ticked = {name for name in selected if isinstance(name, str)} if isinstance(selected, list) else set()
+        ticked = set(_names(selected))
         # the rows ticked stay ticked by their id, wherever a new run or the filter puts them (the table ticks by
         # place); unchanged places are not sent, so that a tick made while this answer travels is not undone
         places = [index for index, row in enumerate(table.data) if row["id"] in ticked]
@@ -401,8 +407,7 @@ def _add_browse_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, campa
 
     @app.callback(Output("compare-selected", "href"), Input("runs-table", "selected_row_ids"))
     def _compare_link(selected: list[str] | None):
-        names = [name for name in selected or [] if isinstance(name, str)]
-        return "/compare?runs=" + ",".join(quote(name, safe="/") for name in names)
+        return "/compare?runs=" + ",".join(quote(name, safe="/") for name in _names(selected))
 
     @app.callback(Output("runs-table", "hidden_columns"), Input("runs-columns", "value"), prevent_initial_call=True)
     def _columns(shown: Any):
@@ -412,14 +417,13 @@ def _add_browse_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, campa
 
     @app.callback(Output("runs-differences", "children"), Input("runs-table", "selected_row_ids"))
     def _differences(selected: Any):
-        return pages.runs_differences(runs_dir, selected if isinstance(selected, list) else [])
+        return pages.runs_differences(runs_dir, selected)  # (it keeps the run ids among whatever was sent)
 
     @app.callback(Output("comparison", "children"), Output("compare-window-unit", "children"),
                   Input("compare-runs", "value"), Input("compare-window", "value"))
     def _compare(chosen: Any, window: Any):
-        names = [name for name in chosen if isinstance(name, str)] if isinstance(chosen, list) else []
         try:
-            shown, unit = pages.comparison(runs_dir, names, sandbox, _text(window))
+            shown, unit = pages.comparison(runs_dir, _names(chosen), sandbox, _text(window))
         except READ_ERRORS as err:
             return [pages.error_page("These runs cannot be compared", err)], no_update
         return shown, unit or "unit of the time axis"
@@ -430,9 +434,8 @@ def _add_browse_callbacks(app: Dash, sandbox: Sandbox, launcher: Launcher, campa
     @app.callback(Output("compare-series", "figure"), Input("compare-series-zoom", "data"),
                   State("compare-runs", "value"), State("compare-window", "value"), prevent_initial_call=True)
     def _compare_zoom(zoom: Any, chosen: Any, window: Any):
-        names = [name for name in chosen if isinstance(name, str)] if isinstance(chosen, list) else []
         try:
-            figure = pages.compared_series(runs_dir, names, sandbox, _text(window), zoom)
+            figure = pages.compared_series(runs_dir, _names(chosen), sandbox, _text(window), zoom)
         except READ_ERRORS:  # (the comparison above says why these runs cannot be read)
             return no_update
         return no_update if figure is None else figure
@@ -462,7 +465,7 @@ def _add_run_view_callbacks(app: Dash, sandbox: Sandbox) -> None:
     (:mod:`batreplay.ui.gantt`, :mod:`batreplay.ui.series`). The browser sends only the events that change an axis
     (:data:`AXIS_CHANGES`, :data:`AXIS_RANGES`); ``#gantt-view`` holds the run and the window its chart shows."""
     from batreplay.ui import figures, gantt
-    from batreplay.ui.series import relayout_range
+    from batreplay.ui.series import time_range
 
     def _folder(run_id: Any) -> Path | None:
         return run_directory(sandbox.runs_dir, run_id) if isinstance(run_id, str) else None
@@ -502,12 +505,9 @@ def _add_run_view_callbacks(app: Dash, sandbox: Sandbox) -> None:
             steps = pages.prepared_utilisation(folder, sandbox)
         except READ_ERRORS as err:
             return no_update, f"no utilisation over time: {one_line(err)}"
-        shown = None
-        if isinstance(zoom, dict):
-            shown = relayout_range(zoom, "xaxis")
-            shown = relayout_range(zoom, "xaxis2") if shown is None else shown
-            if shown is None:  # (a zoom of a y axis alone: the browser has drawn it, the time window is the same)
-                return no_update, no_update
+        shown = time_range(zoom)
+        if isinstance(zoom, dict) and shown is None:  # (a zoom of a y axis alone: the browser has drawn it)
+            return no_update, no_update
         window = None if shown is None or shown is True else (shown[0] * steps.divisor, shown[1] * steps.divisor)
         return figures.utilisation_figure(steps, window), ""
 

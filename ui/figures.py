@@ -101,28 +101,6 @@ def _reduction_note(figure: go.Figure) -> str:
             "highest point); a zoom redraws them exactly for its window</sub>")
 
 
-def _busy_and_queue(run: RunData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
-    """The step functions of :func:`utilisation_figure`, in seconds: ``(busy_times, busy, queue_times, queued,
-    fraction)``, ``busy`` a fraction of the nodes when ``fraction`` (the number of nodes is known), else nodes;
-    both start at the run's first submission."""
-    low, _high = run_span(run)
-    running = running_jobs_over_time(run.jobs, shared_hosts=run.shared_hosts)
-    busy = running["busy_nodes"].to_numpy(dtype="float64")
-    fraction = run.nb_resources is not None
-    if fraction:
-        busy = busy / run.nb_resources
-    busy_times = running["time"].to_numpy(dtype="float64")
-    queue = queue_length_over_time(run.jobs)
-    queue_times = queue["time"].to_numpy(dtype="float64")
-    queued = queue["queued_jobs"].to_numpy(dtype="float64")
-    # both step functions are 0 before their first change: start them at the first submission
-    if busy_times.size == 0 or busy_times[0] > low:
-        busy_times, busy = np.concatenate([[low], busy_times]), np.concatenate([[0.0], busy])
-    if queue_times.size == 0 or queue_times[0] > low:
-        queue_times, queued = np.concatenate([[low], queue_times]), np.concatenate([[0.0], queued])
-    return busy_times, busy, queue_times, queued, fraction
-
-
 @dataclass(frozen=True)
 class UtilisationSteps:
     """A run's utilisation and queue length as step functions, computed once (:func:`utilisation_steps`) and
@@ -149,9 +127,26 @@ class UtilisationSteps:
 
 
 def utilisation_steps(run: RunData) -> UtilisationSteps:
-    """The step functions of ``run``'s utilisation and queue length (see :func:`utilisation_figure`)."""
-    busy_times, busy, queue_times, queued, fraction = _busy_and_queue(run)
-    return UtilisationSteps(run.name, busy_times, busy, queue_times, queued, fraction, run_span(run), *_unit(run))
+    """The step functions of ``run``'s utilisation and queue length (see :func:`utilisation_figure`), in seconds:
+    ``busy`` a fraction of the nodes when the number of nodes is known, else nodes; both start at the run's first
+    submission."""
+    low, high = run_span(run)
+    running = running_jobs_over_time(run.jobs, shared_hosts=run.shared_hosts)
+    busy = running["busy_nodes"].to_numpy(dtype="float64")
+    fraction = run.nb_resources is not None
+    if fraction:
+        busy = busy / run.nb_resources
+    busy_times = running["time"].to_numpy(dtype="float64")
+    queue = queue_length_over_time(run.jobs)
+    queue_times = queue["time"].to_numpy(dtype="float64")
+    queued = queue["queued_jobs"].to_numpy(dtype="float64")
+    # both step functions are 0 before their first change: start them at the first submission
+    if busy_times.size == 0 or busy_times[0] > low:
+        busy_times, busy = np.concatenate([[low], busy_times]), np.concatenate([[0.0], busy])
+    if queue_times.size == 0 or queue_times[0] > low:
+        queue_times, queued = np.concatenate([[low], queue_times]), np.concatenate([[0.0], queued])
+    return UtilisationSteps(run.name, busy_times, busy, queue_times, queued, fraction, (low, high),
+                            *time_unit(high - low))
 
 
 def utilisation_figure(steps: UtilisationSteps, window: tuple[float, float] | None = None) -> go.Figure:
@@ -345,20 +340,25 @@ def lateness_figure(per_user: pd.DataFrame) -> go.Figure:
     return figure
 
 
+def _longest_unit(spans) -> tuple[float, str]:
+    """Divisor and name of the time unit of the longest of ``spans`` (``(first, last)`` instants, s)."""
+    return time_unit(max(high - low for low, high in spans))
+
+
 def runs_unit(runs: Sequence[RunData]) -> tuple[float, str]:
     """Divisor (seconds per unit) and name of the time unit shared by the figures of several runs
     (:func:`batreplay.analysis.plots.time_unit` of their longest span)."""
-    return time_unit(max(run_span(run)[1] - run_span(run)[0] for run in runs))
+    return _longest_unit(run_span(run) for run in runs)
 
 
-def comparison_series_figure(runs: Sequence[RunData], *, window: float | None = None,
+def comparison_series_figure(steps: Sequence[UtilisationSteps], *, window: float | None = None,
                              view: tuple[float, float] | None = None) -> go.Figure:
     """Utilisation (top) and queue length (bottom) of several runs over time, overlaid (one colour per run), as
     :func:`utilisation_figure` draws them for one run; busy nodes instead of utilisation when a run's number of
     nodes is unknown (its legend entry says so). x = simulated time in the unit of the longest run.
 
     Args:
-        runs: the runs, drawn in this order.
+        steps: the runs' steps (:func:`utilisation_steps`, prepared once per run), drawn in this order.
         window: None (the step functions themselves), or the length of a moving average in the x axis' unit: each
             curve becomes its mean over the window before each instant
             (:func:`batreplay.ui.comparison.smoothed`, at most
@@ -373,17 +373,16 @@ def comparison_series_figure(runs: Sequence[RunData], *, window: float | None = 
     """
     from batreplay.ui.comparison import smoothed
 
-    if not runs:
+    if not steps:
         raise ValueError("comparison_series_figure: no run")
-    divisor, unit = runs_unit(runs)
+    divisor, unit = _longest_unit(run.span for run in steps)
     if window is not None and not (np.isfinite(window) and window > 0):
         raise ValueError(f"comparison_series_figure: window {window!r} is not a finite number > 0")
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
-    for index, run in enumerate(runs):
+    for index, run in enumerate(steps):
         colour = RUN_COLOURS[index % len(RUN_COLOURS)]
-        busy_times, busy, queue_times, queued, fraction = _busy_and_queue(run)
-        names = (run.name if fraction else f"{run.name} (busy nodes)", run.name)
-        for row, (times, values) in enumerate(((busy_times, busy), (queue_times, queued)), start=1):
+        names = (run.name if run.fraction else f"{run.name} (busy nodes)", run.name)
+        for row, (times, values) in enumerate(((run.busy_times, run.busy), (run.queue_times, run.queued)), start=1):
             if window is None:
                 shown = None if view is None else (view[0] / divisor, view[1] / divisor)
                 trace = _step_trace(times / divisor, values, names[row - 1], colour, shown)
@@ -403,7 +402,7 @@ def comparison_series_figure(runs: Sequence[RunData], *, window: float | None = 
     figure.update_layout(title={"text": f"Utilisation (top) and queue length (bottom){smoothing}"
                                         f"{_reduction_note(figure)}"},
                          dragmode="zoom", hovermode="x unified",
-                         meta={"runs": [run.name for run in runs], "time_unit": unit, "seconds_per_unit": divisor,
+                         meta={"runs": [run.name for run in steps], "time_unit": unit, "seconds_per_unit": divisor,
                                "window": window, "view": list(view) if view is not None else None})
     return figure
 

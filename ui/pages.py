@@ -473,20 +473,20 @@ def compared_series(runs_dir: Path, chosen: Sequence[str], sandbox: Sandbox, win
     """
     from batreplay.ui import figures
     from batreplay.ui.comparison import smoothing_window
-    from batreplay.ui.series import relayout_range
+    from batreplay.ui.series import time_range
 
     folders = _compared_folders(runs_dir, chosen)
-    shown = (relayout_range(zoom, "xaxis") or relayout_range(zoom, "xaxis2")) if isinstance(zoom, dict) else None
+    shown = time_range(zoom)
     if len(folders) < 2 or shown is None:
         return None
-    runs = [cached_run(folder, sandbox) for folder in folders]
-    divisor, unit = figures.runs_unit(runs)
+    divisor, unit = figures.runs_unit([cached_run(folder, sandbox) for folder in folders])
     try:
         length = smoothing_window(window, unit)
     except ValueError:
         return None
     view = None if shown is True else (shown[0] * divisor, shown[1] * divisor)
-    return figures.comparison_series_figure(runs, window=length, view=view)
+    return figures.comparison_series_figure([prepared_utilisation(folder, sandbox) for folder in folders],
+                                            window=length, view=view)
 
 
 def comparison(runs_dir: Path, chosen: list[str], sandbox: Sandbox, window: str | None = None) -> tuple[list, str]:
@@ -530,7 +530,8 @@ def comparison(runs_dir: Path, chosen: list[str], sandbox: Sandbox, window: str 
                              style_table={"overflowX": "auto"}, style_cell=TABLE_CELL),
         html.P(REFERENCE_NOTE, className="field-note"),
         dcc.Store(id="compare-series-zoom"),
-        dcc.Graph(id="compare-series", figure=figures.comparison_series_figure(runs, window=length)),
+        dcc.Graph(id="compare-series", figure=figures.comparison_series_figure(
+            [prepared_utilisation(folder, sandbox) for folder in folders], window=length)),
         dcc.Graph(id="compare-cumulative", figure=figures.cumulative_submissions_figure(runs)),
     ], unit
 

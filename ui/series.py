@@ -76,3 +76,13 @@ def relayout_range(relayout: dict[str, Any], axis: str) -> tuple[float, float] |
     if low is None or high is None or low == high:
         return None
     return min(low, high), max(low, high)
+
+
+def time_range(relayout: Any) -> tuple[float, float] | None | bool:
+    """The time range a browser's zoom, pan or reset gives a figure of one or two rows sharing their time axis
+    (``xaxis``, or the lower row's ``xaxis2``): as :func:`relayout_range`, None also when ``relayout`` is no dict or
+    changes neither (a zoom of a y axis alone)."""
+    if not isinstance(relayout, dict):
+        return None
+    shown = relayout_range(relayout, "xaxis")
+    return relayout_range(relayout, "xaxis2") if shown is None else shown

@@ -26,7 +26,7 @@ from batreplay.ui.comparison import (
     smoothing_window,
 )
 from batreplay.ui.run_index import read_metrics
-from batreplay.ui.figures import comparison_series_figure, cumulative_submissions_figure
+from batreplay.ui.figures import comparison_series_figure, cumulative_submissions_figure, utilisation_steps
 from conftest import WORKLOADS
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -65,7 +65,7 @@ def test_fewer_than_two_runs_are_refused(folders):
 
 def test_the_overlaid_series_and_cumulative_submissions_draw_every_run(folders):
     runs = [load_run(folder) for folder in folders]
-    series = comparison_series_figure(runs)
+    series = comparison_series_figure([utilisation_steps(run) for run in runs])
     assert series.layout.meta["runs"] == ["easy", "fcfs"]
     assert len(series.data) == 4  # utilisation and queue length of each run
     for trace in series.data[::2]:  # (each run: its utilisation, then its queue length)
@@ -237,9 +237,10 @@ def mean_busy_and_queued(jobs: pd.DataFrame, low: float, high: float) -> tuple[f
 
 def test_smoothed_series_are_the_jobs_mean_over_the_window_before_each_instant(folders):
     runs = [load_run(folder) for folder in folders]
-    exact = comparison_series_figure(runs)
+    steps = [utilisation_steps(run) for run in runs]
+    exact = comparison_series_figure(steps)
     divisor, unit = exact.layout.meta["seconds_per_unit"], exact.layout.meta["time_unit"]
-    figure = comparison_series_figure(runs, window=0.25)
+    figure = comparison_series_figure(steps, window=0.25)
     assert figure.layout.meta["window"] == 0.25 and exact.layout.meta["window"] is None
     assert f"mean over the last 0.25 {unit}" in figure.layout.yaxis.title.text
     assert f"mean over the last 0.25 {unit}" in figure.layout.yaxis2.title.text
@@ -258,4 +259,26 @@ def test_smoothed_series_are_the_jobs_mean_over_the_window_before_each_instant(f
             assert busy.y[point] == pytest.approx(nodes / run_.nb_resources, rel=1e-9, abs=1e-12)
             assert queue.y[point] == pytest.approx(waiting, rel=1e-9, abs=1e-12)
     with pytest.raises(ValueError, match="window 0"):
-        comparison_series_figure(runs, window=0.0)
+        comparison_series_figure(steps, window=0.0)
+
+
+def test_a_zoom_on_compare_redraws_the_series_for_its_window(folders):
+    """Compare's zoom (the browser's relayoutData) redraws the overlaid series for that time window, from the runs'
+    prepared steps; a zoom of a y axis alone redraws nothing, a reset draws the whole runs."""
+    from batreplay.ui.pages import compared_series
+    from batreplay.ui.sandbox import Sandbox
+
+    sandbox = Sandbox(folders[0].parent, [WORKLOADS])
+    names = [folder.name for folder in folders]
+    whole = compared_series(folders[0].parent, names, sandbox, None, {"xaxis.autorange": True})
+    divisor = whole.layout.meta["seconds_per_unit"]
+    assert whole.layout.meta["view"] is None and whole.layout.meta["runs"] == names
+    zoomed = compared_series(folders[0].parent, names, sandbox, None, {"xaxis2.range[0]": 1.0, "xaxis2.range[1]": 2.0})
+    assert zoomed.layout.meta["view"] == [1.0 * divisor, 2.0 * divisor]
+    assert list(zoomed.layout.xaxis.range) == [1.0, 2.0]
+    for trace in zoomed.data:  # (the steps in view: the one in effect at its start, up to the one after its end)
+        x = np.asarray(trace.x, dtype=float)
+        assert x.min() <= 1.0 and x.max() >= 2.0 and ((x > 1.0) & (x < 2.0)).any()
+        assert len(x) < trace.meta["points"]
+    assert compared_series(folders[0].parent, names, sandbox, None, {"yaxis.range[0]": 0, "yaxis.range[1]": 1}) is None
+    assert compared_series(folders[0].parent, names[:1], sandbox, None, {"xaxis.autorange": True}) is None
