@@ -15,7 +15,7 @@ import pytest
 from batreplay.run.runner import run
 from batreplay.run.spec import RunSpec
 from conftest import WORKLOADS
-from ui_server import PATIENCE_S, start_ui, stop_ui
+from ui_server import PATIENCE_S, campaign_text, start_ui, stop_ui
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 
@@ -308,22 +308,6 @@ def runs_rows(base: str) -> dict[str, dict]:
     return {row["id"]: row for row in answer["response"]["runs-table"]["data"]}
 
 
-TINY_CAMPAIGN = """
-[campaign]
-name = "tiny"
-root = "."
-
-[[logs]]
-name = "kth-sp2"
-workload = "{workload}"
-platform = "kth-sp2"
-max_jobs = 50
-
-[matrix]
-schedulers = ["easy"]
-"""
-
-
 @pytest.mark.skipif(not KTH.is_file(), reason="shared workloads not available")
 def test_a_campaign_instance_is_served_by_its_id_and_no_path_reaches_beyond_it(tmp_path):
     """Issue 30, part 2: a campaign instance's run id is ``campaigns/<campaign>/<instance>``; its page, downloads and
@@ -336,7 +320,7 @@ def test_a_campaign_instance_is_served_by_its_id_and_no_path_reaches_beyond_it(t
     from batreplay.campaign.spec import load_campaign
 
     runs = tmp_path / "runs"
-    (tmp_path / "tiny.toml").write_text(TINY_CAMPAIGN.format(workload=KTH))
+    (tmp_path / "tiny.toml").write_text(campaign_text("tiny", KTH, 50, schedulers=("easy",)))
     spec = load_campaign(tmp_path / "tiny.toml", output_root=runs / "campaigns" / "tiny")
     assert run_campaign(spec, executor=LocalExecutor(1), console=Console(quiet=True), show_progress=False).complete
     (instance,) = spec.instances()

@@ -36,27 +36,11 @@ from batreplay.ui.runs_table import (
     runs_table,
 )
 from conftest import WORKLOADS
+from ui_server import campaign_text
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 pytestmark = pytest.mark.skipif(not KTH.is_file(), reason="shared workloads not available")
 LABEL = "EASY *baseline* [200 jobs](javascript:alert(1))"
-CAMPAIGN = """
-[campaign]
-name = "tiny"
-root = "."
-
-[[logs]]
-name = "kth-sp2"
-workload = "{workload}"
-platform = "kth-sp2"
-max_jobs = 200
-
-[matrix]
-platforms = ["recorded", "speed-x2"]
-schedulers = ["easy", "fcfs"]
-replay_models = ["rigid"]
-seeds = [0]
-"""
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +62,7 @@ def runs(tmp_path_factory):
     gone = RunSpec.build(out_dir=folder / "kth-gone", scheduler="easy", **{**base, "platform": root / "gone.xml"})
     write_failure_record(folder / "kth-gone", "FileNotFoundError", "gone.xml: no such platform file",
                          spec=gone.to_dict())
-    (root / "tiny.toml").write_text(CAMPAIGN.format(workload=KTH))
+    (root / "tiny.toml").write_text(campaign_text("tiny", KTH, 200, platforms=("recorded", "speed-x2")))
     spec = load_campaign(root / "tiny.toml", output_root=folder / "campaigns" / "tiny")
     summary = run_campaign(spec, executor=LocalExecutor(1), only="*easy*", console=Console(quiet=True),
                            show_progress=False)

@@ -10,12 +10,13 @@ that need it are skipped when no Chromium is installed or Playwright cannot star
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,7 +92,7 @@ class SlowFcfs(Fcfs):
 CAMPAIGN = """
 [campaign]
 name = "{name}"
-description = "{jobs} KTH-SP2 jobs, EASY and FCFS"
+description = "{jobs} KTH-SP2 jobs, {described}"
 root = "."
 
 [[logs]]
@@ -101,11 +102,20 @@ platform = "kth-sp2"
 max_jobs = {jobs}
 
 [matrix]
-platforms = ["recorded"]
-schedulers = ["easy", "fcfs"]
+platforms = {platforms}
+schedulers = {schedulers}
 replay_models = ["rigid"]
 seeds = [0]
 """
+
+
+def campaign_text(name: str, workload: Path, jobs: int, *, platforms: Sequence[str] = ("recorded",),
+                  schedulers: Sequence[str] = ("easy", "fcfs")) -> str:
+    """A campaign file (TOML) of the tests: the first ``jobs`` jobs of ``workload`` on the KTH-SP2 platform and
+    the ``platforms`` variants of it, each scheduler of ``schedulers``, rigid replay, seed 0."""
+    return CAMPAIGN.format(name=name, jobs=jobs, workload=workload, platforms=json.dumps(list(platforms)),
+                           schedulers=json.dumps(list(schedulers)),
+                           described=" and ".join(name.upper() for name in schedulers))
 
 
 def write_campaigns(folder: Path, outside: Path) -> None:
@@ -113,9 +123,9 @@ def write_campaigns(folder: Path, outside: Path) -> None:
     file outside the allowed folders."""
     folder.mkdir(parents=True)
     kth = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
-    (folder / "tiny.toml").write_text(CAMPAIGN.format(name="tiny", jobs=300, workload=kth))
+    (folder / "tiny.toml").write_text(campaign_text("tiny", kth, 300))
     outside.write_text("1 0 0 10 2 -1 -1 2 20 -1 1 1 1 -1 1 -1 -1 -1\n")
-    (folder / "outside.toml").write_text(CAMPAIGN.format(name="outside", jobs=1, workload=outside))
+    (folder / "outside.toml").write_text(campaign_text("outside", outside, 1))
 
 
 @pytest.fixture(scope="module")
