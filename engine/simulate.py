@@ -166,17 +166,25 @@ def _with_progress(on_request: Callable[[dict], None] | None,
     return hook
 
 
+def embedded_engine(compute: Platform, workload: dict, spec: EngineSpec = EngineSpec(),
+                    dynamic_jobs: bool = False) -> BatsimEngine:
+    """The embedded engine, its first message not yet taken, for ``workload`` (simulated as ``w0``) on the compute
+    hosts of ``compute``, with the per-run features of ``spec`` (compute sharing, a speedup model) and, with
+    ``dynamic_jobs``, Batsim's dynamic registration acknowledged (what the feedback broker needs)."""
+    hosts = [(host.name, host.speed) for host in compute.hosts]
+    options = EngineOptions(dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=dynamic_jobs,
+                            compute_sharing=spec.compute_sharing, speedup_model=spec.make_speedup_model())
+    return BatsimEngine(hosts, {"w0": workload}, {"w0": WORKLOAD_FILE}, options, cores=compute.cores,
+                        host_properties=compute.host_properties, storage=compute.storage_resources,
+                        network=compute.network, master_host=compute.master_host)
+
+
 def _embedded(compute: Platform, workload: dict, decision_process: Any, out_dir: Path, started: float,
               dynamic_jobs: bool, on_request, deadline, on_progress,
               direct: bool, spec: EngineSpec) -> tuple[int, float, WrittenJobs]:
     """The embedded engine on the compute hosts of ``compute``, with the direct driver (``direct``) or through
     pybatsim; returns the number of messages, the decision process's seconds and the jobs written."""
-    hosts = [(host.name, host.speed) for host in compute.hosts]
-    options = EngineOptions(dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=dynamic_jobs,
-                            compute_sharing=spec.compute_sharing, speedup_model=spec.make_speedup_model())
-    engine = BatsimEngine(hosts, {"w0": workload}, {"w0": WORKLOAD_FILE}, options, cores=compute.cores,
-                          host_properties=compute.host_properties, storage=compute.storage_resources,
-                          network=compute.network, master_host=compute.master_host)
+    engine = embedded_engine(compute, workload, spec, dynamic_jobs)
     try:
         with _objects_kept_out_of_collections():
             if direct:

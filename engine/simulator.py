@@ -184,6 +184,11 @@ class BatsimEngine:
         order Batsim writes them (built when asked)."""
         return job_records(self.handlers.ended)
 
+    def ended_jobs(self, first: int = 0) -> list[Job]:
+        """The jobs ended so far (completed, killed or rejected), in the order Batsim writes them, from position
+        ``first`` on (``len(ended_jobs())`` is how many ended)."""
+        return [job for job, _metadata in self.handlers.ended[first:]]
+
     def record_columns(self) -> dict[str, Sequence]:
         """:attr:`records` as columns, field -> one value per job (see
         :func:`batreplay.engine.records.job_columns`): no object per job."""

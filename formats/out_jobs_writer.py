@@ -139,15 +139,37 @@ def write_out_jobs_text(columns: Mapping[str, Sequence], path: str | os.PathLike
         csv.Error: a field holds a comma or a line break (a job id, say), which Batsim would write as is, breaking
             the CSV; nothing is left at ``path`` then.
     """
+    return _write_blocks(_column_blocks(columns), Path(path))
+
+
+def out_jobs_table(columns: Mapping[str, Sequence], source: str = "jobs table") -> pd.DataFrame:
+    """The checked table (:meth:`WrittenJobs.table`) that :func:`write_out_jobs_text` would write for ``columns``
+    and :func:`~batreplay.formats.out_jobs.read_out_jobs` read back (times as printed, six decimals), without
+    writing any file; ``source`` names it in errors.
+
+    Raises:
+        ValueError: as :func:`write_out_jobs_text`; OutJobsError: the rows do not make a valid table.
+    """
+    written = _empty_written(Path(source))
+    for _row in _rows(_column_blocks(columns), written.printed, written.text, written.counts):
+        pass
+    return written.table()
+
+
+def _column_blocks(columns: Mapping[str, Sequence]) -> Iterator[dict[str, list]]:
+    """``columns`` (:data:`RECORD_FIELDS` -> values) as blocks of :data:`_BLOCK` rows.
+
+    Raises:
+        ValueError: a field missing from ``columns`` or columns of different lengths.
+    """
     missing = [name for name in RECORD_FIELDS if name not in columns]
     if missing:
         raise ValueError(f"out_jobs columns: missing {', '.join(missing)}")
     lengths = {name: len(columns[name]) for name in RECORD_FIELDS}
     if len(set(lengths.values())) > 1:
         raise ValueError(f"out_jobs columns of different lengths: {lengths}")
-    blocks = ({name: _as_list(columns[name][start:start + _BLOCK]) for name in RECORD_FIELDS}
-              for start in range(0, lengths["job_id"], _BLOCK))
-    return _write_blocks(blocks, Path(path))
+    return ({name: _as_list(columns[name][start:start + _BLOCK]) for name in RECORD_FIELDS}
+            for start in range(0, lengths["job_id"], _BLOCK))
 
 
 def write_out_jobs(records: Iterable[JobRecord], path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -180,14 +202,17 @@ def _as_list(values: Sequence) -> list:
 
 def _write_blocks(blocks: Iterable[dict[str, list]], path: Path) -> WrittenJobs:
     """Write ``out_jobs.csv`` from blocks of columns (:data:`RECORD_FIELDS` -> values); return what was written."""
-    written = WrittenJobs(path, {name: [] for name in TEXT_COLUMNS},
-                          {"requested_number_of_resources": [], "success": []},
-                          {name: array("d") for name in _FLOAT_FIELDS})
+    written = _empty_written(path)
     with open_text_atomically(path, buffering=1 << 20) as stream:
         writer = csv.writer(stream, quoting=csv.QUOTE_NONE, quotechar=None, lineterminator="\n")
         writer.writerow(BATSIM_COLUMNS)
         writer.writerows(_rows(blocks, written.printed, written.text, written.counts))
     return written
+
+
+def _empty_written(path: Path) -> WrittenJobs:
+    return WrittenJobs(path, {name: [] for name in TEXT_COLUMNS}, {"requested_number_of_resources": [], "success": []},
+                       {name: array("d") for name in _FLOAT_FIELDS})
 
 
 def _six(values: list) -> list[str]:

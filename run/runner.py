@@ -55,9 +55,10 @@ if TYPE_CHECKING:  # pandas is imported by the metrics step (batreplay.analysis)
     import pandas as pd
 
     from batreplay.engine.simulate import Simulation
+    from batreplay.platforms.model import Platform
 
-__all__ = ["RunError", "RunResult", "RunSpec", "check_run_directory", "failed_batsim_log", "is_run_directory",
-           "load_workload", "resolve_platform", "run"]
+__all__ = ["RunError", "RunResult", "RunSpec", "check_master_route", "check_run_directory", "check_times",
+           "failed_batsim_log", "is_run_directory", "load_workload", "resolve_platform", "run"]
 
 
 #: Seconds of wall-clock time between two calls of a run's progress callback (a bar cannot show more).
@@ -291,6 +292,34 @@ def run(spec: RunSpec, on_progress: Callable[[float, int, int], None] | None = N
                      recovered + manifest["input_notes"], manifest["inputs_sha256"])
 
 
+def check_master_route(spec: RunSpec, platform_path: Path, platform: Platform) -> None:
+    """Refuse, on the embedded engine, a platform whose master host reaches itself over SimGrid's own loopback.
+
+    Raises:
+        RunError: naming the platform file and the ways out.
+    """
+    if spec.engine.name == "embedded" and platform.master_on_loopback:
+        raise RunError(f"{platform_path}: the master host {platform.master_host!r} is a plain <host> without a <route> "
+                       "to itself (or in a zone whose routing is not followed), so SimGrid carries its own messages "
+                       "over its own loopback link or on links the embedded engine does not know (events of one instant may be "
+                       "grouped otherwise): give it a <route> to itself (as batreplay platform --io-rate does), "
+                       "declare it in a <cluster>, or run with --engine batsim")
+
+
+def check_times(spec: RunSpec, platform_path: Path, platform: Platform, document: dict) -> None:
+    """Refuse a platform too slow for the workload: simulated times where the embedded engine and Batsim part ways
+    (:func:`~batreplay.engine.profiles.check_simulated_times`).
+
+    Raises:
+        RunError: naming the workload and the platform file.
+    """
+    try:
+        io = None if platform.network is None else (platform.network.slowest_bandwidth(), platform.nb_compute)
+        check_simulated_times(document, float(min(platform.speeds)), io)
+    except ValueError as err:
+        raise RunError(f"{spec.workload} on {platform_path}: {err}") from None
+
+
 def is_run_directory(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` holds a run written by :func:`run`: a ``run.json`` that is a JSON object with
     ``spec``. Only such a directory may be replaced (``force``)."""
@@ -384,20 +413,11 @@ def _run_in_staging(spec: RunSpec, target: Path, staged: list[Path], deadline: D
         check_batsim_version(find_batsim(spec.engine.batsim))  # fail fast, before reading the inputs
     platform_path = resolve_platform(spec.platform)
     platform = read_platform(platform_path)
-    if spec.engine.name == "embedded" and platform.master_on_loopback:
-        raise RunError(f"{platform_path}: the master host {platform.master_host!r} is a plain <host> without a <route> "
-                       "to itself (or in a zone whose routing is not followed), so SimGrid carries its own messages "
-                       "over its own loopback link or on links the embedded engine does not know (events of one instant may be "
-                       "grouped otherwise): give it a <route> to itself (as batreplay platform --io-rate does), "
-                       "declare it in a <cluster>, or run with --engine batsim")
+    check_master_route(spec, platform_path, platform)
     site_model, document, job_table, notes = _workload_inputs(spec, platform.nb_compute)
     if site_model is not None:
         _check_closed_times(spec, site_model, float(min(platform.speeds)), sum(host.slots for host in platform.hosts))
-    try:  # a platform too slow for the workload: times where the embedded engine and Batsim part ways
-        io = None if platform.network is None else (platform.network.slowest_bandwidth(), platform.nb_compute)
-        check_simulated_times(document, float(min(platform.speeds)), io)
-    except ValueError as err:
-        raise RunError(f"{spec.workload} on {platform_path}: {err}") from None
+    check_times(spec, platform_path, platform, document)
     try:
         spec.engine.make_speedup_model()  # a bad speedup table is told now, before the simulation
     except ValueError as err:

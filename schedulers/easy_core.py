@@ -117,16 +117,22 @@ class EasyCore(QueuedInOrder, SchedulingPolicy):
             started.append((job, allocation))
             count += 1
         self._queue.remove_head(count)
-        backfill = self._backfills(count)
+        self.reserve_and_backfill(now, started, self._backfills(count))
+        return started
+
+    def reserve_and_backfill(self, now: float, started: list[Start], backfill: bool = True) -> None:
+        """Steps 2 and 3 of :meth:`decide` at ``now`` (s), the heads having been started: when jobs wait and
+        ``backfill``, the head of the queue gets its reservation and the jobs behind it are backfilled (appended to
+        ``started`` and taken out of the queue); otherwise :attr:`reservation` becomes ``None``."""
+        queue = self._queue.jobs
         if not queue or not backfill:
             self.reservation = None
             self._end_scan(None, 0, 0, 0.0)
-            return started
+            return
         head = queue[0]
         shadow, extra = self.shadow(head, now)
         self.reservation = Reservation(head.id, shadow, extra)
         self._backfill(head, now, shadow, extra, started)
-        return started
 
     def _backfill(self, head: QueuedJob, now: float, shadow: float, extra: int, started: list[Start]) -> None:
         """Step 3 of :meth:`decide`: try the candidates behind ``head``, given its ``shadow`` time (s) and
