@@ -35,6 +35,7 @@ OTHER_SCHEDULERS: dict[str, str] = {
     "backfilling": "batreplay.schedulers.backfilling:GenericBackfilling",
     "easy-schedulus": "batreplay.schedulers.schedulus:Schedulus",
     "easy-coscheduling": "batreplay.schedulers.coscheduling:Coscheduling",
+    "agent": "batreplay.schedulers.agent:Agent",
 }
 
 #: Schedulers that predict speedups with a model of co-scheduling (scheduler options ``speedup_model`` and

@@ -572,7 +572,7 @@ def test_pybatsim_launcher_loads_each_scheduler_file():
 def test_registry_names_and_paths(tmp_path):
     orders = ("sjf", "ljf", "saf", "laf")
     assert set(SCHEDULERS) == {"fcfs", "easy", "conservative", "easy-sjbf", "backfilling", "easy-schedulus",
-                               "easy-coscheduling", *orders,
+                               "easy-coscheduling", "agent", *orders,
                                *(f"easy-{order}" for order in orders), *(f"conservative-{order}" for order in orders)}
     assert (SCHEDULERS["fcfs"], SCHEDULERS["easy"], SCHEDULERS["conservative"]) == (Fcfs, Easy, Conservative)
     assert isinstance(load_scheduler("easy"), Easy)
