@@ -13,6 +13,7 @@ Layers, lowest first (a module may import its own layer and lower ones only)::
                 batreplay.realbatsim (a real Batsim over ZeroMQ, the other engine simulate() may choose)
     analysis    batreplay.analysis
     run         batreplay.run (one run: its specification and run directory)
+    learning    batreplay.gym (the Gymnasium environment: episodes are runs' workloads on the embedded engine)
     validation  batreplay.validation (site models against a log's held-out jobs: it makes and reads runs)
     campaign    batreplay.campaign
     reports     batreplay.reports (campaign reports: they read campaign results)
@@ -39,6 +40,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("engine", ("batreplay.engine", "batreplay.realbatsim")),
     ("analysis", ("batreplay.analysis",)),
     ("run", ("batreplay.run",)),
+    ("learning", ("batreplay.gym",)),
     ("validation", ("batreplay.validation",)),
     ("campaign", ("batreplay.campaign",)),
     ("reports", ("batreplay.reports",)),
@@ -52,7 +54,8 @@ FOLDERS = {"batreplay": "batreplay", "batreplay.workloads": "workloads", "batrep
            "batreplay.formats": "formats", "batreplay.schedulers": "schedulers", "batreplay.replay": "replay",
            "batreplay.engine": "engine", "batreplay.realbatsim": "realbatsim",
            "batreplay.analysis": "analysis", "batreplay.run": "run", "batreplay.validation": "validation",
-           "batreplay.campaign": "campaign", "batreplay.reports": "reports", "batreplay.ui": "ui"}
+           "batreplay.campaign": "campaign", "batreplay.reports": "reports", "batreplay.ui": "ui",
+           "batreplay.gym": "gym"}
 
 
 def layer_of(module: str) -> int | None:
