@@ -15,7 +15,9 @@ At each decision (once per Batsim message, after its submissions and completions
 2. Once the policy waits (or no shown job fits), with ``backfilling`` on, EASY backfills the rest
    (:meth:`~batreplay.schedulers.easy_core.EasyCore.reserve_and_backfill`): the first waiting job in queue order
    gets a reservation, and the jobs behind it start now when they do not delay it (Lifka 1995; Mu'alem and
-   Feitelson 2001), the SchedGym convention of backfilling after each choice (Zhang et al. 2020, RLScheduler).
+   Feitelson 2001). SchedGym (Zhang et al. 2020, RLScheduler) backfills too, but there the agent may choose a job
+   that does not fit yet, which then gets the reservation; here the agent chooses among the jobs that fit now,
+   and the reservation always goes to the head of the queue, as in EASY.
 
 Hence the policy ``first`` (the first waiting job when it fits, else wait) makes exactly the decisions of ``fcfs``
 without backfilling and of ``easy`` with it, and of ``sjf`` / ``easy-sjf`` with the queue order ``sjf``; tests
@@ -29,11 +31,9 @@ mask (a bool array) and returns an integer (a numpy integer or a 0-d array too).
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import logging
 import math
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -43,6 +43,7 @@ from batreplay.schedulers.adapter import PolicyScheduler
 from batreplay.schedulers.easy_core import EasyCore
 from batreplay.schedulers.observation import ObservationLayout
 from batreplay.schedulers.policy import Start
+from batreplay.schedulers.python_files import import_python_file
 from batreplay.schedulers.queue_order import ORDERS
 
 logger = logging.getLogger(__name__)
@@ -101,8 +102,8 @@ def load_policy(name: str | Policy) -> Policy:
     """The callable the option ``policy`` names (a callable is returned as it is).
 
     Raises:
-        ValueError: an unknown module or file, a missing name, or a name that is not callable (one line naming
-            the option).
+        ValueError: an unknown module or file, a module or file that fails to import (the message names the file
+            and the line), a missing name, or a name that is not callable; one line naming the option.
     """
     if callable(name):
         return name
@@ -111,22 +112,33 @@ def load_policy(name: str | Policy) -> Policy:
     source, _, attribute = name.rpartition(":")
     try:
         if source.endswith(".py"):
-            path = Path(source)
-            if not path.is_file():
-                raise ValueError(f"{source}: no such file")
-            spec = importlib.util.spec_from_file_location(f"batreplay_policy_{path.stem}", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+            module = import_python_file(source, "policy")
         else:
             module = importlib.import_module(source)
-    except ValueError as error:
+    except (FileNotFoundError, ValueError) as error:  # (SchedulerLoadError, a ValueError: file and line named)
         raise ValueError(f"option policy {name!r}: {error}") from None
-    except Exception as error:  # the user's module failed to import: say where
+    except (Exception, SystemExit) as error:  # an importable module failed: say how
         raise ValueError(f"option policy {name!r}: {type(error).__name__}: {error}") from None
     policy = getattr(module, attribute, None)
     if not callable(policy):
         raise ValueError(f"option policy {name!r}: {source} has no callable named {attribute!r}")
     return policy
+
+
+def action_index(action: Any, actions: int) -> int:
+    """``action`` as an index from 0 to ``actions - 1``: a Python or numpy integer, or an array of one (what
+    ``model.predict`` returns); booleans and fractional numbers are refused.
+
+    Raises:
+        ValueError: anything else, naming the action.
+    """
+    value = np.asarray(action)
+    if value.size != 1 or value.dtype.kind not in "iu":
+        raise ValueError(f"the action {action!r} is not an integer from 0 to {actions - 1}")
+    index = int(value.reshape(()))
+    if not 0 <= index < actions:
+        raise ValueError(f"the action {index} is not an integer from 0 to {actions - 1}")
+    return index
 
 
 class AgentPolicy(EasyCore):
@@ -199,12 +211,9 @@ class AgentPolicy(EasyCore):
         """
         self.choices += 1
         try:
-            value = int(np.asarray(action).item())
-        except (TypeError, ValueError):
-            raise ValueError(f"the policy answered {action!r}: an action is an integer from 0 to "
-                             f"{len(mask) - 1}") from None
-        if not 0 <= value < len(mask):
-            raise ValueError(f"the policy answered {value}: an action is an integer from 0 to {len(mask) - 1}")
+            value = action_index(action, len(mask))
+        except ValueError as error:
+            raise ValueError(f"the policy answered: {error}") from None
         if not mask[value]:
             self.invalid_actions += 1
             value = len(mask) - 1 if mask[-1] else 0

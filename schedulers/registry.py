@@ -23,10 +23,7 @@ built) are one-line :class:`~batreplay.schedulers.failures.SchedulerLoadError` n
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
-import itertools
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,8 +36,7 @@ from batreplay.schedulers.easy import Easy
 from batreplay.schedulers.failures import load_failure
 from batreplay.schedulers.fcfs import Fcfs
 from batreplay.schedulers.names import FAMILY_MEMBERS, OTHER_SCHEDULERS, check_scheduler_name
-
-_LOADED = itertools.count()
+from batreplay.schedulers.python_files import import_python_file
 
 #: Members of the backfilling family (:mod:`batreplay.schedulers.backfilling`) by name. ``fcfs``, ``easy`` and
 #: ``conservative`` keep their own classes (:class:`Fcfs`, :class:`Easy`, :class:`Conservative`, loadable by
@@ -95,23 +91,8 @@ def load_scheduler_class(path: str | Path) -> type[BatsimScheduler]:
         ValueError: the file has no such class, or it is not a ``BatsimScheduler`` subclass.
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"scheduler file not found: {path}")
     class_name = scheduler_class_name(path)
-    module_name = f"batreplay_loaded_scheduler_{next(_LOADED)}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ValueError(f"{path}: not an importable Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except (Exception, SystemExit) as error:  # a file that exits is a broken scheduler file too
-        del sys.modules[module_name]
-        raise load_failure(path, error) from error
-    except BaseException:  # KeyboardInterrupt, a wall-clock limit: not the file's fault, pass unchanged
-        del sys.modules[module_name]
-        raise
+    module = import_python_file(path, "scheduler")
     cls = getattr(module, class_name, None)
     if cls is None:
         raise ValueError(f"{path}: no class named {class_name!r} (pybatsim expects the file name, capitalised)")

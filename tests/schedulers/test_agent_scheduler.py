@@ -13,13 +13,13 @@ import pytest
 from batreplay.gym.environment import SchedulingEnv
 from batreplay.run.runner import run
 from batreplay.run.spec import RunSpec
-from batreplay.schedulers.agent import first_fitting_job, first_waiting_job, load_policy
+from batreplay.schedulers.agent import action_index, first_fitting_job, first_waiting_job, load_policy
 from batreplay.schedulers.observation import ObservationLayout, scaled
 from batreplay.schedulers.registry import load_scheduler
 from conftest import REPO_ROOT, WORKLOADS
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
-POLICY = REPO_ROOT / "tests" / "gym" / "policies" / "shortest_fitting.py"
+POLICY = REPO_ROOT / "tests" / "learning" / "policies" / "shortest_fitting.py"
 CHOICE = f"{POLICY}:choose"
 
 
@@ -66,7 +66,7 @@ def test_built_in_policies():
 
 
 @pytest.mark.parametrize(("policy", "message"), [
-    ("missing.py:choose", "missing.py: no such file"),
+    ("missing.py:choose", "policy file not found: missing.py"),
     (f"{POLICY}:absent", "has no callable named 'absent'"),
     ("no_such_module_xyz:choose", "ModuleNotFoundError"),
     ("last", "must be one of first, first-fit or module:name"),
@@ -77,13 +77,34 @@ def test_a_policy_that_cannot_be_loaded_is_one_line_naming_the_option(policy, me
     assert "option policy" in str(error.value) and "\n" not in str(error.value)
 
 
-def test_a_policy_answering_no_action_fails_the_run_naming_its_answer(tmp_path):
+@pytest.mark.parametrize(("answer", "shown"), [("'soon'", "'soon'"), ("0.7", "0.7"), ("True", "True"), ("17", "17")])
+def test_a_policy_answering_no_action_fails_the_run_naming_its_answer(tmp_path, answer, shown):
     bad = tmp_path / "bad.py"
-    bad.write_text("def choose(observation, mask):\n    return 'soon'\n")
-    with pytest.raises(Exception, match="the policy answered 'soon'"):
+    bad.write_text(f"def choose(observation, mask):\n    return {answer}\n")
+    with pytest.raises(Exception, match=f"the policy answered: the action {shown} is not an integer from 0 to 16"):
         run(RunSpec.build(workload=KTH, platform="kth-sp2", scheduler="agent", max_jobs=50, out_dir=tmp_path / "run",
                           scheduler_options={"policy": f"{bad}:choose"}))
     assert not (tmp_path / "run").exists()
+
+
+def test_actions_are_integers_or_arrays_of_one():
+    assert action_index(np.int64(3), 5) == 3 and action_index(np.array([4]), 5) == 4 and action_index(2, 5) == 2
+    for bad in (0.0, True, np.array([1, 2]), "1", None, -1, 5):
+        with pytest.raises(ValueError, match="is not an integer from 0 to 4"):
+            action_index(bad, 5)
+
+
+def test_a_policy_file_may_hold_dataclasses_and_an_importable_module_may_be_named(tmp_path):
+    policy = tmp_path / "with_dataclass.py"
+    policy.write_text("from __future__ import annotations\nfrom dataclasses import dataclass\n\n"
+                      "@dataclass\nclass Rule:\n    wait: int\n\n"
+                      "def choose(observation, mask):\n    return Rule(len(mask) - 1).wait\n")
+    assert load_policy(f"{policy}:choose")(None, np.ones(3, dtype=bool)) == 2
+    assert load_policy("batreplay.schedulers.agent:first_fitting_job") is first_fitting_job
+    exits = tmp_path / "exits.py"
+    exits.write_text("import sys\nsys.exit(3)\n")
+    with pytest.raises(ValueError, match=r"option policy .*exits\.py.*line 2"):
+        load_policy(f"{exits}:choose")
 
 
 def test_forbidden_actions_are_counted_and_reported(tmp_path, caplog):
