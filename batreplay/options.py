@@ -81,6 +81,8 @@ class Option:
         default_text: how help texts say the default, when its value alone does not (``found on PATH`` for None).
         form: the web GUI's New-run form shows a field for it (False for options the form sets its own way).
         required: the command line requires it (a run has no default for it).
+        command_line: False for an option of a Python API only (the Gymnasium environment's keyword arguments):
+            messages name it without a flag.
         name: the option's name in flat run descriptions (``run.json``'s ``spec``, campaign instance parameters,
             the command line's flag): the field's name unless given (``replay`` for the field ``model`` of the
             user model's part).
@@ -106,6 +108,7 @@ class Option:
     default_text: str = ""
     form: bool = True
     required: bool = False
+    command_line: bool = True
     name: str = ""
     field: str = ""
     default: Any = None
@@ -130,8 +133,8 @@ class Option:
 
     @property
     def label(self) -> str:
-        """How messages name the option: ``walltime_factor (--walltime-factor)``."""
-        return f"{self.name} ({self.cli_flag})"
+        """How messages name the option: ``walltime_factor (--walltime-factor)``; ``jobs`` without a flag."""
+        return f"{self.name} ({self.cli_flag})" if self.command_line else self.name
 
     def bounds_text(self) -> str:
         """The range of a number in words (``> 0``, ``from 1 to below 1.84467e+19``), or an empty string."""

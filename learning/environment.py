@@ -8,8 +8,9 @@ for the action. The decisions, the observation and the mask are the scheduler's 
 :mod:`batreplay.schedulers.agent` and :mod:`batreplay.schedulers.observation`), so a policy trained here makes the
 same decisions as ``batreplay run --scheduler agent``, on either engine.
 
-- **Decision point** (a step): a Batsim message (a submission, a completion) after which at least one of the K
-  waiting jobs shown fits in the free nodes; several steps may share one simulated time (one per job started).
+- **Decision point** (a step): a Batsim message (a submission, a completion; with a dynamic user model, also the
+  wake-up a user asked for, before submitting) after which at least one of the K waiting jobs shown fits in the
+  free nodes; several steps may share one simulated time (one per job started).
 - **Action**: ``Discrete(K + 1)``, start the i-th waiting job shown, or ``K``, wait for the next event; the mask is
   ``info["action_mask"]``, :meth:`~SchedulingEnv.action_masks` (sb3-contrib's ``MaskablePPO`` reads it) and the
   observation's last K + 1 values. Waiting is allowed while a job runs. An action the mask forbids is counted
@@ -36,6 +37,7 @@ from batreplay.engine.direct import run_direct
 from batreplay.formats.out_jobs_writer import out_jobs_table, write_out_jobs_text
 from batreplay.gym.episodes import EpisodeOptions, EpisodeSource
 from batreplay.gym.rewards import RunningMetric, end_reward
+from batreplay.schedulers.agent import action_index
 from batreplay.schedulers.observation import ObservationLayout
 
 
@@ -61,7 +63,6 @@ class SchedulingEnv(gymnasium.Env):
     Attributes:
         layout: the observation's :class:`~batreplay.schedulers.observation.ObservationLayout`.
         source: the :class:`~batreplay.gym.episodes.EpisodeSource` (the log, read once; its ``notes``).
-        driver: how the last episode's scheduler was driven (``"direct"``, :mod:`batreplay.engine.direct`).
     """
 
     metadata = {"render_modes": []}
@@ -84,7 +85,7 @@ class SchedulingEnv(gymnasium.Env):
                                         float(settings["time_scale"]))
         self.observation_space = gymnasium.spaces.Box(0.0, 1.0, shape=(self.layout.size,), dtype=np.float32)
         self.action_space = gymnasium.spaces.Discrete(self.layout.jobs_shown + 1)
-        self.driver: str | None = None
+        self._notes: list[str] = []
         self._episode: greenlet | None = None
         self._engine = None
         self._scheduler = None
@@ -103,44 +104,46 @@ class SchedulingEnv(gymnasium.Env):
         this environment's seeded generator) of ``options["jobs"]`` jobs (else the constructor's); run the
         engine to the first decision point. Returns the observation and ``info``.
 
+        ``info`` holds, beside what each step's holds, ``notes``: the user model's notes on the window.
+
         Raises:
-            OptionError: an unknown key of ``options``, or a window past the log's end.
+            ValueError: an unknown key of ``options``, a bad value, or a window past the log's end.
         """
         super().reset(seed=seed)
         self._abandon()
         self._window = self._choose_window(dict(options or {}))
-        engine, decision_process = self.source.episode(*self._window, self._ask)
+        engine, decision_process, self._notes = self.source.episode(*self._window, self._ask)
         self._engine, self._decision_process = engine, decision_process
         self._scheduler = getattr(decision_process, "inner", decision_process)
         self._steps, self._seen, self._phi = 0, 0, 0.0
         self._metric = None if callable(self.reward) else RunningMetric(self.reward, self.source.nb_resources)
         self._episode = greenlet(self._simulate)
-        self._pending = self._episode.switch()
+        self._pending = self._resume()
         if self._pending is None:  # no job to choose: every job of the window was rejected (larger than the platform)
             raise ValueError(f"jobs {self._window[0]} to {sum(self._window) - 1} of {self.source.workload}: no "
                              f"decision to make, every job was rejected (more nodes than the platform's "
                              f"{self.source.nb_resources})")
-        return self._observation(), self._info()
+        return self._observation(), {**self._info(), "notes": self._notes}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Apply ``action`` (an integer from 0 to K) and run to the next decision point, or to the episode's end.
 
         Raises:
-            ValueError: an action outside ``action_space``.
+            ValueError: an action that is not an integer from 0 to K (:func:`~batreplay.schedulers.agent.action_index`).
             RuntimeError: no episode under way (call :meth:`reset`).
         """
         if self._pending is None:
             raise RuntimeError("no episode under way: call reset() first (the last one ended)")
-        if not self.action_space.contains(np.int64(np.asarray(action).item())):
-            raise ValueError(f"action {action!r} is not in {self.action_space}")
+        index = action_index(action, self.layout.jobs_shown + 1)
         self._steps += 1
-        self._pending = self._episode.switch(int(np.asarray(action).item()))
+        self._pending = self._resume(index)
         terminated = self._pending is None
         truncated = not terminated and self.options.max_steps is not None and self._steps >= self.options.max_steps
         reward = self._reward(terminated, truncated)
+        observation, info = self._observation(), self._info()  # (a truncated episode's: the state it stopped in)
         if truncated:
             self._abandon()
-        return self._observation(), reward, terminated, truncated, self._info()
+        return observation, reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """The action mask now (K + 1 booleans), for sb3-contrib's ``MaskablePPO``; only "wait" once ended."""
@@ -172,8 +175,8 @@ class SchedulingEnv(gymnasium.Env):
         unknown = sorted(set(options) - {"start", "jobs"})
         if unknown:
             raise ValueError(f"reset options: unknown {', '.join(unknown)} (known: start, jobs)")
-        jobs = EpisodeOptions(jobs=options.get("jobs", self.options.jobs)).jobs
-        start = options.get("start", self.options.start)
+        jobs = EpisodeOptions(jobs=_plain(options.get("jobs", self.options.jobs))).jobs
+        start = _plain(options.get("start", self.options.start))
         if start is None:
             self.source.check_window(0, jobs)
             start = int(self.np_random.integers(0, self.source.size - jobs + 1))
@@ -181,10 +184,19 @@ class SchedulingEnv(gymnasium.Env):
         self.source.check_window(start, jobs)
         return start, jobs
 
+    def _resume(self, *action: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Run the episode's simulation to its next decision (its observation and mask) or its end (None); an
+        exception of the simulation ends the episode and propagates."""
+        try:
+            return self._episode.switch(*action)
+        except BaseException:
+            self._pending = None
+            raise
+
     def _simulate(self) -> None:
-        """The greenlet's body: the whole simulation; returns None at its end."""
+        """The greenlet's body: the whole simulation, as ``batreplay run`` drives it on the embedded engine (the
+        direct driver); returns None at its end."""
         run_direct(self._engine, self._decision_process)
-        self.driver = "direct"
         return None
 
     def _ask(self, observation: np.ndarray, mask: np.ndarray) -> int:
@@ -220,7 +232,8 @@ class SchedulingEnv(gymnasium.Env):
         if not (shaped or terminated or truncated):
             return 0.0
         if terminated:
-            value = end_reward(self.reward, self.episode_rows(), self.source.nb_resources)
+            value = end_reward(self.reward, self.episode_rows(), self.source.nb_resources,
+                               self.source.spec.engine.shares_hosts)
         else:
             value = self._running_value()
         reward = value - self._phi if shaped else value
@@ -231,7 +244,8 @@ class SchedulingEnv(gymnasium.Env):
         """``phi``: the reward's metric over the jobs ended so far."""
         if self._metric is None:
             rows = self.episode_rows()
-            return end_reward(self.reward, rows, self.source.nb_resources) if len(rows) else 0.0
+            return (end_reward(self.reward, rows, self.source.nb_resources, self.source.spec.engine.shares_hosts)
+                    if len(rows) else 0.0)
         for job in self._engine.ended_jobs(self._seen):
             self._metric.add(job.subtime, job.start, job.end if job.start is not None else 0.0, job.res)
             self._seen += 1
@@ -241,3 +255,8 @@ class SchedulingEnv(gymnasium.Env):
         if self._engine is None:
             raise RuntimeError("no episode yet: call reset() first")
         return self._engine
+
+
+def _plain(value: Any) -> Any:
+    """A numpy integer as a Python int (a window drawn with numpy), anything else as it is."""
+    return int(value) if isinstance(value, np.integer) else value

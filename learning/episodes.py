@@ -15,7 +15,8 @@ from batreplay.engine.simulate import embedded_engine
 from batreplay.engine.simulator import BatsimEngine
 from batreplay.options import OptionError, check_fields, option
 from batreplay.platforms.reader import read_platform
-from batreplay.replay.registry import replay_decision_process
+from batreplay.replay.protocol import ReplayError
+from batreplay.replay.registry import replay_decision_process, user_model
 from batreplay.run.runner import RunError, check_master_route, check_times, load_workload, resolve_platform
 from batreplay.run.spec import RunSpec
 from batreplay.gym.rewards import REWARD_TIMINGS, REWARDS
@@ -24,28 +25,31 @@ from batreplay.workloads.resolve import resolve_workload
 
 #: The registry name of the scheduler an episode runs (:class:`batreplay.schedulers.agent.Agent`).
 AGENT = "agent"
+#: Run options that say how a run is written, checked or driven, not what it simulates: the environment refuses them.
+REFUSED_RUN_OPTIONS = frozenset({"scheduler", "scheduler_options", "engine", "batsim", "batsim_timeout", "label",
+                                 "out_dir", "force", "timeout", "warm_up"})
 
 
 @dataclass(frozen=True)
 class EpisodeOptions:
-    """The environment's own options (the agent's are the scheduler's, :data:`~batreplay.schedulers.agent.AGENT_OPTIONS`;
-    the workload's and the user model's those of a run description). Checked at construction, each refusal one line
-    naming the option.
+    """The environment's own options (the agent's are the scheduler's,
+    :data:`~batreplay.schedulers.agent.AGENT_OPTIONS`; the workload's and the user model's those of a run
+    description). Checked at construction, each refusal one line naming the option.
 
     Raises:
         OptionError: a value an option refuses.
     """
 
-    jobs: int = option(1000, kind=int, at_least=1, help="jobs of an episode: a window of this many consecutive jobs "
-                                                          "of the log")
-    start: int | None = option(None, kind=int, at_least=0, optional=True,
+    jobs: int = option(1000, kind=int, at_least=1, command_line=False,
+                       help="jobs of an episode: a window of this many consecutive jobs of the log")
+    start: int | None = option(None, kind=int, at_least=0, optional=True, command_line=False,
                                help="position in the log (from 0) of every episode's first job; drawn uniformly "
                                     "(seeded by reset) when not given", default_text="drawn")
-    reward: str = option("bounded-slowdown", choices=tuple(REWARDS), help="the reward (batreplay.gym.rewards), or "
-                                                                             "a callable of the out_jobs rows")
-    reward_timing: str = option("end", choices=REWARD_TIMINGS, help="end: the reward once, at the episode's end; "
-                                                                     "step: shaped over the steps")
-    max_steps: int | None = option(None, kind=int, at_least=1, optional=True,
+    reward: str = option("bounded-slowdown", choices=tuple(REWARDS), command_line=False,
+                         help="the reward (batreplay.gym.rewards), or a callable of the out_jobs rows")
+    reward_timing: str = option("end", choices=REWARD_TIMINGS, command_line=False,
+                                help="end: the reward once, at the episode's end; step: shaped over the steps")
+    max_steps: int | None = option(None, kind=int, at_least=1, optional=True, command_line=False,
                                    help="truncate an episode after this many steps", default_text="no limit")
 
     def __post_init__(self) -> None:
@@ -72,15 +76,17 @@ class EpisodeSource:
                  run_options: dict[str, Any]) -> None:
         if "policy" in agent:
             raise OptionError("agent option policy: in the environment, the agent's actions are the policy")
-        refused = sorted(set(run_options) & {"scheduler_options", "engine", "batsim", "label"})
+        refused = sorted(set(run_options) & REFUSED_RUN_OPTIONS)
         if refused:
-            raise OptionError(f"run option {refused[0]}: the environment runs the agent (options: agent=) on the "
-                              "embedded engine")
-        self.agent = check_scheduler_options(AGENT, agent)
+            raise OptionError(f"run option {refused[0]}: not an option of the environment, which runs the agent "
+                              "(its options: agent=) on the embedded engine, in memory, without metrics window")
+        checked = check_scheduler_options(AGENT, agent)
+        #: The agent's options with their defaults, but ``policy`` (the environment's caller chooses).
+        self.agent = {key: value for key, value in checked.items() if key != "policy"}
         try:
             self.workload = resolve_workload(workload)
             self.spec = RunSpec.build(workload=self.workload, platform=platform, scheduler=AGENT, out_dir="episode",
-                                      scheduler_options=self.agent, **run_options)
+                                      scheduler_options=checked, **run_options)
             self.platform_file = resolve_platform(platform)
             self.platform = read_platform(self.platform_file)
             check_master_route(self.spec, self.platform_file, self.platform)
@@ -89,6 +95,25 @@ class EpisodeSource:
         except (FileNotFoundError, RunError) as err:  # (the others are ValueErrors already)
             raise OptionError(str(err)) from None
         self.size = len(self.document["jobs"])
+        self._check_user_model()
+
+    def _check_user_model(self) -> None:
+        """Refuse now what the user model would refuse at the first episode: a site model's replay (its jobs are
+        drawn, there is no log to cut into windows), a dynamic model without the SWF log's users.
+
+        Raises:
+            OptionError: naming the user model.
+        """
+        model = self.spec.replay.model
+        if user_model(model).source == "site-model":
+            raise OptionError(f"replay {model}: its jobs are drawn from a site model; the environment replays "
+                              "windows of a log")
+        try:
+            replay_decision_process(self.spec.replay, {**self.document, "jobs": self.document["jobs"][:1]},
+                                    None if self.job_table is None else self.job_table.iloc[:1],
+                                    load_scheduler(AGENT, dict(self.agent)), slots=1)
+        except ReplayError as err:
+            raise OptionError(f"replay {model}: {err}") from None
 
     @property
     def nb_resources(self) -> int:
@@ -101,17 +126,18 @@ class EpisodeSource:
             raise OptionError(f"option jobs {jobs} from start {start}: {self.workload} has {self.size:,} jobs to "
                               "simulate")
 
-    def episode(self, start: int, jobs: int, policy: Any) -> tuple[BatsimEngine, Any]:
-        """The engine (first message not yet taken) and the decision process of jobs ``[start, start + jobs)``,
-        the agent's choices made by ``policy(observation, mask)``."""
+    def episode(self, start: int, jobs: int, policy: Any) -> tuple[BatsimEngine, Any, list[str]]:
+        """The engine (first message not yet taken), the decision process of jobs ``[start, start + jobs)``, the
+        agent's choices made by ``policy(observation, mask)``, and the user model's notes on the window (one line
+        each)."""
         self.check_window(start, jobs)
         document = self.document
         window = {**document, "jobs": document["jobs"][start:start + jobs]}  # (the engine reads the profiles used)
         table = None if self.job_table is None else self.job_table.iloc[start:start + jobs].reset_index(drop=True)
         scheduler = load_scheduler(AGENT, {**self.agent, "policy": policy})
-        decision_process, _notes = replay_decision_process(self.spec.replay, window, table, scheduler,
+        decision_process, notes = replay_decision_process(self.spec.replay, window, table, scheduler,
                                                            slots=sum(host.slots for host in self.platform.hosts))
         dynamic = decision_process is not scheduler
         simulated = {"nb_res": window["nb_res"], "jobs": [], "profiles": {}} if dynamic else window
-        return embedded_engine(self.platform, simulated, self.spec.engine, dynamic), decision_process
+        return embedded_engine(self.platform, simulated, self.spec.engine, dynamic), decision_process, notes
 

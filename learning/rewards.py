@@ -41,13 +41,15 @@ REWARDS: dict[str, tuple[str, float]] = {
 REWARD_TIMINGS: tuple[str, ...] = ("end", "step")
 
 
-def end_reward(reward: str | Callable[[pd.DataFrame], float], rows: pd.DataFrame, nb_resources: int) -> float:
-    """The episode's reward from its ``rows`` (out_jobs.csv as read) on ``nb_resources`` nodes; 0.0 when the metric
-    is undefined (NaN: no job ran)."""
+def end_reward(reward: str | Callable[[pd.DataFrame], float], rows: pd.DataFrame, nb_resources: int,
+               shared_hosts: bool = False) -> float:
+    """The episode's reward from its ``rows`` (out_jobs.csv as read) on ``nb_resources`` nodes (``shared_hosts``:
+    several jobs may run on one host, counted once as :func:`summarize` counts them); 0.0 when the metric is
+    undefined (NaN: no job ran)."""
     if callable(reward):
         return float(reward(rows))
     metric, factor = REWARDS[reward]
-    value = summarize(rows, nb_resources=nb_resources)[metric] * factor
+    value = summarize(rows, nb_resources=nb_resources, shared_hosts=shared_hosts)[metric] * factor
     return 0.0 if math.isnan(value) else float(value)
 
 

@@ -55,7 +55,7 @@ FOLDERS = {"batreplay": "batreplay", "batreplay.workloads": "workloads", "batrep
            "batreplay.engine": "engine", "batreplay.realbatsim": "realbatsim",
            "batreplay.analysis": "analysis", "batreplay.run": "run", "batreplay.validation": "validation",
            "batreplay.campaign": "campaign", "batreplay.reports": "reports", "batreplay.ui": "ui",
-           "batreplay.gym": "gym"}
+           "batreplay.gym": "learning"}
 
 
 def layer_of(module: str) -> int | None:

@@ -18,7 +18,7 @@ from batreplay.analysis.metrics import summarize
 from batreplay.formats.out_jobs import read_out_jobs
 from batreplay.gym.environment import SchedulingEnv
 from batreplay.options import OptionError
-from conftest import WORKLOADS
+from conftest import REPO_ROOT, WORKLOADS
 
 KTH = WORKLOADS / "KTH-SP2-1996-2.1-cln.swf.gz"
 
@@ -68,6 +68,33 @@ def test_vectorised_environments_step_independent_episodes():
     envs.close()
 
 
+def test_asynchronous_vector_environments_run_in_processes_and_reset_after_an_episode():
+    envs = gymnasium.make_vec(batreplay.gym.ENV_ID, num_envs=2, vectorization_mode="async", workload=KTH,
+                              platform="kth-sp2", jobs=20)
+    _observations, infos = envs.reset(seed=7)
+    windows = [tuple(window) for window in infos["window"]]
+    ended = np.zeros(2, dtype=int)
+    just_ended = np.zeros(2, dtype=bool)
+    for _ in range(400):
+        actions = np.where(infos["action_mask"][:, 0], 0, 16)
+        _observations, _rewards, terminated, truncated, infos = envs.step(actions)
+        for index in np.flatnonzero(just_ended):  # the step after an end reset that sub-environment (autoreset)
+            assert infos["steps"][index] == 0 and tuple(infos["window"][index]) != windows[index]
+        just_ended = terminated | truncated
+        ended += just_ended
+        if (ended >= 2).all():
+            break
+    assert (ended >= 2).all()
+    envs.close()
+
+
+def test_reset_gives_the_user_models_notes():
+    feedback = SchedulingEnv(KTH, "kth-sp2", jobs=200, replay="feedback")
+    _observation, info = feedback.reset(options={"start": 0})
+    assert info["notes"] and all(isinstance(line, str) and "\n" not in line for line in info["notes"])
+    assert "notes" not in feedback.step(0)[-1]
+
+
 def test_a_seed_gives_the_same_episode(env):
     first, info = env.reset(seed=11)
     window = info["window"]
@@ -106,7 +133,12 @@ def test_reset_options_choose_the_window(env):
     ({"start": 28_460}, "28,467 jobs to simulate"),
     ({"walltime_factor": -1}, "walltime-factor"),
     ({"colour": "red"}, "unknown run option"),
-    ({"engine": "batsim"}, "embedded engine"),
+    ({"engine": "batsim"}, "run option engine: not an option of the environment"),
+    ({"warm_up": 3600}, "run option warm_up: not an option of the environment"),
+    ({"out_dir": "x"}, "run option out_dir: not an option of the environment"),
+    ({"replay": "open", "open_jobs": 50}, "replay open: its jobs are drawn from a site model"),
+    ({"workload": REPO_ROOT / "tests" / "golden" / "pfs-easy" / "workload.json", "replay": "feedback"},
+     "replay feedback: .*needs an SWF log"),
 ])
 def test_bad_options_are_one_line_errors_at_construction(arguments, message):
     given_arguments = {"workload": KTH, "platform": "kth-sp2", "jobs": 100, **arguments}
@@ -138,8 +170,10 @@ def test_an_action_the_mask_forbids_is_replaced_and_counted(env):
     _observation, _reward, _terminated, _truncated, info = env.step(16)  # wait on an idle platform
     assert info["invalid_actions"] == 1
     assert info["running"] == 1  # the first job was started instead
-    with pytest.raises(ValueError, match="not in Discrete"):
-        env.step(17)
+    for bad in (17, 0.7, True, "0"):
+        with pytest.raises(ValueError, match="is not an integer from 0 to 16"):
+            env.step(bad)
+    env.step(np.array([0]))  # what a model's predict() gives
 
 
 @pytest.mark.parametrize(("reward", "metric", "factor"), [("bounded-slowdown", "mean_bounded_slowdown", -1.0),
@@ -153,12 +187,27 @@ def test_the_end_reward_is_the_metric_of_the_written_out_jobs(tmp_path, reward, 
     assert rewards[-1] < 0
 
 
-def test_shaped_rewards_add_up_to_the_end_reward():
-    shaped = SchedulingEnv(KTH, "kth-sp2", jobs=150, reward="utilisation", reward_timing="step")
-    rewards = play_randomly(shaped, np.random.default_rng(4), start=1000)
-    assert sum(1 for value in rewards if value != 0) > 10  # given along the way
-    jobs = shaped.episode_rows()
-    assert math.fsum(rewards) == pytest.approx(summarize(jobs, nb_resources=100)["utilisation"], abs=1e-9)
+@pytest.mark.parametrize(("reward", "metric", "factor"), [("bounded-slowdown", "mean_bounded_slowdown", -1.0),
+                                                       ("waiting-time", "mean_waiting_time", -1 / 3600),
+                                                       ("utilisation", "utilisation", 1.0)])
+def test_shaped_rewards_follow_the_metric_of_the_jobs_ended_so_far(reward, metric, factor):
+    shaped = SchedulingEnv(KTH, "kth-sp2", jobs=150, reward=reward, reward_timing="step")
+    rng = np.random.default_rng(4)
+    _observation, info = shaped.reset(options={"start": 1000})
+    rewards, done, given = [], False, 0
+    while not done:
+        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        _observation, reward_value, terminated, truncated, info = shaped.step(action)
+        rewards.append(reward_value)
+        done = terminated or truncated
+        rows = shaped.episode_rows()
+        if len(rows) and not done:  # phi after this step: the metric over the jobs ended so far
+            given += reward_value != 0
+            phi = summarize(rows, nb_resources=100)[metric] * factor
+            assert math.fsum(rewards) == pytest.approx(phi, rel=1e-6, abs=1e-6)
+    assert given > 10  # given along the way
+    assert math.fsum(rewards) == pytest.approx(summarize(shaped.episode_rows(), nb_resources=100)[metric] * factor,
+                                               rel=1e-12, abs=1e-12)
 
 
 def test_a_callable_reward_gets_the_out_jobs_rows():
@@ -180,6 +229,7 @@ def test_max_steps_truncates_the_episode():
     for step in range(25):
         _observation, reward, terminated, truncated, info = short.step(0 if info["action_mask"][0] else 16)
     assert truncated and not terminated
+    assert info["waiting"] + info["running"] > 0 and _observation[0] == 1.0  # the state it stopped in: a job waits
     with pytest.raises(RuntimeError, match="call reset"):
         short.step(0)
 
@@ -234,3 +284,10 @@ def test_any_policy_ends_every_job_once_without_overusing_nodes(env, backfilling
         else:
             busy -= nodes
     assert (ran["starting_time"] >= ran["submission_time"]).all()
+
+
+def test_no_folder_of_the_repository_shadows_the_legacy_gym_package():
+    """``import gym`` (which stable-baselines3 tries) must not find a folder of ours: the repository root and tests/
+    are on sys.path when the tests or the examples run."""
+    for folder in (REPO_ROOT, REPO_ROOT / "tests", REPO_ROOT / "examples"):
+        assert not (folder / "gym").exists() and not (folder / "gym.py").exists()

@@ -41,7 +41,6 @@ def test_the_first_job_policy_writes_the_schedulers_out_jobs(tmp_path, scheduler
     run(RunSpec.build(workload=KTH, platform="kth-sp2", scheduler=scheduler, max_jobs=3000, out_dir=tmp_path / "run"))
     env = SchedulingEnv(KTH, "kth-sp2", jobs=3000, start=0, agent=agent)
     steps, _reward = play_first_job(env)
-    assert env.driver == "direct"
     assert steps >= 3000  # at least one step per job started
     written = env.write_out_jobs(tmp_path / "env.csv")
     assert written.read_bytes() == (tmp_path / "run" / "out_jobs.csv").read_bytes()
@@ -68,3 +67,14 @@ def test_a_window_in_the_middle_of_the_log_is_that_windows_run(tmp_path):
     run(RunSpec.build(workload=tmp_path / "window.json", platform="kth-sp2", scheduler="easy",
                       out_dir=tmp_path / "run"))
     assert env.write_out_jobs(tmp_path / "env.csv").read_bytes() == (tmp_path / "run" / "out_jobs.csv").read_bytes()
+
+
+def test_with_feedback_users_the_first_job_policy_writes_easys_out_jobs(tmp_path):
+    """The user model is the run's: the feedback broker around the agent, jobs registered as users submit them."""
+    run(RunSpec.build(workload=KTH, platform="kth-sp2", scheduler="easy", max_jobs=2000, replay="feedback",
+                      sessions="arrival:60", out_dir=tmp_path / "run"))
+    env = SchedulingEnv(KTH, "kth-sp2", jobs=2000, start=0, agent={"backfilling": True}, replay="feedback",
+                        sessions="arrival:60")
+    play_first_job(env)
+    assert env.write_out_jobs(tmp_path / "env.csv").read_bytes() == (tmp_path / "run" / "out_jobs.csv").read_bytes()
+    assert ",dyn," in (tmp_path / "env.csv").read_text()  # the jobs came through dynamic registration (workload dyn)

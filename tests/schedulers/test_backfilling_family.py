@@ -225,8 +225,8 @@ SLOW = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
 
 def test_every_registered_family_name_is_compared():
     # easy-schedulus and easy-coscheduling are EASY variants of their own (tests/schedulers/test_schedulus.py,
-    # tests/schedulers/test_coscheduling_scheduler.py); agent takes a policy's choices (tests/gym/test_gym_semantics.py
-    # compares it with fcfs, easy, sjf and easy-sjf)
+    # tests/schedulers/test_coscheduling_scheduler.py); agent takes a policy's choices
+    # (tests/learning/test_gym_semantics.py compares it with fcfs, easy, sjf and easy-sjf)
     assert set(MEMBERS) | {"backfilling", "easy-schedulus", "easy-coscheduling", "agent"} == set(SCHEDULERS)
 
 
