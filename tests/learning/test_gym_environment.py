@@ -7,6 +7,7 @@ import math
 
 import gymnasium
 import numpy as np
+import pandas as pd
 import pytest
 from gymnasium.utils.env_checker import check_env
 from hypothesis import HealthCheck, given, settings
@@ -183,6 +184,7 @@ def test_the_end_reward_is_the_metric_of_the_written_out_jobs(tmp_path, reward, 
     rewards = play_randomly(ended, np.random.default_rng(3), start=400)
     assert rewards[:-1] == [0.0] * (len(rewards) - 1)
     jobs = read_out_jobs(ended.write_out_jobs(tmp_path / "out_jobs.csv"))
+    pd.testing.assert_frame_equal(ended.episode_rows(), jobs)  # the rows in memory are the file's, read back
     assert rewards[-1] == pytest.approx(summarize(jobs, nb_resources=100)[metric] * factor, rel=1e-12)
     assert rewards[-1] < 0
 
