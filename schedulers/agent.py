@@ -152,7 +152,8 @@ class AgentPolicy(EasyCore):
     Attributes:
         layout: the :class:`~batreplay.schedulers.observation.ObservationLayout`.
         submitted_at: submission time (s) of each waiting job, by id (the scheduler fills it in).
-        choices: the policy's answers so far; invalid_actions: those the mask forbade, taken as waits.
+        choices: the policy's answers so far; invalid_actions: those the mask forbade, each replaced by a wait (or
+            by the first job shown, on an idle platform).
     """
 
     name = "agent"
