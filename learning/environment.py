@@ -76,10 +76,7 @@ class SchedulingEnv(gymnasium.Env):
                                       reward_timing=reward_timing, max_steps=max_steps)
         self.reward = reward if custom else self.options.reward
         self.source = EpisodeSource(workload, platform, dict(agent or {}), run_options)
-        if self.options.jobs > self.source.size:
-            self.source.check_window(0, self.options.jobs)
-        if start is not None:
-            self.source.check_window(start, self.options.jobs)
+        self.source.check_window(self.options.start or 0, self.options.jobs)
         settings = self.source.agent
         self.layout = ObservationLayout(settings["jobs_shown"], settings["running_shown"],
                                         float(settings["time_scale"]))

@@ -20,6 +20,7 @@ from batreplay.replay.registry import replay_decision_process, user_model
 from batreplay.run.runner import RunError, check_master_route, check_times, load_workload, resolve_platform
 from batreplay.run.spec import RunSpec
 from batreplay.gym.rewards import REWARD_TIMINGS, REWARDS
+from batreplay.schedulers.agent import first_waiting_job
 from batreplay.schedulers.registry import check_scheduler_options, load_scheduler
 from batreplay.workloads.resolve import resolve_workload
 
@@ -109,9 +110,7 @@ class EpisodeSource:
             raise OptionError(f"replay {model}: its jobs are drawn from a site model; the environment replays "
                               "windows of a log")
         try:
-            replay_decision_process(self.spec.replay, {**self.document, "jobs": self.document["jobs"][:1]},
-                                    None if self.job_table is None else self.job_table.iloc[:1],
-                                    load_scheduler(AGENT, dict(self.agent)), slots=1)
+            self.episode(0, 1, first_waiting_job)  # (built, not run)
         except ReplayError as err:
             raise OptionError(f"replay {model}: {err}") from None
 
